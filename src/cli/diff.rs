@@ -1,0 +1,41 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{Ctx, Result};
+use crate::guard::{Intent, change_summary};
+
+/// Show what changed on disk since the session saw these files
+///
+/// A unified diff from the bytes the session last read or wrote to the bytes on disk now; the
+/// whole of it, where a refusal shows only the first lines. Prints nothing for a file that did
+/// not change.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Tracked files, relative to the current folder or absolute
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let paths = ctx.resolve_all(&context, &args.paths)?;
+    for check in context.guard(&id, &paths, Intent::Write { content: None })? {
+        let p = &check.path;
+        match (&check.entry, check.refused()) {
+            (None, _) => ctx.say(format_args!("stella: '{p}' is not tracked by this session")),
+            (Some(_), false) => {}
+            (Some(_), true) if !check.path.under(&context.ws.root).exists() => {
+                writeln!(out, "{p}: deleted since this session saw it")?
+            }
+            (Some(_), true) => {
+                match change_summary(&context.journal(), &context.ws.root, &check, None) {
+                    Some(d) => writeln!(out, "{d}")?,
+                    None => writeln!(out, "{p}: changed since this session saw it")?,
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

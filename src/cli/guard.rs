@@ -1,0 +1,97 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::{Ctx, Result, print_json, report_refusals};
+use crate::digest::Digest;
+use crate::guard::{Allow, Conflict, Disk, Intent, Verdict};
+use crate::journal::Seen;
+
+/// Check files before an update or delete; exit 1 when a write would clobber someone's work
+///
+/// Refuses when the session read or wrote a path and its bytes changed since, or it was
+/// deleted since (a write would re-create it). Allows a path the session never touched, a
+/// create, a path it cannot read, a write whose bytes (--content) already equal the disk, and
+/// a delete of a path already gone. Nothing is written or recorded.
+///
+/// A refusal's first line is `refusing to write: <path>` (or `refusing to delete:`), followed by
+/// why, the fix, and a short diff of what changed.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Files inside the workspace, relative to the current folder or absolute
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Check for a delete instead of an update
+    #[arg(long)]
+    pub delete: bool,
+    /// The bytes about to be written ('-' reads stdin): equal bytes on disk lose nothing
+    #[arg(long, value_name = "FILE", conflicts_with = "delete")]
+    pub content: Option<PathBuf>,
+    /// Print one JSON object per path: {path, decision, reason, seen, now}
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let paths = ctx.resolve_all(&context, &args.paths)?;
+    let intent = if args.delete {
+        Intent::Delete
+    } else {
+        let content = match &args.content {
+            Some(f) => Some(Digest::of(&super::wrote::read_content(f)?)),
+            None => None,
+        };
+        Intent::Write { content }
+    };
+    let checks = context.guard(&id, &paths, intent)?;
+    if args.json {
+        for c in &checks {
+            let (decision, reason) = match c.verdict {
+                Verdict::Allow(a) => (
+                    "allow",
+                    match a {
+                        Allow::Untracked => "untracked",
+                        Allow::Fresh => "fresh",
+                        Allow::Unreadable => "unreadable",
+                        Allow::SameBytes => "same-bytes",
+                        Allow::AlreadyGone => "already-gone",
+                    },
+                ),
+                Verdict::Refuse(r) => (
+                    "refuse",
+                    match r {
+                        Conflict::Changed => "changed",
+                        Conflict::Deleted => "deleted",
+                        Conflict::Reread => "reread",
+                    },
+                ),
+            };
+            let seen = c.entry.as_ref().map(|e| match e.seen {
+                Seen::Digest(d) => d.to_hex(),
+                Seen::Reread => "reread".into(),
+            });
+            let now = match &c.disk {
+                Disk::Present(d) => Some(d.to_hex()),
+                _ => None,
+            };
+            print_json(
+                out,
+                &json!({
+                    "path": c.path.to_string(),
+                    "decision": decision,
+                    "reason": reason,
+                    "seen": seen,
+                    "now": now,
+                }),
+            )?;
+        }
+    }
+    if checks.iter().any(|c| c.refused()) {
+        return Ok(report_refusals(ctx, &context, &checks));
+    }
+    Ok(ExitCode::SUCCESS)
+}

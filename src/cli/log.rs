@@ -1,0 +1,43 @@
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::{Ctx, Result, parse_session_id};
+use crate::session::format_time;
+
+/// Show a session's steps, newest first; without a session, every session's
+///
+/// One line per step: its commit in the store, when, and what happened (`read src/a.rs`,
+/// `write src/a.rs`, `turn begin`, …). The same history is readable with plain git:
+/// `git --git-dir="$(git stella store-path)" log refs/stella/sessions/<id>`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The session (default: --session or STELLA_SESSION; none: every session)
+    pub id: Option<String>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let id = match (&args.id, &ctx.session) {
+        (Some(id), _) | (None, Some(id)) => Some(parse_session_id(id)?),
+        (None, None) => None,
+    };
+    let context = ctx.open()?;
+    let journal = context.journal();
+    let ids = match id {
+        Some(id) => vec![id],
+        None => journal.sessions()?.into_iter().map(|(id, _)| id).collect(),
+    };
+    let many = ids.len() > 1 || args.id.is_none() && ctx.session.is_none();
+    for (i, id) in ids.iter().enumerate() {
+        if many {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            writeln!(out, "session {id}")?;
+        }
+        for (commit, time, summary) in journal.history(id)? {
+            let short = commit.to_hex_with_len(10);
+            writeln!(out, "{short} {} {summary}", format_time(time))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

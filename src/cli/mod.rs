@@ -1,0 +1,381 @@
+//! The command line: clap types and one file per command, each with an `Args` struct whose doc
+//! comment is the help text and a `run(ctx, &args, out)` function.
+//!
+//! Messages follow git's voice (`error:`, `caused by:`, `hint:`), results go to stdout and
+//! everything for people to stderr. Exit status: 0 done or allowed, 1 refused by a check, 2 an
+//! error.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::ids::SessionId;
+use crate::journal;
+use crate::session::{self, Context};
+use crate::workspace::{self, Settings};
+
+mod diff;
+mod gc;
+mod guard;
+mod init;
+mod log;
+mod read;
+mod resume;
+mod rm;
+mod session_cmd;
+mod status;
+mod step;
+mod store_path;
+mod turn;
+mod write;
+mod wrote;
+
+/// Refuse an AI agent's write when the file changed since the agent read it
+///
+/// Each session remembers the digest of every file it read or wrote. Before an update or
+/// delete, the bytes on disk are hashed again; if they changed, the write is refused with a
+/// message that names the file and says how to recover. No locks, no daemon, no shared state
+/// between agents.
+#[derive(Parser, Debug)]
+#[command(
+    name = "git-stella",
+    bin_name = "git stella",
+    version,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Run as if started in DIR
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
+    /// The session to act on
+    #[arg(long, value_name = "ID", env = "STELLA_SESSION", global = true)]
+    pub session: Option<String>,
+    /// Say nothing on stderr but errors and refusals
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Say more on stderr (repeat for more)
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Init(init::Args),
+    #[command(subcommand)]
+    Session(session_cmd::SessionCommand),
+    Read(read::Args),
+    Wrote(wrote::Args),
+    Guard(guard::Args),
+    Write(write::Args),
+    Rm(rm::Args),
+    Status(status::Args),
+    Diff(diff::Args),
+    #[command(subcommand)]
+    Turn(turn::TurnCommand),
+    Step(step::Args),
+    Resume(resume::Args),
+    Log(log::Args),
+    StorePath(store_path::Args),
+    Gc(gc::Args),
+}
+
+/// An error or refusal to report, in git's voice.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub message: String,
+    pub causes: Vec<String>,
+    pub hint: Option<String>,
+}
+
+impl CliError {
+    pub fn new(message: impl Into<String>) -> Self {
+        CliError {
+            code: 2,
+            message: message.into(),
+            causes: Vec::new(),
+            hint: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Build from any error, its chain becoming `caused by:` lines.
+    pub fn from_error(e: &(dyn std::error::Error + 'static)) -> Self {
+        let mut err = CliError::new(e.to_string());
+        let mut source = e.source();
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !err.message.contains(&text) && !err.causes.contains(&text) {
+                err.causes.push(text);
+            }
+            source = s.source();
+        }
+        err
+    }
+
+    fn print(&self, err: &mut dyn Write) {
+        let _ = writeln!(err, "error: {}", self.message);
+        for c in &self.causes {
+            let _ = writeln!(err, "caused by: {c}");
+        }
+        if let Some(h) = &self.hint {
+            let _ = writeln!(err, "hint: {h}");
+        }
+    }
+}
+
+impl From<session::Error> for CliError {
+    fn from(e: session::Error) -> Self {
+        use session::Error as S;
+        let hint = match &e {
+            S::Journal(journal::Error::UnknownSession { .. }) => Some(
+                "start a session with 'git stella session start', or list them with 'git stella session list'".to_owned(),
+            ),
+            S::Journal(journal::Error::SessionExists { id }) => Some(format!(
+                "use it with '--session {id}' or STELLA_SESSION={id}"
+            )),
+            S::Workspace(workspace::Error::Corrupt { path, .. }) => Some(format!(
+                "remove '{}' and run 'git stella init': the workspace id is adopted again from Stella's data dir",
+                path.display()
+            )),
+            S::Store(crate::store::Error::Lock(_)) => Some(
+                "another git-stella process is writing; if none is, the lock is released when that process exits".to_owned(),
+            ),
+            _ => None,
+        };
+        let mut c = CliError::from_error(&e);
+        if let S::Unreadable(failures) = &e {
+            c.causes = failures
+                .iter()
+                .map(|(p, err)| format!("'{p}': {err}"))
+                .collect();
+            c.message = format!(
+                "could not read {}; nothing was recorded",
+                failures
+                    .iter()
+                    .map(|(p, _)| format!("'{p}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        c.hint = hint;
+        c
+    }
+}
+
+macro_rules! impl_from_error {
+    ($($t:ty),*) => {$(
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                session::Error::from(e).into()
+            }
+        }
+    )*};
+}
+impl_from_error!(
+    journal::Error,
+    workspace::Error,
+    crate::store::Error,
+    crate::paths::Error
+);
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::from_error(&e)
+    }
+}
+
+pub type Result<T = ExitCode> = std::result::Result<T, CliError>;
+
+/// What every command gets: settings built at the edge, and where to print.
+pub struct Ctx<'a> {
+    pub settings: Settings,
+    pub cwd: PathBuf,
+    pub session: Option<String>,
+    pub quiet: bool,
+    pub err: &'a mut dyn Write,
+}
+
+impl Ctx<'_> {
+    /// Open the workspace around the current directory, telling the person what changed.
+    pub fn open(&mut self) -> Result<Context> {
+        let (ctx, notices) = Context::open(&self.settings, &self.cwd)?;
+        for n in notices {
+            let _ = writeln!(self.err, "stella: {n}");
+        }
+        Ok(ctx)
+    }
+
+    /// The session named by `--session` or `$STELLA_SESSION`.
+    pub fn session_id(&self) -> Result<SessionId> {
+        let Some(id) = &self.session else {
+            return Err(CliError::new("no session given").hint(
+                "pass '--session ID' or set STELLA_SESSION; 'git stella session start' starts one",
+            ));
+        };
+        parse_session_id(id)
+    }
+
+    /// Resolve command-line paths inside the workspace.
+    pub fn resolve_all(
+        &self,
+        ctx: &Context,
+        paths: &[PathBuf],
+    ) -> Result<Vec<crate::paths::RelPath>> {
+        paths
+            .iter()
+            .map(|p| ctx.resolve(&self.cwd, p).map_err(CliError::from))
+            .collect()
+    }
+
+    /// Say something to the person, unless `--quiet`.
+    pub fn say(&mut self, text: std::fmt::Arguments<'_>) {
+        if !self.quiet {
+            let _ = writeln!(self.err, "{text}");
+        }
+    }
+}
+
+pub fn parse_session_id(id: &str) -> Result<SessionId> {
+    SessionId::parse(id).map_err(|e| CliError::from_error(&e))
+}
+
+/// Write `value` as one line of JSON.
+pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    writeln!(out)
+}
+
+/// Where Stella keeps its data: `$STELLA_HOME`, else the platform data dir.
+pub fn data_dir() -> std::result::Result<PathBuf, CliError> {
+    if let Some(home) = std::env::var_os("STELLA_HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        return Ok(if home.is_absolute() {
+            home
+        } else {
+            std::env::current_dir()?.join(home)
+        });
+    }
+    directories::ProjectDirs::from("", "", "stella")
+        .map(|d| d.data_dir().to_owned())
+        .ok_or_else(|| {
+            CliError::new("could not find a home folder for Stella's data")
+                .hint("set STELLA_HOME to a folder Stella may use")
+        })
+}
+
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("STELLA_LOG") {
+        Ok(f) if !f.is_empty() => EnvFilter::new(f),
+        _ => EnvFilter::new(match verbose {
+            0 => "warn",
+            1 => "warn,stella=info",
+            2 => "warn,stella=debug",
+            _ => "warn,stella=trace",
+        }),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+/// Parse `args` and run the command, printing results to `out` and everything else to `err`.
+pub fn main_with(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    init_tracing(cli.verbose);
+    let result = (|| {
+        let mut cwd = std::env::current_dir()?;
+        if let Some(dir) = &cli.dir {
+            cwd = cwd.join(dir);
+            if !cwd.is_dir() {
+                return Err(CliError::new(format!(
+                    "cannot change to '{}': no such folder",
+                    dir.display()
+                )));
+            }
+        }
+        let mut ctx = Ctx {
+            settings: Settings {
+                data_dir: data_dir()?,
+            },
+            cwd,
+            session: cli.session.clone(),
+            quiet: cli.quiet,
+            err,
+        };
+        run(&mut ctx, &cli.command, out)
+    })();
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`git stella log | head`) ends quietly.
+        Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(e) => {
+            e.print(err);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
+    match command {
+        Command::Init(a) => init::run(ctx, a, out),
+        Command::Session(a) => session_cmd::run(ctx, a, out),
+        Command::Read(a) => read::run(ctx, a, out),
+        Command::Wrote(a) => wrote::run(ctx, a, out),
+        Command::Guard(a) => guard::run(ctx, a, out),
+        Command::Write(a) => write::run(ctx, a, out),
+        Command::Rm(a) => rm::run(ctx, a, out),
+        Command::Status(a) => status::run(ctx, a, out),
+        Command::Diff(a) => diff::run(ctx, a, out),
+        Command::Turn(a) => turn::run(ctx, a, out),
+        Command::Step(a) => step::run(ctx, a, out),
+        Command::Resume(a) => resume::run(ctx, a, out),
+        Command::Log(a) => log::run(ctx, a, out),
+        Command::StorePath(a) => store_path::run(ctx, a, out),
+        Command::Gc(a) => gc::run(ctx, a, out),
+    }
+}
+
+/// Print refusals (and errors met in the same call) and choose the exit status: 1 for refusals
+/// alone, 2 when an error came too.
+pub fn report_refusals(
+    ctx: &mut Ctx<'_>,
+    context: &Context,
+    checks: &[crate::guard::Check],
+) -> ExitCode {
+    let journal = context.journal();
+    for (i, c) in checks.iter().filter(|c| c.refused()).enumerate() {
+        if i > 0 {
+            let _ = writeln!(ctx.err);
+        }
+        let _ = writeln!(
+            ctx.err,
+            "{}",
+            crate::guard::refusal_message(&journal, &context.ws.root, c)
+        );
+    }
+    ExitCode::from(1)
+}

@@ -1,0 +1,27 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{Ctx, Result, report_refusals};
+use crate::session::Outcome;
+
+/// Delete files, refused when any changed since the session saw it
+///
+/// Every path is checked first; if any is stale, nothing is deleted. A path already gone is
+/// fine. Deleted paths are dropped from the session's map, so re-creating them later passes.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Files inside the workspace, relative to the current folder or absolute
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let paths = ctx.resolve_all(&context, &args.paths)?;
+    match context.rm(&id, &paths)? {
+        Outcome::Done(_) => Ok(ExitCode::SUCCESS),
+        Outcome::Refused(checks) => Ok(report_refusals(ctx, &context, &checks)),
+    }
+}

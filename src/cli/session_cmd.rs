@@ -1,0 +1,142 @@
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::{CliError, Ctx, Result, parse_session_id, print_json};
+use crate::journal::Tip;
+use crate::session::format_time;
+
+/// Start, list, show and drop sessions
+#[derive(clap::Subcommand, Debug)]
+pub enum SessionCommand {
+    Start(StartArgs),
+    List(ListArgs),
+    Show(ShowArgs),
+    Drop(DropArgs),
+}
+
+/// Start a session and print its id
+///
+/// Prints only the id on stdout, so `export STELLA_SESSION=$(git stella session start)` works.
+/// There is no implicit current session: pass the id with `--session` or STELLA_SESSION.
+#[derive(clap::Args, Debug)]
+pub struct StartArgs {
+    /// Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+}
+
+/// List the sessions of this workspace
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Show one session: when it started, its steps and tracked files
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// The session (default: --session or STELLA_SESSION)
+    pub id: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Delete a session and its reflog, so gc can forget what it saw
+#[derive(clap::Args, Debug)]
+pub struct DropArgs {
+    /// The session to drop (required: nothing is dropped by default)
+    pub id: String,
+}
+
+fn started(context: &crate::session::Context, id: &crate::ids::SessionId) -> String {
+    context
+        .journal()
+        .root_file(id, "session.toml")
+        .ok()
+        .flatten()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("started").and_then(|v| v.as_str()).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn json_of(id: &str, started: &str, tip: &Tip) -> serde_json::Value {
+    json!({
+        "id": id,
+        "started": started,
+        "last_step": format_time(tip.time),
+        "steps": tip.steps,
+        "tracked": tip.tracked,
+        "tip": tip.commit.to_string(),
+    })
+}
+
+pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    match cmd {
+        SessionCommand::Start(a) => {
+            let id = a.id.as_deref().map(parse_session_id).transpose()?;
+            let id = context.start_session(id)?;
+            writeln!(out, "{id}")?;
+        }
+        SessionCommand::List(a) => {
+            let sessions = context.journal().sessions()?;
+            if a.json {
+                let list: Vec<_> = sessions
+                    .iter()
+                    .map(|(id, tip)| json_of(id.as_str(), &started(&context, id), tip))
+                    .collect();
+                print_json(out, &serde_json::Value::Array(list))?;
+            } else {
+                if !sessions.is_empty() {
+                    writeln!(
+                        out,
+                        "{:<24} {:<25} {:>6} {:>8}",
+                        "ID", "STARTED", "STEPS", "TRACKED"
+                    )?;
+                }
+                for (id, tip) in &sessions {
+                    writeln!(
+                        out,
+                        "{:<24} {:<25} {:>6} {:>8}",
+                        id.as_str(),
+                        started(&context, id),
+                        tip.steps,
+                        tip.tracked
+                    )?;
+                }
+            }
+        }
+        SessionCommand::Show(a) => {
+            let id = match &a.id {
+                Some(id) => parse_session_id(id)?,
+                None => ctx.session_id()?,
+            };
+            let tip = context.journal().tip(&id)?;
+            let started = started(&context, &id);
+            if a.json {
+                print_json(out, &json_of(id.as_str(), &started, &tip))?;
+            } else {
+                writeln!(out, "session   {id}")?;
+                writeln!(out, "started   {started}")?;
+                writeln!(out, "last step {} ({})", format_time(tip.time), tip.summary)?;
+                writeln!(out, "steps     {}", tip.steps)?;
+                writeln!(out, "tracked   {}", tip.tracked)?;
+                writeln!(out, "ref       {}", crate::journal::session_ref(&id))?;
+            }
+        }
+        SessionCommand::Drop(a) => {
+            let id = parse_session_id(&a.id)?;
+            context
+                .journal()
+                .drop_session(&id)
+                .map_err(CliError::from)?;
+            ctx.say(format_args!("dropped session {id}"));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

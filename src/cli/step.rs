@@ -1,0 +1,46 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{CliError, Ctx, Result};
+use crate::turn::Transcript;
+
+/// Mark a step boundary inside the open turn, optionally storing the transcript
+///
+/// Advances the resume point. The transcript is stored verbatim, byte for byte as handed in;
+/// when the file only grew since the last step, only the new bytes are stored.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The conversation so far, stored verbatim
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+    /// A short note saying where the turn stands
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let transcript = match &args.transcript {
+        Some(path) => {
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .ok_or_else(|| {
+                    CliError::new(format!("'{}' has no usable file name", path.display()))
+                })?
+                .to_owned();
+            Some((name, ctx.cwd.join(path)))
+        }
+        None => None,
+    };
+    context.step(
+        &id,
+        args.note.as_deref(),
+        transcript
+            .as_ref()
+            .map(|(name, path)| Transcript { name, path }),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,17 @@
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::{Ctx, Result};
+
+/// Print where this workspace's journal store is, for plain git
+///
+/// The store is a bare git repository: `git --git-dir="$(git stella store-path)" log
+/// refs/stella/sessions/<id>` shows a session's steps.
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+pub fn run(ctx: &mut Ctx<'_>, _args: &Args, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    writeln!(out, "{}", context.store.dir().display())?;
+    Ok(ExitCode::SUCCESS)
+}

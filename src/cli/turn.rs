@@ -1,0 +1,67 @@
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::{CliError, Ctx, Result};
+use crate::turn::TurnError;
+
+/// Open or end a turn (one prompt to the end of its answer)
+#[derive(clap::Subcommand, Debug)]
+pub enum TurnCommand {
+    Begin(BeginArgs),
+    End(EndArgs),
+}
+
+/// Open a turn: the journal gets a resume point
+///
+/// While a turn is open, a process that dies leaves the resume point behind, so the next process
+/// under the same session id sees where the turn stood ('git stella resume'). If a turn is
+/// still open (its host died before ending it), it is ended and the new one begins, and this is
+/// said on stderr.
+#[derive(clap::Args, Debug)]
+pub struct BeginArgs {
+    /// Name the turn (default: a minted id)
+    #[arg(long, value_name = "T")]
+    pub id: Option<String>,
+}
+
+/// End the open turn: the resume point is retracted, the staleness map stays
+#[derive(clap::Args, Debug)]
+pub struct EndArgs {}
+
+impl From<TurnError> for CliError {
+    fn from(e: TurnError) -> Self {
+        match e {
+            TurnError::Session(e) => e.into(),
+            TurnError::NoOpenTurn { .. } => {
+                CliError::from_error(&e).hint("open one with 'git stella turn begin'")
+            }
+            e => CliError::from_error(&e),
+        }
+    }
+}
+
+pub fn run(ctx: &mut Ctx<'_>, cmd: &TurnCommand, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    match cmd {
+        TurnCommand::Begin(a) => {
+            if let Some(t) = &a.id
+                && (t.is_empty() || t.contains('\n') || t.len() > 128)
+            {
+                return Err(CliError::new(format!("'{t}' is not a usable turn id")));
+            }
+            let (point, previous) = context.turn_begin(&id, a.id.as_deref())?;
+            if let Some(p) = previous {
+                ctx.say(format_args!(
+                    "stella: turn {} was still open ({} steps); ended it and began turn {}",
+                    p.turn, p.steps, point.turn
+                ));
+            }
+            writeln!(out, "{}", point.turn)?;
+        }
+        TurnCommand::End(_) => {
+            context.turn_end(&id)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

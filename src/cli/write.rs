@@ -1,0 +1,32 @@
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{Ctx, Result, report_refusals};
+use crate::session::Outcome;
+
+/// Write stdin to a file, refused when the file changed since the session saw it
+///
+/// The guarded write: the content is read from stdin, checked against the session's memory,
+/// written to an anonymous temp file in the same folder, checked again just before it is renamed
+/// over the file (so a change made meanwhile is still caught), then recorded. An existing file
+/// keeps its permissions. An existing file that cannot be read is an error: Stella never replaces
+/// bytes it cannot compare.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The file to write, inside the workspace
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let path = context.resolve(&ctx.cwd, &args.path)?;
+    let mut content = Vec::new();
+    std::io::stdin().lock().read_to_end(&mut content)?;
+    match context.write(&id, &path, &content)? {
+        Outcome::Done(_) => Ok(ExitCode::SUCCESS),
+        Outcome::Refused(checks) => Ok(report_refusals(ctx, &context, &checks)),
+    }
+}

@@ -1,0 +1,57 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{CliError, Ctx, Result};
+
+/// Record writes or deletes that already happened
+///
+/// Records the digest of the bytes now on disk; a path that no longer exists is dropped from
+/// the session's map. With --content, records the bytes the caller meant to write instead: when
+/// the disk already differs, someone changed the file after the write, and that change is not
+/// absorbed (the next write to it is refused).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Files inside the workspace, relative to the current folder or absolute
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The bytes that were written (one PATH only; '-' reads stdin)
+    #[arg(long, value_name = "FILE")]
+    pub content: Option<PathBuf>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let paths = ctx.resolve_all(&context, &args.paths)?;
+    let content = match &args.content {
+        Some(_) if paths.len() != 1 => {
+            return Err(CliError::new("--content goes with exactly one PATH"));
+        }
+        Some(file) => Some(read_content(file)?),
+        None => None,
+    };
+    let (_, not_absorbed) = context.wrote(&id, &paths, content.as_deref())?;
+    for n in not_absorbed {
+        ctx.say(format_args!(
+            "stella: '{}' on disk differs from what was written: someone changed it after the write; recorded what was written, so the next write to it is refused until it is re-read",
+            n.path
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Read a `--content` argument: a file, or stdin for `-`.
+pub fn read_content(file: &std::path::Path) -> Result<Vec<u8>> {
+    if file == std::path::Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)?;
+        Ok(buf)
+    } else {
+        std::fs::read(file).map_err(|e| {
+            let mut err = CliError::new(format!("could not read '{}'", file.display()));
+            err.causes.push(e.to_string());
+            err
+        })
+    }
+}

@@ -1,0 +1,365 @@
+//! The stale-write decision (SPEC §4): refuse an update or delete of a path whose bytes changed
+//! since this session last read or wrote it.
+//!
+//! | session's map | disk now | update | delete |
+//! |---|---|---|---|
+//! | not tracked | anything | allow | allow |
+//! | tracked | cannot be read | allow (the tool's own error says it better) | allow |
+//! | tracked | same bytes as seen | allow | allow |
+//! | tracked | bytes equal what the caller is about to write | allow (If-Match: nothing lost) | — |
+//! | tracked | different bytes | **refuse** | **refuse** |
+//! | tracked | gone | **refuse** (it would re-create what someone removed) | allow (already done) |
+//! | tracked, may have seen two versions | anything but the intended bytes | **refuse** | **refuse** unless gone |
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use crate::digest::Digest;
+use crate::ids::SessionId;
+use crate::journal::{self, Entry, Journal, Seen};
+use crate::paths::RelPath;
+
+/// What the caller is about to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intent {
+    /// Update or create the path; `content` is the digest of the bytes about to be written, when
+    /// the caller can say.
+    Write {
+        content: Option<Digest>,
+    },
+    Delete,
+}
+
+/// The path on disk, as a read would see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Disk {
+    Present(Digest),
+    Missing,
+    /// It exists but cannot be read (permissions, I/O error, a folder).
+    Unreadable(String),
+}
+
+impl Disk {
+    /// Hash what is at `path` now (streaming; symlinks followed).
+    pub fn probe(path: &Path) -> Disk {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Disk::Missing,
+            Err(e) => return Disk::Unreadable(e.to_string()),
+            Ok(m) if m.is_dir() => return Disk::Unreadable("it is a folder".into()),
+            Ok(_) => {}
+        }
+        match Digest::of_file(path) {
+            Ok(d) => Disk::Present(d),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Disk::Missing,
+            Err(e) => Disk::Unreadable(e.to_string()),
+        }
+    }
+
+    pub fn digest(&self) -> Option<Digest> {
+        match self {
+            Disk::Present(d) => Some(*d),
+            _ => None,
+        }
+    }
+}
+
+/// Why a write may go ahead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allow {
+    /// The session never read or wrote this path.
+    Untracked,
+    /// The bytes are the ones the session saw.
+    Fresh,
+    /// The path cannot be read; the tool's own error reports that better.
+    Unreadable,
+    /// The bytes on disk already equal the bytes about to be written.
+    SameBytes,
+    /// A delete of a path that is already gone.
+    AlreadyGone,
+}
+
+/// Why a write was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// The bytes changed since the session saw them.
+    Changed,
+    /// The file was deleted since the session saw it.
+    Deleted,
+    /// The file changed while the session read it: it may have seen either version.
+    Reread,
+}
+
+/// The decision for one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Allow(Allow),
+    Refuse(Conflict),
+}
+
+/// The decision table, as a pure function.
+pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
+    let Some(seen) = seen else {
+        return Verdict::Allow(Allow::Untracked);
+    };
+    match (disk, intent) {
+        (Disk::Unreadable(_), _) => Verdict::Allow(Allow::Unreadable),
+        (Disk::Missing, Intent::Delete) => Verdict::Allow(Allow::AlreadyGone),
+        (Disk::Missing, Intent::Write { .. }) => Verdict::Refuse(Conflict::Deleted),
+        (Disk::Present(now), Intent::Write { content: Some(c) }) if *now == c => {
+            Verdict::Allow(Allow::SameBytes)
+        }
+        (Disk::Present(now), _) => match seen {
+            Seen::Digest(d) if d == *now => Verdict::Allow(Allow::Fresh),
+            Seen::Digest(_) => Verdict::Refuse(Conflict::Changed),
+            Seen::Reread => Verdict::Refuse(Conflict::Reread),
+        },
+    }
+}
+
+/// The full outcome of checking one path.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub path: RelPath,
+    pub intent: Intent,
+    pub entry: Option<Entry>,
+    pub disk: Disk,
+    pub verdict: Verdict,
+}
+
+impl Check {
+    pub fn refused(&self) -> bool {
+        matches!(self.verdict, Verdict::Refuse(_))
+    }
+}
+
+/// Check `path` for session `id`: one map lookup, one hash of the file, no walk of anything.
+pub fn check(
+    journal: &Journal<'_>,
+    id: &SessionId,
+    root: &Path,
+    path: &RelPath,
+    intent: Intent,
+) -> Result<Check, journal::Error> {
+    let entry = journal.lookup(id, path)?;
+    Ok(check_entry(entry, root, path, intent))
+}
+
+/// [`check`] with the map entry already at hand.
+pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: Intent) -> Check {
+    // An untracked path needs no hashing: nothing the session saw can be lost.
+    let disk = if entry.is_some() {
+        Disk::probe(&path.under(root))
+    } else {
+        Disk::Missing
+    };
+    let verdict = decide(entry.as_ref().map(|e| e.seen), &disk, intent);
+    Check {
+        path: path.clone(),
+        intent,
+        entry,
+        disk,
+        verdict,
+    }
+}
+
+/// The refusal message for a refused check (SPEC §4): what, why, and the fix, then a bounded
+/// diff of what changed when the journal holds the bytes the session saw.
+pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> String {
+    let Verdict::Refuse(conflict) = check.verdict else {
+        return String::new();
+    };
+    let p = &check.path;
+    let mut m = String::new();
+    let (verb, noun) = match check.intent {
+        Intent::Write { .. } => ("write", "This write"),
+        Intent::Delete => ("delete", "Deleting it"),
+    };
+    let _ = writeln!(m, "refusing to {verb}: {p}");
+    match conflict {
+        Conflict::Changed => {
+            let _ = writeln!(
+                m,
+                "{p} changed since this session last read it: another agent or a person edited it after this session looked."
+            );
+            let _ = writeln!(
+                m,
+                "{noun} would overwrite their work with a plan formed against content that no longer exists."
+            );
+        }
+        Conflict::Deleted => {
+            let _ = writeln!(
+                m,
+                "{p} was deleted since this session last read it: another agent or a person removed it after this session looked."
+            );
+            let _ = writeln!(
+                m,
+                "{noun} would re-create it from a plan formed against content that no longer exists."
+            );
+        }
+        Conflict::Reread => {
+            let _ = writeln!(
+                m,
+                "{p} changed while this session was reading it: the session may have seen either version."
+            );
+            let _ = writeln!(
+                m,
+                "{noun} could overwrite someone's work with a plan formed against content that no longer exists."
+            );
+        }
+    }
+    match (conflict, check.intent) {
+        (Conflict::Deleted, _) => {
+            let _ = write!(
+                m,
+                "Nothing was written. To recover, find out why {p} was removed; if it should exist again, record that this session saw the deletion ('git stella wrote {p}') and create it anew."
+            );
+        }
+        (_, Intent::Delete) => {
+            let _ = write!(
+                m,
+                "Nothing was deleted. To recover, re-read {p} and decide again against what is there now."
+            );
+        }
+        _ => {
+            let _ = write!(
+                m,
+                "Nothing was written. To recover, re-read {p} and redo the change against what is there now."
+            );
+        }
+    }
+    if conflict == Conflict::Changed
+        && let Some(d) = change_summary(journal, root, check, Some(DIFF_LINES))
+    {
+        m.push('\n');
+        m.push_str(&d);
+    }
+    m
+}
+
+/// How many diff lines a refusal shows before it says how many more there are.
+pub const DIFF_LINES: usize = 40;
+
+/// Files larger than this get no diff: say so instead.
+const DIFF_MAX_BYTES: u64 = 1 << 20;
+
+/// What changed on disk since the session saw `check.path`, as a unified diff cut to `limit`
+/// lines, or a sentence saying why no diff can be shown. `None` when there is nothing to compare.
+pub fn change_summary(
+    journal: &Journal<'_>,
+    root: &Path,
+    check: &Check,
+    limit: Option<usize>,
+) -> Option<String> {
+    let (blob, _) = check.entry.as_ref()?.bytes?;
+    let abs = check.path.under(root);
+    let size = std::fs::metadata(&abs).ok()?.len();
+    if size > DIFF_MAX_BYTES {
+        return Some(format!(
+            "(no diff shown: {} is {size} bytes, too large to diff here)",
+            check.path
+        ));
+    }
+    let now = std::fs::read(&abs).ok()?;
+    let seen = journal.blob(blob).ok()?;
+    Some(unified_diff(&check.path, &seen, &now, limit))
+}
+
+/// A unified diff from the bytes the session saw to the bytes on disk.
+pub fn unified_diff(path: &RelPath, seen: &[u8], now: &[u8], limit: Option<usize>) -> String {
+    let (Ok(seen), Ok(now)) = (std::str::from_utf8(seen), std::str::from_utf8(now)) else {
+        return format!("(no diff shown: {path} is a binary file)");
+    };
+    if seen.contains('\0') || now.contains('\0') {
+        return format!("(no diff shown: {path} is a binary file)");
+    }
+    let diff = similar::TextDiff::from_lines(seen, now);
+    let text = diff
+        .unified_diff()
+        .context_radius(2)
+        .header(
+            &format!("{path} (seen by this session)"),
+            &format!("{path} (on disk now)"),
+        )
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    match limit {
+        Some(limit) if lines.len() > limit => {
+            let mut out = lines[..limit].join("\n");
+            let _ = write!(
+                out,
+                "\n… {} more lines ('git stella diff {path}' shows all of it)",
+                lines.len() - limit
+            );
+            out
+        }
+        _ => lines.join("\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(b: &[u8]) -> Digest {
+        Digest::of(b)
+    }
+
+    #[test]
+    fn the_decision_table() {
+        let w = Intent::Write { content: None };
+        let seen = Some(Seen::Digest(d(b"a")));
+        use Verdict::{Allow as A, Refuse};
+        assert_eq!(
+            decide(None, &Disk::Present(d(b"b")), w),
+            A(Allow::Untracked)
+        );
+        assert_eq!(decide(seen, &Disk::Present(d(b"a")), w), A(Allow::Fresh));
+        assert_eq!(
+            decide(seen, &Disk::Present(d(b"b")), w),
+            Refuse(Conflict::Changed)
+        );
+        assert_eq!(decide(seen, &Disk::Missing, w), Refuse(Conflict::Deleted));
+        assert_eq!(
+            decide(seen, &Disk::Unreadable("x".into()), w),
+            A(Allow::Unreadable)
+        );
+        let ifmatch = Intent::Write {
+            content: Some(d(b"b")),
+        };
+        assert_eq!(
+            decide(seen, &Disk::Present(d(b"b")), ifmatch),
+            A(Allow::SameBytes)
+        );
+        assert_eq!(
+            decide(seen, &Disk::Present(d(b"c")), ifmatch),
+            Refuse(Conflict::Changed)
+        );
+        assert_eq!(
+            decide(seen, &Disk::Missing, Intent::Delete),
+            A(Allow::AlreadyGone)
+        );
+        assert_eq!(
+            decide(seen, &Disk::Present(d(b"b")), Intent::Delete),
+            Refuse(Conflict::Changed)
+        );
+        assert_eq!(
+            decide(Some(Seen::Reread), &Disk::Present(d(b"a")), w),
+            Refuse(Conflict::Reread)
+        );
+    }
+
+    #[test]
+    fn diffs_are_bounded_and_binary_is_named() {
+        let p = RelPath::from_bytes(b"f.txt").unwrap();
+        let seen: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let now: String = (0..100).map(|i| format!("LINE {i}\n")).collect();
+        let text = unified_diff(&p, seen.as_bytes(), now.as_bytes(), Some(40));
+        assert_eq!(text.lines().count(), 41);
+        assert!(text.ends_with("… 163 more lines ('git stella diff f.txt' shows all of it)"));
+        assert_eq!(
+            unified_diff(&p, b"a\0", b"b", Some(40)),
+            "(no diff shown: f.txt is a binary file)"
+        );
+    }
+}

@@ -1,0 +1,570 @@
+//! The session journal: one ref per session in the store, one commit per step.
+//!
+//! The step commit's tree is internal and may change freely (only the checkpoint's tip tree is a
+//! versioned format). Today it is:
+//!
+//! ```text
+//! session.toml                 id, start time, where the session came from
+//! turn.toml                    the resume point, present only while a turn is open
+//! map/<h[0..2]>/<h[2..4]>/<h>/ one entry per tracked path, h = BLAKE3 of the path
+//!     path                     the path, relative to the workspace root
+//!     state                    "digest <hex>|reread" and "origin <hex>|-" lines
+//!     seen                     the bytes the session last saw (mode 100755 when executable)
+//! ```
+//!
+//! Sharding by a hash of the path keeps a step's cost flat: it rewrites the root, `map`, two
+//! small fan-out trees and the entry, whatever the number of tracked paths. It also keeps a file
+//! `a` and a later `a/b` from ever colliding, and copes with 100,000 files in one folder.
+//! The commit message's first line says what happened (`read src/a.rs`), so
+//! `git --git-dir=<store> log refs/stella/sessions/<id>` reads as the session's history; its
+//! trailers carry the step number and how many paths are tracked, so listing sessions reads tips
+//! only.
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::object::tree::EntryKind;
+
+use crate::digest::Digest;
+use crate::ids::SessionId;
+use crate::paths::RelPath;
+use crate::store::{self, Store};
+
+/// Where sessions live in the store.
+pub const SESSIONS: &str = "refs/stella/sessions/";
+
+/// The ref of `id`.
+pub fn session_ref(id: &SessionId) -> String {
+    format!("{SESSIONS}{id}")
+}
+
+/// What the session believes about a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// The digest of the bytes the session last read or wrote.
+    Digest(Digest),
+    /// The session may have seen either of two versions: the next write needs a re-read.
+    Reread,
+}
+
+/// One tracked path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub path: RelPath,
+    pub seen: Seen,
+    /// The digest of the bytes the session first saw here, `None` for a path it created.
+    pub origin: Option<Digest>,
+    /// The blob holding the bytes the session last saw, and whether they were executable.
+    pub bytes: Option<(ObjectId, bool)>,
+}
+
+/// One change to the staleness map.
+#[derive(Clone, Debug)]
+pub enum MapEdit {
+    /// Record what the session now knows about `path`. `first_origin` is used only when the path
+    /// was not tracked yet (the session's first sight of it; `None` for a create).
+    Put {
+        path: RelPath,
+        seen: Seen,
+        bytes: Option<(ObjectId, bool)>,
+        first_origin: Option<Digest>,
+    },
+    /// Stop tracking `path` (it was deleted: nothing is left to clobber).
+    Remove { path: RelPath },
+}
+
+/// A change to a top-level journal file (session metadata, the resume point, transcripts).
+#[derive(Clone, Debug)]
+pub enum RootEdit {
+    Put { name: String, blob: ObjectId },
+    Remove { name: String },
+}
+
+/// A step to record.
+#[derive(Clone, Debug, Default)]
+pub struct Step {
+    /// The first line of the step's commit message, e.g. `read src/a.rs`.
+    pub summary: String,
+    pub map: Vec<MapEdit>,
+    pub root: Vec<RootEdit>,
+}
+
+/// What a session's tip says about it, read without walking history.
+#[derive(Clone, Debug)]
+pub struct Tip {
+    pub commit: ObjectId,
+    pub tree: ObjectId,
+    pub steps: u64,
+    pub tracked: u64,
+    pub time: gix::date::Time,
+    pub summary: String,
+}
+
+/// The error returned by journal operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    #[error("no session '{id}' in this workspace")]
+    UnknownSession { id: SessionId },
+    #[error("a session '{id}' already exists in this workspace")]
+    SessionExists { id: SessionId },
+    #[error("the journal of session '{id}' is corrupt: {why}")]
+    Corrupt { id: String, why: String },
+}
+
+/// The hex BLAKE3 of a path: its entry name in the map.
+fn path_key(path: &RelPath) -> String {
+    Digest::of(path.as_bytes()).to_hex()
+}
+
+/// The entry folder of `path` inside the step tree.
+fn entry_dir(path: &RelPath) -> String {
+    let h = path_key(path);
+    format!("map/{}/{}/{}", &h[0..2], &h[2..4], h)
+}
+
+fn state_text(seen: Seen, origin: Option<Digest>) -> String {
+    let seen = match seen {
+        Seen::Digest(d) => d.to_hex(),
+        Seen::Reread => "reread".into(),
+    };
+    let origin = origin.map_or("-".into(), |d| d.to_hex());
+    format!("digest {seen}\norigin {origin}\n")
+}
+
+fn parse_state(text: &[u8]) -> Option<(Seen, Option<Digest>)> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut seen = None;
+    let mut origin = None;
+    for line in text.lines() {
+        match line.split_once(' ')? {
+            ("digest", "reread") => seen = Some(Seen::Reread),
+            ("digest", hex) => seen = Some(Seen::Digest(Digest::from_hex(hex)?)),
+            ("origin", "-") => origin = Some(None),
+            ("origin", hex) => origin = Some(Some(Digest::from_hex(hex)?)),
+            _ => {}
+        }
+    }
+    Some((seen?, origin?))
+}
+
+/// A session's journal in one store.
+pub struct Journal<'s> {
+    pub store: &'s Store,
+}
+
+impl<'s> Journal<'s> {
+    pub fn new(store: &'s Store) -> Self {
+        Journal { store }
+    }
+
+    fn repo(&self) -> &gix::Repository {
+        self.store.repo()
+    }
+
+    fn git<T>(&self, op: &'static str, r: Result<T, gix::Error>) -> Result<T, Error> {
+        r.map_err(|e| self.store.git_err(op)(e).into())
+    }
+
+    /// The session's tip, or `UnknownSession`.
+    pub fn tip(&self, id: &SessionId) -> Result<Tip, Error> {
+        self.try_tip(id)?
+            .ok_or_else(|| Error::UnknownSession { id: id.clone() })
+    }
+
+    /// The session's tip, if the session exists.
+    pub fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
+        match self.store.tip(&session_ref(id))? {
+            Some(commit) => self.read_tip(id.as_str(), commit).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn read_tip(&self, id: &str, commit: ObjectId) -> Result<Tip, Error> {
+        let c = self.git("read a step", self.repo().find_commit(commit))?;
+        let decoded = self.git("read a step", c.decode().map_err(gix::Error::from_error))?;
+        let message = decoded.message.to_str_lossy().into_owned();
+        let trailer = |key: &str| {
+            message
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        let (Some(steps), Some(tracked)) = (trailer("Stella-Step:"), trailer("Stella-Tracked:"))
+        else {
+            return Err(Error::Corrupt {
+                id: id.to_owned(),
+                why: format!("step {commit} has no Stella-Step/Stella-Tracked trailers"),
+            });
+        };
+        Ok(Tip {
+            commit,
+            tree: decoded.tree(),
+            steps,
+            tracked,
+            time: self
+                .git(
+                    "read a step",
+                    decoded.committer().map_err(gix::Error::from_error),
+                )?
+                .time()
+                .unwrap_or_default(),
+            summary: message.lines().next().unwrap_or_default().to_owned(),
+        })
+    }
+
+    /// Start session `id` with `session_toml` as its metadata, on top of `parent` (an artifact's
+    /// tip when replaying) or as a new history.
+    pub fn start(
+        &self,
+        id: &SessionId,
+        session_toml: &str,
+        parent: Option<ObjectId>,
+        summary: &str,
+    ) -> Result<Tip, Error> {
+        let blob = self.write_blob(session_toml.as_bytes())?;
+        let name = session_ref(id);
+        self.store.update_ref(&name, summary, |repo, tip| {
+            if tip.is_some() {
+                return Err(Error::SessionExists { id: id.clone() });
+            }
+            let mut editor = repo
+                .edit_tree(ObjectId::empty_tree(repo.object_hash()))
+                .map_err(self.store.git_err("build a tree"))?;
+            editor
+                .upsert("session.toml", EntryKind::Blob, blob)
+                .map_err(self.store.git_err("build a tree"))?;
+            let tree = editor.write().map_err(self.store.git_err("write a tree"))?;
+            self.write_commit(tree.detach(), parent, summary, 1, 0)
+        })?;
+        self.tip(id)
+    }
+
+    /// Store `bytes` as a blob.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
+        Ok(self
+            .git("write a blob", self.repo().write_blob(bytes))?
+            .detach())
+    }
+
+    fn write_commit(
+        &self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        summary: &str,
+        steps: u64,
+        tracked: u64,
+    ) -> Result<ObjectId, Error> {
+        let sig = store::signature(gix::date::Time::now_utc());
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: format!(
+                "{}\n\nStella-Step: {steps}\nStella-Tracked: {tracked}\n",
+                summary.replace('\n', " ")
+            )
+            .into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .git("write a step", self.repo().write_object(&commit))?
+            .detach())
+    }
+
+    /// Record one step: all of its edits land in one commit, or none do.
+    pub fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
+        let name = session_ref(id);
+        let new = self.store.update_ref(&name, &step.summary, |repo, tip| {
+            let Some(tip) = tip else {
+                return Err(Error::UnknownSession { id: id.clone() });
+            };
+            let current = self.read_tip(id.as_str(), tip)?;
+            let tree = self.git("read a tree", repo.find_tree(current.tree))?;
+            let mut editor = self.git("edit a tree", tree.edit())?;
+            let mut tracked = current.tracked;
+            for edit in &step.map {
+                match edit {
+                    MapEdit::Put {
+                        path,
+                        seen,
+                        bytes,
+                        first_origin,
+                    } => {
+                        let dir = entry_dir(path);
+                        let existing = self.entry_in(&tree, path)?;
+                        let origin = match &existing {
+                            Some(e) => e.origin,
+                            None => {
+                                tracked += 1;
+                                *first_origin
+                            }
+                        };
+                        let state = self.write_blob(state_text(*seen, origin).as_bytes())?;
+                        let path_blob = self.write_blob(path.as_bytes())?;
+                        let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
+                        ed(editor
+                            .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)
+                            .map(|_| ()))?;
+                        ed(editor
+                            .upsert(format!("{dir}/state"), EntryKind::Blob, state)
+                            .map(|_| ()))?;
+                        match bytes {
+                            Some((blob, exec)) => {
+                                let kind = if *exec {
+                                    EntryKind::BlobExecutable
+                                } else {
+                                    EntryKind::Blob
+                                };
+                                ed(editor
+                                    .upsert(format!("{dir}/seen"), kind, *blob)
+                                    .map(|_| ()))?;
+                            }
+                            None => ed(editor.remove(format!("{dir}/seen")).map(|_| ()))?,
+                        }
+                    }
+                    MapEdit::Remove { path } => {
+                        if self.entry_in(&tree, path)?.is_some() {
+                            tracked -= 1;
+                            self.git("edit a tree", editor.remove(entry_dir(path)))?;
+                        }
+                    }
+                }
+            }
+            for edit in &step.root {
+                let r = match edit {
+                    RootEdit::Put { name, blob } => {
+                        editor.upsert(name.as_str(), EntryKind::Blob, *blob)
+                    }
+                    RootEdit::Remove { name } => editor.remove(name.as_str()),
+                };
+                self.git("edit a tree", r)?;
+            }
+            let new_tree = self.git("write a tree", editor.write())?.detach();
+            self.write_commit(
+                new_tree,
+                Some(tip),
+                &step.summary,
+                current.steps + 1,
+                tracked,
+            )
+        });
+        self.read_tip(id.as_str(), new?)
+    }
+
+    /// The entry for `path` in the session's current map.
+    pub fn lookup(&self, id: &SessionId, path: &RelPath) -> Result<Option<Entry>, Error> {
+        let tip = self.tip(id)?;
+        let tree = self.git("read a tree", self.repo().find_tree(tip.tree))?;
+        self.entry_in(&tree, path)
+    }
+
+    fn entry_in(&self, tree: &gix::Tree<'_>, path: &RelPath) -> Result<Option<Entry>, Error> {
+        let dir = entry_dir(path);
+        let Some(entry) = self.git(
+            "read a tree",
+            tree.lookup_entry_by_path(&dir)
+                .map_err(gix::Error::from_error),
+        )?
+        else {
+            return Ok(None);
+        };
+        let sub = self.git("read a tree", self.repo().find_tree(entry.object_id()))?;
+        self.decode_entry(&sub, Some(path))
+    }
+
+    /// Decode one entry folder; `expected` guards against a hash collision.
+    fn decode_entry(
+        &self,
+        sub: &gix::Tree<'_>,
+        expected: Option<&RelPath>,
+    ) -> Result<Option<Entry>, Error> {
+        let corrupt = |why: &str| Error::Corrupt {
+            id: String::new(),
+            why: why.to_owned(),
+        };
+        let mut path = None;
+        let mut state = None;
+        let mut bytes = None;
+        for e in sub.iter() {
+            let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+            let oid = e.oid().to_owned();
+            match e.filename().as_bytes() {
+                b"path" => {
+                    let blob = self.git("read a blob", self.repo().find_blob(oid))?;
+                    path = RelPath::from_bytes(&blob.data);
+                }
+                b"state" => {
+                    let blob = self.git("read a blob", self.repo().find_blob(oid))?;
+                    state = parse_state(&blob.data);
+                }
+                b"seen" => bytes = Some((oid, e.mode().is_executable())),
+                _ => {}
+            }
+        }
+        let path = path.ok_or_else(|| corrupt("a map entry has no valid path"))?;
+        let (seen, origin) = state.ok_or_else(|| corrupt("a map entry has no valid state"))?;
+        if expected.is_some_and(|p| *p != path) {
+            return Ok(None);
+        }
+        Ok(Some(Entry {
+            path,
+            seen,
+            origin,
+            bytes,
+        }))
+    }
+
+    /// Every tracked path of the session, sorted by path.
+    pub fn entries(&self, id: &SessionId) -> Result<Vec<Entry>, Error> {
+        let tip = self.tip(id)?;
+        self.entries_of_tree(tip.tree)
+    }
+
+    /// Every map entry in a step tree, sorted by path.
+    pub fn entries_of_tree(&self, tree: ObjectId) -> Result<Vec<Entry>, Error> {
+        let root = self.git("read a tree", self.repo().find_tree(tree))?;
+        let Some(map) = self.git(
+            "read a tree",
+            root.lookup_entry_by_path("map")
+                .map_err(gix::Error::from_error),
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        let mut stack = vec![(map.object_id(), 0u8)];
+        while let Some((tree_id, depth)) = stack.pop() {
+            let t = self.git("read a tree", self.repo().find_tree(tree_id))?;
+            if depth == 3 {
+                out.extend(self.decode_entry(&t, None)?);
+                continue;
+            }
+            for e in t.iter() {
+                let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+                if e.mode().is_tree() {
+                    stack.push((e.oid().to_owned(), depth + 1));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    /// The bytes of a top-level journal file at the session's tip.
+    pub fn root_file(&self, id: &SessionId, name: &str) -> Result<Option<Vec<u8>>, Error> {
+        let tip = self.tip(id)?;
+        self.root_file_of_tree(tip.tree, name)
+    }
+
+    /// The bytes of a top-level journal file in a step tree.
+    pub fn root_file_of_tree(&self, tree: ObjectId, name: &str) -> Result<Option<Vec<u8>>, Error> {
+        let root = self.git("read a tree", self.repo().find_tree(tree))?;
+        let Some(e) = self.git(
+            "read a tree",
+            root.lookup_entry_by_path(name)
+                .map_err(gix::Error::from_error),
+        )?
+        else {
+            return Ok(None);
+        };
+        let blob = self.git("read a blob", self.repo().find_blob(e.object_id()))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// The bytes of a blob.
+    pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
+        Ok(self
+            .git("read a blob", self.repo().find_blob(id))?
+            .data
+            .clone())
+    }
+
+    /// Every session in the store with its tip, sorted by id.
+    pub fn sessions(&self) -> Result<Vec<(SessionId, Tip)>, Error> {
+        let mut out = Vec::new();
+        for (name, commit) in self.store.refs(SESSIONS)? {
+            let Some(id) = name
+                .strip_prefix(SESSIONS)
+                .and_then(|s| SessionId::parse(s).ok())
+            else {
+                continue;
+            };
+            let tip = self.read_tip(id.as_str(), commit)?;
+            out.push((id, tip));
+        }
+        Ok(out)
+    }
+
+    /// The session's steps, newest first: (commit, time, summary).
+    pub fn history(
+        &self,
+        id: &SessionId,
+    ) -> Result<Vec<(ObjectId, gix::date::Time, String)>, Error> {
+        let tip = self.tip(id)?;
+        let mut out = Vec::new();
+        let mut next = Some(tip.commit);
+        while let Some(commit) = next {
+            let c = self.git("read a step", self.repo().find_commit(commit))?;
+            let d = self.git("read a step", c.decode().map_err(gix::Error::from_error))?;
+            let time = d
+                .committer()
+                .ok()
+                .and_then(|s| s.time().ok())
+                .unwrap_or_default();
+            out.push((
+                commit,
+                time,
+                d.message
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_str_lossy()
+                    .into_owned(),
+            ));
+            next = d.parents().next();
+        }
+        Ok(out)
+    }
+
+    /// Delete the session's ref and reflog.
+    pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
+        if self.store.delete_ref(&session_ref(id))? {
+            Ok(())
+        } else {
+            Err(Error::UnknownSession { id: id.clone() })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips() {
+        let d = Digest::of(b"x");
+        for (seen, origin) in [
+            (Seen::Digest(d), Some(d)),
+            (Seen::Reread, None),
+            (Seen::Digest(d), None),
+        ] {
+            assert_eq!(
+                parse_state(state_text(seen, origin).as_bytes()),
+                Some((seen, origin))
+            );
+        }
+        assert_eq!(parse_state(b"garbage"), None);
+    }
+
+    #[test]
+    fn entry_dirs_shard_by_path_hash_and_never_nest() {
+        let a = entry_dir(&RelPath::from_bytes(b"a").unwrap());
+        let ab = entry_dir(&RelPath::from_bytes(b"a/b").unwrap());
+        assert_eq!(a.len(), "map/xx/yy/".len() + 64);
+        assert!(!ab.starts_with(&a));
+    }
+}

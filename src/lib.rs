@@ -1,0 +1,23 @@
+//! Stella keeps AI coding agents, and the people beside them, from silently overwriting each
+//! other's work.
+//!
+//! Each session remembers the digest of every file it read or wrote ([`journal`]); before an
+//! update or delete the bytes on disk are hashed again and compared ([`guard`]); if they changed,
+//! the write is refused. The memory lives in a private git repository outside the working tree
+//! ([`store`]), one per working copy ([`workspace`]), so it survives a crash of the process that
+//! recorded it.
+//!
+//! The library never prints, never exits and reads no environment: the `git-stella` binary builds
+//! [`workspace::Settings`] at the edge and passes it in.
+
+pub mod cli;
+pub mod digest;
+pub mod fsutil;
+pub mod guard;
+pub mod ids;
+pub mod journal;
+pub mod paths;
+pub mod session;
+pub mod store;
+pub mod turn;
+pub mod workspace;

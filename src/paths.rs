@@ -1,0 +1,173 @@
+//! Paths as the journal records them: relative to the workspace root, `/`-separated, resolved
+//! through symlinks and `..` first so nothing outside the workspace is ever journaled.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// A path inside the workspace, relative to its root, with `/` separators and only normal
+/// components.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RelPath(Vec<u8>);
+
+impl RelPath {
+    /// Validate bytes read from a journal or an artifact.
+    pub fn from_bytes(bytes: &[u8]) -> Option<RelPath> {
+        if bytes.is_empty() || bytes.contains(&0) {
+            return None;
+        }
+        bytes
+            .split(|b| *b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b"..")
+            .then(|| RelPath(bytes.to_vec()))
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The path as the OS sees it, relative to the root.
+    pub fn as_path(&self) -> &Path {
+        Path::new(OsStr::from_bytes(&self.0))
+    }
+
+    /// The absolute path under `root`.
+    pub fn under(&self, root: &Path) -> PathBuf {
+        root.join(self.as_path())
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl fmt::Debug for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(&self.0))
+    }
+}
+
+/// The error returned by [`resolve`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("'{}' is outside the workspace '{}'", .path.display(), .root.display())]
+    Outside { path: PathBuf, root: PathBuf },
+    #[error("'{}' is the workspace root, not a file in it", .path.display())]
+    Root { path: PathBuf },
+    #[error("could not resolve '{}'", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Resolve `path` (relative to `cwd`, or absolute) against the canonical workspace `root`.
+///
+/// Existing parts are canonicalised (symlinks and `..` resolved as the OS resolves them); a tail
+/// that does not exist yet (a file about to be created) is appended as written, after the same
+/// checks. A symlink whose target lies outside the workspace is outside.
+pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
+    let abs = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        cwd.join(path)
+    };
+    let resolved = canonicalize_lenient(&abs, 0).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let rel = resolved.strip_prefix(root).map_err(|_| Error::Outside {
+        path: path.to_owned(),
+        root: root.to_owned(),
+    })?;
+    let mut bytes = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => {
+                if !bytes.is_empty() {
+                    bytes.push(b'/');
+                }
+                bytes.extend_from_slice(n.as_bytes());
+            }
+            _ => {
+                return Err(Error::Outside {
+                    path: path.to_owned(),
+                    root: root.to_owned(),
+                });
+            }
+        }
+    }
+    RelPath::from_bytes(&bytes).ok_or_else(|| Error::Root {
+        path: path.to_owned(),
+    })
+}
+
+/// `canonicalize`, except that a missing tail is kept: the longest existing prefix is resolved
+/// and the rest appended. A dangling symlink is followed through its target, so a write through
+/// it is judged by where it lands.
+fn canonicalize_lenient(abs: &Path, depth: u32) -> io::Result<PathBuf> {
+    if depth > 40 {
+        return Err(io::Error::other("too many levels of symbolic links"));
+    }
+    match abs.canonicalize() {
+        Ok(p) => return Ok(p),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
+    }
+    // A dangling symlink: resolve where it points.
+    if let Ok(meta) = abs.symlink_metadata()
+        && meta.file_type().is_symlink()
+    {
+        let target = std::fs::read_link(abs)?;
+        let parent = abs.parent().unwrap_or(Path::new("/"));
+        return canonicalize_lenient(&parent.join(target), depth + 1);
+    }
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Err(io::Error::from(io::ErrorKind::NotFound));
+    };
+    // `file_name` is None for `..` and `.`, so the name here is a normal component.
+    Ok(canonicalize_lenient(parent, depth + 1)?.join(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rel_paths_reject_non_normal_components() {
+        for bad in ["", "/a", "a/", "a//b", "./a", "a/../b", "..", "a\0b"] {
+            assert!(RelPath::from_bytes(bad.as_bytes()).is_none(), "{bad:?}");
+        }
+        assert!(RelPath::from_bytes(b"a/b.c/d").is_some());
+    }
+
+    #[test]
+    fn resolve_handles_missing_tails_symlinks_and_dotdot() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        let root = root.canonicalize().unwrap();
+        std::fs::write(root.join("src/a.rs"), "x").unwrap();
+        std::os::unix::fs::symlink(tmp.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("src/a.rs"), root.join("link")).unwrap();
+
+        let r = |p: &str| resolve(&root, &root.join("src"), Path::new(p));
+        assert_eq!(r("a.rs").unwrap().to_string(), "src/a.rs");
+        assert_eq!(r("new/deep/file").unwrap().to_string(), "src/new/deep/file");
+        assert_eq!(r("../link").unwrap().to_string(), "src/a.rs");
+        assert!(matches!(r("../out/x"), Err(Error::Outside { .. })));
+        assert!(matches!(r("../../x"), Err(Error::Outside { .. })));
+        assert!(matches!(r(".."), Err(Error::Root { .. })));
+        assert_eq!(
+            resolve(&root, Path::new("/"), &root.join("src/../src/a.rs"))
+                .unwrap()
+                .to_string(),
+            "src/a.rs"
+        );
+    }
+}

@@ -1,0 +1,405 @@
+//! What a session does: the operations behind `read`, `wrote`, `guard`, `write`, `rm` and
+//! `status`, on one open workspace and its store.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::digest::Digest;
+use crate::guard::{self, Check, Disk, Intent};
+use crate::ids::SessionId;
+use crate::journal::{self, Journal, MapEdit, RootEdit, Seen, Step, Tip};
+use crate::paths::{self, RelPath};
+use crate::store::{self, Store};
+use crate::workspace::{self, Notice, Settings, Workspace};
+
+/// The error returned by [`Context`] operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Workspace(#[from] workspace::Error),
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    #[error(transparent)]
+    Journal(#[from] journal::Error),
+    #[error(transparent)]
+    Path(#[from] paths::Error),
+    #[error("could not read {}", list(.0.iter().map(|(p, _)| p)))]
+    Unreadable(Vec<(RelPath, io::Error)>),
+    #[error("could not {op} '{path}'")]
+    Io {
+        op: &'static str,
+        path: RelPath,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn list<'a>(paths: impl Iterator<Item = &'a RelPath>) -> String {
+    paths
+        .map(|p| format!("'{p}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One workspace with its store open.
+pub struct Context {
+    pub ws: Workspace,
+    pub store: Store,
+}
+
+/// What a `wrote --content` found: the disk already differs from what the caller meant to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAbsorbed {
+    pub path: RelPath,
+}
+
+/// The state of one tracked path, for `status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    Fresh,
+    Changed,
+    Gone,
+    Unreadable,
+}
+
+impl Freshness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Freshness::Fresh => "fresh",
+            Freshness::Changed => "changed",
+            Freshness::Gone => "gone",
+            Freshness::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// The outcome of a guarded write or delete.
+#[derive(Debug)]
+pub enum Outcome {
+    Done(Tip),
+    Refused(Vec<Check>),
+}
+
+impl Context {
+    /// Find the workspace around `cwd`, initialise it if needed, and open its store.
+    pub fn open(settings: &Settings, cwd: &Path) -> Result<(Context, Vec<Notice>), Error> {
+        let root = workspace::discover_root(cwd)?;
+        let (ws, notices) = Workspace::open(settings, root)?;
+        let store = Store::open_or_init(&ws.store_dir())?;
+        Ok((Context { ws, store }, notices))
+    }
+
+    pub fn journal(&self) -> Journal<'_> {
+        Journal::new(&self.store)
+    }
+
+    /// Resolve a path given on the command line (relative to `cwd`, or absolute).
+    pub fn resolve(&self, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
+        Ok(paths::resolve(&self.ws.root, cwd, path)?)
+    }
+
+    pub fn abs(&self, path: &RelPath) -> PathBuf {
+        path.under(&self.ws.root)
+    }
+
+    /// Start a session (minting an id when none is given). Errors if it exists.
+    pub fn start_session(&self, id: Option<SessionId>) -> Result<SessionId, Error> {
+        let id = id.unwrap_or_else(SessionId::mint);
+        let toml = format!(
+            "id = \"{id}\"\nstarted = \"{}\"\n",
+            format_time(gix::date::Time::now_utc())
+        );
+        self.journal().start(&id, &toml, None, "session start")?;
+        // Off the hot path: a good moment to repack a store that piled up loose objects.
+        if let Err(e) = self.store.maybe_gc() {
+            tracing::warn!(error = %e, "automatic repack failed");
+        }
+        Ok(id)
+    }
+
+    /// Get the session, creating it when it does not exist (hook adapters name sessions after
+    /// their host's ids).
+    pub fn ensure_session(&self, id: &SessionId) -> Result<(), Error> {
+        if self.journal().try_tip(id)?.is_some() {
+            return Ok(());
+        }
+        match self.start_session(Some(id.clone())) {
+            Ok(_) | Err(Error::Journal(journal::Error::SessionExists { .. })) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Record that the session read `paths`: their bytes now on disk. Every path must be
+    /// readable, or nothing is recorded.
+    pub fn read(&self, id: &SessionId, paths: &[RelPath]) -> Result<Tip, Error> {
+        self.journal().tip(id)?;
+        let mut edits = Vec::new();
+        let mut failed = Vec::new();
+        for path in paths {
+            match self.snapshot(path) {
+                Ok(Some((digest, blob, exec))) => edits.push(MapEdit::Put {
+                    path: path.clone(),
+                    seen: Seen::Digest(digest),
+                    bytes: Some((blob, exec)),
+                    first_origin: Some(digest),
+                }),
+                Ok(None) => failed.push((path.clone(), io::Error::from(io::ErrorKind::NotFound))),
+                Err(Error::Io { path, source, .. }) => failed.push((path, source)),
+                Err(e) => return Err(e),
+            }
+        }
+        if !failed.is_empty() {
+            return Err(Error::Unreadable(failed));
+        }
+        self.record(id, "read", paths, edits, Vec::new())
+    }
+
+    /// Record writes (or deletes) that already happened. With `content`, record the bytes the
+    /// caller meant to write, and report paths whose disk bytes already differ from them: that
+    /// change is someone else's and is never absorbed.
+    pub fn wrote(
+        &self,
+        id: &SessionId,
+        paths: &[RelPath],
+        content: Option<&[u8]>,
+    ) -> Result<(Tip, Vec<NotAbsorbed>), Error> {
+        self.journal().tip(id)?;
+        let mut edits = Vec::new();
+        let mut not_absorbed = Vec::new();
+        for path in paths {
+            if let Some(content) = content {
+                let digest = Digest::of(content);
+                let blob = self.journal().write_blob(content)?;
+                let abs = self.abs(path);
+                let exec = std::fs::metadata(&abs).is_ok_and(|m| is_exec(&m));
+                if Disk::probe(&abs).digest() != Some(digest) {
+                    not_absorbed.push(NotAbsorbed { path: path.clone() });
+                }
+                edits.push(MapEdit::Put {
+                    path: path.clone(),
+                    seen: Seen::Digest(digest),
+                    bytes: Some((blob, exec)),
+                    first_origin: None,
+                });
+                continue;
+            }
+            match self.snapshot(path)? {
+                Some((digest, blob, exec)) => edits.push(MapEdit::Put {
+                    path: path.clone(),
+                    seen: Seen::Digest(digest),
+                    bytes: Some((blob, exec)),
+                    first_origin: None,
+                }),
+                None => edits.push(MapEdit::Remove { path: path.clone() }),
+            }
+        }
+        let tip = self.record(id, "wrote", paths, edits, Vec::new())?;
+        Ok((tip, not_absorbed))
+    }
+
+    /// Check `paths` before an update or delete, without writing anything.
+    pub fn guard(
+        &self,
+        id: &SessionId,
+        paths: &[RelPath],
+        intent: Intent,
+    ) -> Result<Vec<Check>, Error> {
+        let journal = self.journal();
+        journal.tip(id)?;
+        paths
+            .iter()
+            .map(|p| Ok(guard::check(&journal, id, &self.ws.root, p, intent)?))
+            .collect()
+    }
+
+    /// A guarded write: check, write atomically (re-checking just before the rename), record.
+    pub fn write(&self, id: &SessionId, path: &RelPath, content: &[u8]) -> Result<Outcome, Error> {
+        let journal = self.journal();
+        journal.tip(id)?;
+        let intent = Intent::Write {
+            content: Some(Digest::of(content)),
+        };
+        let abs = self.abs(path);
+        let check = guard::check(&journal, id, &self.ws.root, path, intent)?;
+        if check.refused() {
+            return Ok(Outcome::Refused(vec![check]));
+        }
+        // The session's first sight of an existing untracked file is what it overwrote.
+        let before = match (&check.entry, &check.disk) {
+            (Some(_), disk) => disk.clone(),
+            (None, _) => Disk::probe(&abs),
+        };
+        if let Disk::Unreadable(_) = before
+            && abs.exists()
+        {
+            // Never replace bytes it cannot compare: fail like any write would.
+            let source = std::fs::File::open(&abs)
+                .err()
+                .unwrap_or_else(|| io::Error::other("it is not a regular file"));
+            return Err(Error::Io {
+                op: "read",
+                path: path.clone(),
+                source,
+            });
+        }
+        if let Some(parent) = abs.parent()
+            && !parent.exists()
+        {
+            // The missing tail was resolved inside the workspace: create it as any editor would.
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                op: "create the folder of",
+                path: path.clone(),
+                source,
+            })?;
+        }
+        let mut late = None;
+        let entry = check.entry.clone();
+        let written = crate::fsutil::replace_file(&abs, content, || {
+            let again = guard::check_entry(entry.clone(), &self.ws.root, path, intent);
+            let ok = !again.refused();
+            late = Some(again);
+            ok
+        })
+        .map_err(|source| Error::Io {
+            op: "write",
+            path: path.clone(),
+            source,
+        })?;
+        if !written {
+            return Ok(Outcome::Refused(late.into_iter().collect()));
+        }
+        let blob = journal.write_blob(content)?;
+        let exec = std::fs::metadata(&abs).is_ok_and(|m| is_exec(&m));
+        let edit = MapEdit::Put {
+            path: path.clone(),
+            seen: Seen::Digest(Digest::of(content)),
+            bytes: Some((blob, exec)),
+            first_origin: before.digest(),
+        };
+        let tip = self.record(
+            id,
+            "write",
+            std::slice::from_ref(path),
+            vec![edit],
+            Vec::new(),
+        )?;
+        Ok(Outcome::Done(tip))
+    }
+
+    /// A guarded delete of every path, then their entries are dropped. Refused as a whole when
+    /// any path is stale.
+    pub fn rm(&self, id: &SessionId, paths: &[RelPath]) -> Result<Outcome, Error> {
+        let checks = self.guard(id, paths, Intent::Delete)?;
+        let refused: Vec<Check> = checks.into_iter().filter(Check::refused).collect();
+        if !refused.is_empty() {
+            return Ok(Outcome::Refused(refused));
+        }
+        let mut edits = Vec::new();
+        let mut failure = None;
+        for path in paths {
+            match std::fs::remove_file(self.abs(path)) {
+                Ok(()) => edits.push(MapEdit::Remove { path: path.clone() }),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    edits.push(MapEdit::Remove { path: path.clone() })
+                }
+                Err(source) => {
+                    failure = Some(Error::Io {
+                        op: "delete",
+                        path: path.clone(),
+                        source,
+                    });
+                    break;
+                }
+            }
+        }
+        // Whatever was deleted is recorded, even when a later path failed.
+        let tip = if edits.is_empty() {
+            None
+        } else {
+            Some(self.record(id, "rm", paths, edits, Vec::new())?)
+        };
+        match (failure, tip) {
+            (Some(e), _) => Err(e),
+            (None, Some(tip)) => Ok(Outcome::Done(tip)),
+            (None, None) => Ok(Outcome::Done(self.journal().tip(id)?)),
+        }
+    }
+
+    /// Every tracked path and how it stands on disk now.
+    pub fn status(&self, id: &SessionId) -> Result<Vec<(journal::Entry, Freshness)>, Error> {
+        let entries = self.journal().entries(id)?;
+        Ok(entries
+            .into_iter()
+            .map(|e| {
+                let f = match (Disk::probe(&self.abs(&e.path)), e.seen) {
+                    (Disk::Missing, _) => Freshness::Gone,
+                    (Disk::Unreadable(_), _) => Freshness::Unreadable,
+                    (Disk::Present(now), Seen::Digest(d)) if now == d => Freshness::Fresh,
+                    (Disk::Present(_), _) => Freshness::Changed,
+                };
+                (e, f)
+            })
+            .collect())
+    }
+
+    /// Record one step whose summary names the verb and the paths.
+    pub fn record(
+        &self,
+        id: &SessionId,
+        verb: &str,
+        paths: &[RelPath],
+        map: Vec<MapEdit>,
+        root: Vec<RootEdit>,
+    ) -> Result<Tip, Error> {
+        let step = Step {
+            summary: summary(verb, paths),
+            map,
+            root,
+        };
+        Ok(self.journal().record(id, &step)?)
+    }
+
+    /// Read `path` whole: its digest, its bytes stored as a blob, and its executable bit.
+    /// `None` when it does not exist.
+    fn snapshot(&self, path: &RelPath) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {
+        let abs = self.abs(path);
+        let io_err = |source| Error::Io {
+            op: "read",
+            path: path.clone(),
+            source,
+        };
+        let meta = match std::fs::metadata(&abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(e)),
+        };
+        if meta.is_dir() {
+            return Err(io_err(io::Error::other("it is a folder")));
+        }
+        let bytes = std::fs::read(&abs).map_err(io_err)?;
+        let blob = self.journal().write_blob(&bytes)?;
+        Ok(Some((Digest::of(&bytes), blob, is_exec(&meta))))
+    }
+}
+
+fn is_exec(meta: &std::fs::Metadata) -> bool {
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
+fn summary(verb: &str, paths: &[RelPath]) -> String {
+    match paths {
+        [one] => format!("{verb} {one}"),
+        many => {
+            let shown: Vec<String> = many.iter().take(5).map(ToString::to_string).collect();
+            let more = if many.len() > 5 { ", …" } else { "" };
+            format!("{verb} {} paths: {}{more}", many.len(), shown.join(", "))
+        }
+    }
+}
+
+/// A time as `2026-11-29T22:35:42+00:00`.
+pub fn format_time(t: gix::date::Time) -> String {
+    t.format_or_unix(gix::date::time::format::ISO8601_STRICT)
+}

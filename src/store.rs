@@ -1,0 +1,383 @@
+//! The private journal store: one bare git repository per workspace, outside the working tree.
+//!
+//! Every ref update is a compare-and-swap (the expected old value must match) retried on the new
+//! tip until a deadline. Writers also hold an `flock` on `<id dir>/store.lock` while they move a
+//! ref. Git's own `<ref>.lock` files carry no owner, so a process killed while holding one would
+//! wedge the ref forever; because every Stella writer holds the flock while such a file can exist,
+//! a `.lock` seen while holding the flock belongs to a dead process and is removed. The kernel
+//! drops an flock when its process dies, so the flock itself can never go stale.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gix::ObjectId;
+use gix::bstr::BString;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+use crate::fsutil::{self, FileLock, LockError};
+
+/// How long a writer keeps trying before it gives up with a clear error. Generous, because 32
+/// writers on 2 cores must all land.
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The error returned by [`Store`] operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("could not {op} in the store '{}'", .store.display())]
+    Git {
+        op: &'static str,
+        store: PathBuf,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("could not {op} '{}'", .path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("'{name}' kept moving under concurrent writers for {waited:?}; nothing was recorded")]
+    Contended { name: String, waited: Duration },
+    #[error("'git {args}' failed in the store: {stderr}")]
+    GitCommand { args: String, stderr: String },
+}
+
+/// An open journal store.
+pub struct Store {
+    repo: gix::Repository,
+    dir: PathBuf,
+    lock_path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.dir).finish()
+    }
+}
+
+/// The signature on every journal commit and reflog entry. The store is opened isolated from the
+/// user's config, so there is no configured committer to fall back on.
+pub fn signature(time: gix::date::Time) -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: "Stella".into(),
+        email: "stella@localhost".into(),
+        time,
+    }
+}
+
+impl Store {
+    /// Open the store at `dir`, creating it if it does not exist yet.
+    pub fn open_or_init(dir: &Path) -> Result<Store, Error> {
+        if !dir.join("HEAD").exists() {
+            init(dir)?;
+        }
+        Self::open(dir)
+    }
+
+    /// Open the store at `dir` if it exists.
+    pub fn open_existing(dir: &Path) -> Result<Option<Store>, Error> {
+        if dir.join("HEAD").exists() {
+            Self::open(dir).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn open(dir: &Path) -> Result<Store, Error> {
+        // Isolated: a broken ~/.gitconfig or a system config must not break Stella.
+        let options = gix::open::Options::isolated().config_overrides([
+            "core.logAllRefUpdates=always",
+            // Stale ref locks are cleared under the store flock; never wait on one.
+            "core.filesRefLockTimeout=0",
+        ]);
+        let repo = gix::open_opts(dir, options).map_err(|e| Error::Git {
+            op: "open",
+            store: dir.to_owned(),
+            source: e,
+        })?;
+        Ok(Store {
+            repo,
+            dir: dir.to_owned(),
+            lock_path: lock_path(dir),
+        })
+    }
+
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn git_err(&self, op: &'static str) -> impl FnOnce(gix::Error) -> Error + '_ {
+        move |source| Error::Git {
+            op,
+            store: self.dir.clone(),
+            source,
+        }
+    }
+
+    /// Take the store's writer lock.
+    pub fn lock(&self, deadline: Duration) -> Result<FileLock, Error> {
+        Ok(FileLock::acquire(&self.lock_path, deadline)?)
+    }
+
+    /// The commit a ref points at, if the ref exists.
+    pub fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+        let r = self
+            .repo
+            .try_find_reference(name)
+            .map_err(self.git_err("read a ref"))?;
+        Ok(r.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+    }
+
+    /// Move `name` to the commit `make` builds on the current tip (`None`: the ref does not exist).
+    ///
+    /// `make` runs under the store lock and may run again if the tip moved (a writer that does not
+    /// take the lock, such as plain git). Returns the new tip.
+    pub fn update_ref<E: From<Error>>(
+        &self,
+        name: &str,
+        reflog_message: &str,
+        mut make: impl FnMut(&gix::Repository, Option<ObjectId>) -> Result<ObjectId, E>,
+    ) -> Result<ObjectId, E> {
+        let full: FullName =
+            name.try_into()
+                .map_err(|e: gix::validate::reference::name::Error| Error::Git {
+                    op: "name a ref",
+                    store: self.dir.clone(),
+                    source: gix::Error::from_error(e),
+                })?;
+        let start = Instant::now();
+        loop {
+            let remaining = WRITE_DEADLINE.saturating_sub(start.elapsed());
+            let lock = self.lock(remaining)?;
+            self.clear_stale_locks(name)?;
+            let tip = self.tip(name)?;
+            let new = make(&self.repo, tip)?;
+            let expected = match tip {
+                Some(old) => PreviousValue::MustExistAndMatch(Target::Object(old)),
+                None => PreviousValue::MustNotExist,
+            };
+            let edit = RefEdit::new(
+                full.clone(),
+                Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: true,
+                        message: BString::from(reflog_message.replace('\n', " ")),
+                    },
+                    expected,
+                    new: Target::Object(new),
+                },
+            );
+            let mut time_buf = Default::default();
+            let sig = signature(gix::date::Time::now_utc());
+            match self
+                .repo
+                .edit_references_as([edit], Some(sig.to_ref(&mut time_buf)))
+            {
+                Ok(_) => return Ok(new),
+                Err(e) if start.elapsed() < WRITE_DEADLINE => {
+                    tracing::debug!(error = %e, "ref update lost a race; retrying on the new tip");
+                    drop(lock);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(_) => {
+                    return Err(Error::Contended {
+                        name: name.to_owned(),
+                        waited: WRITE_DEADLINE,
+                    }
+                    .into());
+                }
+            }
+        }
+    }
+
+    /// Delete `name` and its reflog, so `gc` can forget what it reached.
+    pub fn delete_ref(&self, name: &str) -> Result<bool, Error> {
+        let _lock = self.lock(WRITE_DEADLINE)?;
+        self.clear_stale_locks(name)?;
+        let Some(old) = self.tip(name)? else {
+            return Ok(false);
+        };
+        let full: FullName =
+            name.try_into()
+                .map_err(|e: gix::validate::reference::name::Error| Error::Git {
+                    op: "name a ref",
+                    store: self.dir.clone(),
+                    source: gix::Error::from_error(e),
+                })?;
+        let edit = RefEdit::new(
+            full,
+            Change::Delete {
+                expected: PreviousValue::MustExistAndMatch(Target::Object(old)),
+                log: RefLog::AndReference,
+            },
+        );
+        let mut time_buf = Default::default();
+        let sig = signature(gix::date::Time::now_utc());
+        self.repo
+            .edit_references_as([edit], Some(sig.to_ref(&mut time_buf)))
+            .map_err(self.git_err("delete a ref"))?;
+        Ok(true)
+    }
+
+    /// Every ref under `prefix` with the commit it points at, sorted by name.
+    pub fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
+        let platform = self.repo.references().map_err(self.git_err("list refs"))?;
+        let iter = platform
+            .prefixed(prefix.trim_end_matches('/'))
+            .map_err(self.git_err("list refs"))?;
+        let mut out = Vec::new();
+        for r in iter {
+            let r = r.map_err(|e| Error::Git {
+                op: "list refs",
+                store: self.dir.clone(),
+                source: gix::Error::from_error(e),
+            })?;
+            if let Some(id) = r.target().try_id() {
+                out.push((r.name().as_bstr().to_string(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Remove git lock files for `name` and for packed refs. Call only while holding the store
+    /// lock: then no live Stella writer can own them.
+    fn clear_stale_locks(&self, name: &str) -> Result<(), Error> {
+        for lock in [
+            self.dir.join(format!("{name}.lock")),
+            self.dir.join("packed-refs.lock"),
+        ] {
+            match std::fs::remove_file(&lock) {
+                Ok(()) => {
+                    tracing::warn!(lock = %lock.display(), "removed a stale lock left by a killed writer")
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(Error::Io {
+                        op: "remove the stale lock",
+                        path: lock,
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Repack the store and prune what no session reaches, keeping objects younger than `grace`
+    /// (a writer creates objects before it moves its ref: those must survive).
+    ///
+    /// Runs stock `git gc` under the store lock: repacking is git's own job and git does it well.
+    pub fn gc(&self, grace: Duration) -> Result<(), Error> {
+        let _lock = self.lock(WRITE_DEADLINE)?;
+        let prune = format!("--prune={}.seconds.ago", grace.as_secs());
+        self.git(&["gc", "--quiet", &prune])
+    }
+
+    /// Repack when loose objects pile up (git's `gc --auto` heuristic), bounded in time because
+    /// git only repacks what is loose. Call only off the hot path.
+    pub fn maybe_gc(&self) -> Result<(), Error> {
+        // Sample one fan-out folder as git does: ~27 objects there means ~6,700 loose objects.
+        let sample = self.dir.join("objects").join("17");
+        let count = std::fs::read_dir(&sample).map(|d| d.count()).unwrap_or(0);
+        if count < 27 {
+            return Ok(());
+        }
+        let Ok(_lock) = self.lock(Duration::from_millis(200)) else {
+            return Ok(());
+        };
+        self.git(&["gc", "--auto", "--quiet"])
+    }
+
+    fn git(&self, args: &[&str]) -> Result<(), Error> {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.dir)
+            .args([
+                "-c",
+                "gc.autoDetach=false",
+                "-c",
+                "core.logAllRefUpdates=always",
+            ])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|source| Error::Io {
+                op: "run git for",
+                path: self.dir.clone(),
+                source,
+            })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(Error::GitCommand {
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            })
+        }
+    }
+}
+
+fn lock_path(store_dir: &Path) -> PathBuf {
+    store_dir.parent().unwrap_or(store_dir).join("store.lock")
+}
+
+/// Create the bare store atomically: build it in a temp folder beside, then rename, so a killed
+/// init never leaves half a repository behind. Concurrent inits race on the rename; the loser's
+/// copy is dropped.
+fn init(dir: &Path) -> Result<(), Error> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    fsutil::create_private_dir(parent, 0o700).map_err(|source| Error::Io {
+        op: "create",
+        path: parent.to_owned(),
+        source,
+    })?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".store-init-")
+        .tempdir_in(parent)
+        .map_err(|source| Error::Io {
+            op: "create a temp folder in",
+            path: parent.to_owned(),
+            source,
+        })?;
+    let staged = tmp.path().join("store.git");
+    gix::init_bare(&staged).map_err(|e| Error::Git {
+        op: "create the store",
+        store: dir.to_owned(),
+        source: e,
+    })?;
+    // Bare repositories are created with reflogs off; the journal wants them on, for plain git too.
+    let config = staged.join("config");
+    let mut text = std::fs::read_to_string(&config).map_err(|source| Error::Io {
+        op: "read",
+        path: config.clone(),
+        source,
+    })?;
+    text.push_str("[core]\n\tlogAllRefUpdates = always\n");
+    fsutil::write_atomic(&config, text.as_bytes(), 0o600).map_err(|source| Error::Io {
+        op: "write",
+        path: config.clone(),
+        source,
+    })?;
+    match std::fs::rename(&staged, dir) {
+        Ok(()) => Ok(()),
+        // Another process won the race: its store is as good as ours.
+        Err(_) if dir.join("HEAD").exists() => Ok(()),
+        Err(source) => Err(Error::Io {
+            op: "create the store",
+            path: dir.to_owned(),
+            source,
+        }),
+    }
+}

@@ -1,0 +1,300 @@
+//! Turns, the resume point and transcripts (SPEC §2, §5).
+//!
+//! A turn is a span of steps opened and closed by the host (for an agent: one user prompt to the
+//! end of the answer). While a turn is open the journal holds `turn.toml`, the resume point: a
+//! process that dies mid-turn leaves it behind, so the next process under the same session id
+//! sees exactly where the turn stood. `turn end` retracts it; the staleness map stays.
+//!
+//! `turn begin` while a turn is open ends the open turn and begins the new one, in one step, and
+//! says so: the host has moved on to a new prompt (typically after a crash that fired no `Stop`),
+//! and refusing would leave the session unable to record the turn the host is actually in.
+//!
+//! Transcripts are stored verbatim, as the bytes handed in. Hosts append to their transcript
+//! file, so each capture stores only the bytes appended since the previous one, as a new chunk
+//! (`transcript/<name>/chunks/<n>`), after checking that the stored bytes are still a prefix of
+//! the file (one hash of that prefix, no second copy); a file that was rewritten is stored whole
+//! again. Reading back concatenates the chunks.
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Digest;
+use crate::ids::SessionId;
+use crate::journal::{RootEdit, Step, Tip};
+use crate::session::{Context, Error, format_time};
+
+const TURN_FILE: &str = "turn.toml";
+
+/// The resume point: where an open turn stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumePoint {
+    pub turn: String,
+    pub started: String,
+    /// Step boundaries marked in this turn.
+    pub steps: u64,
+    pub note: Option<String>,
+    pub updated: String,
+}
+
+/// What a stored transcript is made of.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct TranscriptMeta {
+    len: u64,
+    digest: String,
+    chunks: u64,
+}
+
+/// The error for turn commands used out of order.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("no turn is open in session '{id}'")]
+    NoOpenTurn { id: SessionId },
+    #[error("the turn state of session '{id}' is corrupt: {why}")]
+    Corrupt { id: SessionId, why: String },
+    #[error("'{name}' is not a usable transcript name")]
+    BadName { name: String },
+    #[error(transparent)]
+    Session(#[from] Error),
+}
+
+impl From<crate::journal::Error> for TurnError {
+    fn from(e: crate::journal::Error) -> Self {
+        TurnError::Session(e.into())
+    }
+}
+
+/// A transcript handed in by the host: its name in the journal and where its bytes are.
+pub struct Transcript<'a> {
+    pub name: &'a str,
+    pub path: &'a std::path::Path,
+}
+
+impl Context {
+    /// The open turn's resume point, if a turn is open.
+    pub fn resume_point(&self, id: &SessionId) -> Result<Option<ResumePoint>, TurnError> {
+        let Some(bytes) = self.journal().root_file(id, TURN_FILE)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8(bytes).map_err(|_| TurnError::Corrupt {
+            id: id.clone(),
+            why: "turn.toml is not UTF-8".into(),
+        })?;
+        toml::from_str(&text)
+            .map(Some)
+            .map_err(|e| TurnError::Corrupt {
+                id: id.clone(),
+                why: e.message().to_owned(),
+            })
+    }
+
+    /// Open a turn; an open one is ended in the same step. Returns the turn that was still open.
+    pub fn turn_begin(
+        &self,
+        id: &SessionId,
+        turn: Option<&str>,
+    ) -> Result<(ResumePoint, Option<ResumePoint>), TurnError> {
+        let previous = self.resume_point(id)?;
+        let now = format_time(gix::date::Time::now_utc());
+        let point = ResumePoint {
+            turn: turn
+                .map(str::to_owned)
+                .unwrap_or_else(|| crate::ids::random_hex(4)),
+            started: now.clone(),
+            steps: 0,
+            note: None,
+            updated: now,
+        };
+        let summary = match &previous {
+            Some(p) => format!("turn begin {} (ended open turn {})", point.turn, p.turn),
+            None => format!("turn begin {}", point.turn),
+        };
+        self.put_turn(id, &point, summary, Vec::new())?;
+        if let Err(e) = self.store.maybe_gc() {
+            tracing::warn!(error = %e, "automatic repack failed");
+        }
+        Ok((point, previous))
+    }
+
+    /// Mark a step boundary inside the open turn, storing the transcript when given.
+    pub fn step(
+        &self,
+        id: &SessionId,
+        note: Option<&str>,
+        transcript: Option<Transcript<'_>>,
+    ) -> Result<ResumePoint, TurnError> {
+        let Some(mut point) = self.resume_point(id)? else {
+            return Err(TurnError::NoOpenTurn { id: id.clone() });
+        };
+        point.steps += 1;
+        point.note = note.map(str::to_owned);
+        point.updated = format_time(gix::date::Time::now_utc());
+        let mut edits = Vec::new();
+        if let Some(t) = transcript {
+            edits.extend(self.transcript_edits(id, t)?);
+        }
+        let summary = match note {
+            Some(n) => format!("step {} of turn {}: {n}", point.steps, point.turn),
+            None => format!("step {} of turn {}", point.steps, point.turn),
+        };
+        self.put_turn(id, &point, summary, edits)?;
+        Ok(point)
+    }
+
+    /// End the open turn: the resume point is retracted, the map stays.
+    pub fn turn_end(&self, id: &SessionId) -> Result<ResumePoint, TurnError> {
+        let Some(point) = self.resume_point(id)? else {
+            return Err(TurnError::NoOpenTurn { id: id.clone() });
+        };
+        let step = Step {
+            summary: format!("turn end {}", point.turn),
+            map: Vec::new(),
+            root: vec![RootEdit::Remove {
+                name: TURN_FILE.into(),
+            }],
+        };
+        self.journal().record(id, &step)?;
+        if let Err(e) = self.store.maybe_gc() {
+            tracing::warn!(error = %e, "automatic repack failed");
+        }
+        Ok(point)
+    }
+
+    fn put_turn(
+        &self,
+        id: &SessionId,
+        point: &ResumePoint,
+        summary: String,
+        mut root: Vec<RootEdit>,
+    ) -> Result<Tip, TurnError> {
+        let text = toml::to_string(point).expect("the resume point serialises");
+        let blob = self.journal().write_blob(text.as_bytes())?;
+        root.push(RootEdit::Put {
+            name: TURN_FILE.into(),
+            blob,
+        });
+        let step = Step {
+            summary,
+            map: Vec::new(),
+            root,
+        };
+        Ok(self.journal().record(id, &step)?)
+    }
+
+    /// The edits that store the transcript's new bytes (or all of them, when it was rewritten).
+    fn transcript_edits(
+        &self,
+        id: &SessionId,
+        t: Transcript<'_>,
+    ) -> Result<Vec<RootEdit>, TurnError> {
+        if t.name.is_empty()
+            || t.name.starts_with('.')
+            || t.name.contains('/')
+            || t.name.contains('\0')
+        {
+            return Err(TurnError::BadName {
+                name: t.name.to_owned(),
+            });
+        }
+        let io_err = |source| {
+            TurnError::Session(Error::Io {
+                op: "read the transcript",
+                path: crate::paths::RelPath::from_bytes(t.name.as_bytes())
+                    .expect("a checked name is a valid path"),
+                source,
+            })
+        };
+        let bytes = std::fs::read(t.path).map_err(io_err)?;
+        let dir = format!("transcript/{}", t.name);
+        let journal = self.journal();
+        let meta: TranscriptMeta = journal
+            .root_file(id, &format!("{dir}/meta"))?
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| toml::from_str(&s).ok())
+            .unwrap_or_default();
+        let old_len = meta.len as usize;
+        let appended = meta.chunks > 0
+            && bytes.len() >= old_len
+            && Digest::of(&bytes[..old_len]).to_hex() == meta.digest;
+        let mut edits = Vec::new();
+        let (chunk_no, new_bytes) = if appended {
+            if bytes.len() == old_len {
+                return Ok(edits);
+            }
+            (meta.chunks + 1, &bytes[old_len..])
+        } else {
+            if meta.chunks > 0 {
+                edits.push(RootEdit::Remove {
+                    name: format!("{dir}/chunks"),
+                });
+            }
+            (1, &bytes[..])
+        };
+        let blob = journal.write_blob(new_bytes)?;
+        edits.push(RootEdit::Put {
+            name: format!("{dir}/chunks/{chunk_no:08}"),
+            blob,
+        });
+        let meta = TranscriptMeta {
+            len: bytes.len() as u64,
+            digest: Digest::of(&bytes).to_hex(),
+            chunks: chunk_no,
+        };
+        let blob = journal.write_blob(toml::to_string(&meta).expect("serialises").as_bytes())?;
+        edits.push(RootEdit::Put {
+            name: format!("{dir}/meta"),
+            blob,
+        });
+        Ok(edits)
+    }
+
+    /// The names of the transcripts the session holds.
+    pub fn transcript_names(&self, id: &SessionId) -> Result<Vec<String>, TurnError> {
+        let tip = self.journal().tip(id)?;
+        let repo = self.store.repo();
+        let tree = repo
+            .find_tree(tip.tree)
+            .map_err(|e| crate::journal::Error::from(self.store.git_err("read a tree")(e)))?;
+        let Ok(Some(entry)) = tree.lookup_entry_by_path("transcript") else {
+            return Ok(Vec::new());
+        };
+        let sub = repo
+            .find_tree(entry.object_id())
+            .map_err(|e| crate::journal::Error::from(self.store.git_err("read a tree")(e)))?;
+        Ok(sub
+            .iter()
+            .filter_map(|e| e.ok())
+            .map(|e| e.filename().to_string())
+            .collect())
+    }
+
+    /// The transcript `name` as last stored, byte for byte.
+    pub fn transcript(&self, id: &SessionId, name: &str) -> Result<Option<Vec<u8>>, TurnError> {
+        let journal = self.journal();
+        let Some(meta) = journal.root_file(id, &format!("transcript/{name}/meta"))? else {
+            return Ok(None);
+        };
+        let meta: TranscriptMeta = String::from_utf8(meta)
+            .ok()
+            .and_then(|s| toml::from_str(&s).ok())
+            .ok_or_else(|| TurnError::Corrupt {
+                id: id.clone(),
+                why: format!("transcript '{name}' has no valid meta"),
+            })?;
+        let mut out = Vec::with_capacity(meta.len as usize);
+        for n in 1..=meta.chunks {
+            let chunk = journal
+                .root_file(id, &format!("transcript/{name}/chunks/{n:08}"))?
+                .ok_or_else(|| TurnError::Corrupt {
+                    id: id.clone(),
+                    why: format!("transcript '{name}' is missing chunk {n}"),
+                })?;
+            out.extend_from_slice(&chunk);
+        }
+        if out.len() as u64 != meta.len || Digest::of(&out).to_hex() != meta.digest {
+            return Err(TurnError::Corrupt {
+                id: id.clone(),
+                why: format!("transcript '{name}' does not match its digest"),
+            });
+        }
+        Ok(Some(out))
+    }
+}

@@ -1,0 +1,322 @@
+//! Which working copy are we in: the workspace root, its id, and the owner record that tells a
+//! copy from a move.
+//!
+//! The id lives in `.stella/private/workspace.toml` (ignored by git through the folder's own
+//! `.gitignore`); the data dir keeps, per id, the canonical path that owns it. Comparing the two
+//! on every command tells the cases apart (SPEC §3):
+//! - same path: same workspace;
+//! - the recorded path is the same folder seen another way (symlink, bind mount), proven by a
+//!   probe file written here and looked for there: same workspace;
+//! - the recorded path still holds a checkout with the same id: this is a copy, so it gets a fresh
+//!   id and never writes into the original's history;
+//! - otherwise the checkout moved: keep the id, record the new path.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fsutil::{self, FileLock};
+use crate::ids::WorkspaceId;
+
+/// Where Stella keeps its data, built once at the edge from `$STELLA_HOME` or the platform dirs.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+}
+
+/// One working tree of a git repository, with its id.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    /// The canonical workspace root.
+    pub root: PathBuf,
+    pub id: WorkspaceId,
+    pub data_dir: PathBuf,
+}
+
+/// Something a person should hear about, said once on stderr by the CLI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// This checkout is a copy of another one; it got its own id.
+    Copied { original: PathBuf },
+    /// `.stella/private` was missing at a path the data dir knows; its id was adopted again.
+    Adopted { id: WorkspaceId },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::Copied { original } => write!(
+                f,
+                "this checkout is a copy of '{}': it gets its own workspace id and starts with no sessions",
+                original.display()
+            ),
+            Notice::Adopted { id } => write!(
+                f,
+                "'.stella/private' was missing; adopted this checkout's workspace id {id} again, with its sessions"
+            ),
+        }
+    }
+}
+
+/// The error returned by [`discover_root`] and [`Workspace::open`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a git repository (or any of the parent directories): {}", .path.display())]
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("this operation must be run in a work tree: '{}' is a bare repository", .git_dir.display())]
+    Bare { git_dir: PathBuf },
+    #[error("could not {op} '{}'", .path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("'{}' is corrupt: {why}", .path.display())]
+    Corrupt { path: PathBuf, why: String },
+    #[error(transparent)]
+    Lock(#[from] fsutil::LockError),
+}
+
+impl Error {
+    fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Error + 'a {
+        move |source| Error::Io {
+            op,
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+/// The canonical root of the working tree that contains `cwd`, honouring `GIT_DIR` and
+/// `GIT_WORK_TREE` like git does; each `git worktree` has its own root.
+pub fn discover_root(cwd: &Path) -> Result<PathBuf, Error> {
+    let repo =
+        gix::discover_with_environment_overrides(cwd).map_err(|e| Error::NotARepository {
+            path: cwd.to_owned(),
+            source: e,
+        })?;
+    let Some(workdir) = repo.workdir() else {
+        return Err(Error::Bare {
+            git_dir: repo.git_dir().to_owned(),
+        });
+    };
+    let workdir = if workdir.is_absolute() {
+        workdir.to_owned()
+    } else {
+        cwd.join(workdir)
+    };
+    workdir
+        .canonicalize()
+        .map_err(Error::io("resolve the workspace root", &workdir))
+}
+
+/// The identity file's content.
+#[derive(Serialize, Deserialize)]
+struct IdFile {
+    id: String,
+    /// Where the id was minted; informational, for people reading the file.
+    #[serde(default)]
+    minted_at: Option<PathBuf>,
+}
+
+const ID_FILE: &str = "workspace.toml";
+const OWNER_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+impl Workspace {
+    /// Open (and if needed initialise) the workspace whose root is `root`, returning what a person
+    /// should be told.
+    pub fn open(settings: &Settings, root: PathBuf) -> Result<(Workspace, Vec<Notice>), Error> {
+        let mut notices = Vec::new();
+        let data_dir = settings.data_dir.clone();
+        fsutil::create_private_dir(&data_dir.join("workspaces"), 0o700)
+            .map_err(Error::io("create the data dir", &data_dir))?;
+        let private = private_dir(&root);
+        ensure_private_dir(&root)?;
+        let id_path = private.join(ID_FILE);
+
+        let id = match read_id_file(&id_path)? {
+            Some(id) => id,
+            None => match find_owned_id(&data_dir, &root)? {
+                Some(id) => {
+                    write_id_file(&id_path, &id, &root)?;
+                    notices.push(Notice::Adopted { id: id.clone() });
+                    id
+                }
+                None => {
+                    let id = WorkspaceId::mint();
+                    write_id_file(&id_path, &id, &root)?;
+                    id
+                }
+            },
+        };
+
+        let ws = Workspace { root, id, data_dir };
+        let ws = ws.reconcile_owner(&mut notices)?;
+        Ok((ws, notices))
+    }
+
+    /// Compare the owner record with this path and settle copy, move or same folder.
+    fn reconcile_owner(mut self, notices: &mut Vec<Notice>) -> Result<Workspace, Error> {
+        let dir = self.id_dir();
+        let owner_path = dir.join("owner");
+        let read_owner = || {
+            fsutil::read_optional(&owner_path)
+                .map_err(Error::io("read the owner record", &owner_path))
+                .map(|b| b.map(|b| PathBuf::from(bytes_to_os(trim_nl(&b)))))
+        };
+        // The common case reads one small file and takes no lock.
+        if read_owner()?.as_deref() == Some(self.root.as_path()) {
+            return Ok(self);
+        }
+        fsutil::create_private_dir(&dir, 0o700).map_err(Error::io("create", &dir))?;
+        let _lock = FileLock::acquire(&dir.join("owner.lock"), OWNER_LOCK_WAIT)?;
+        let recorded = read_owner()?;
+        match recorded {
+            Some(p) if p == self.root => Ok(self),
+            None => {
+                write_owner(&owner_path, &self.root)?;
+                Ok(self)
+            }
+            Some(other) => {
+                if same_folder(&self.root, &other) {
+                    Ok(self)
+                } else if read_id_file(&private_dir(&other).join(ID_FILE))
+                    .ok()
+                    .flatten()
+                    .as_ref()
+                    == Some(&self.id)
+                {
+                    drop(_lock);
+                    let id = WorkspaceId::mint();
+                    write_id_file(&private_dir(&self.root).join(ID_FILE), &id, &self.root)?;
+                    self.id = id;
+                    let dir = self.id_dir();
+                    fsutil::create_private_dir(&dir, 0o700).map_err(Error::io("create", &dir))?;
+                    write_owner(&dir.join("owner"), &self.root)?;
+                    notices.push(Notice::Copied { original: other });
+                    Ok(self)
+                } else {
+                    tracing::info!(from = %other.display(), to = %self.root.display(), "workspace moved");
+                    write_owner(&owner_path, &self.root)?;
+                    Ok(self)
+                }
+            }
+        }
+    }
+
+    /// `<data dir>/workspaces/<id>`.
+    pub fn id_dir(&self) -> PathBuf {
+        self.data_dir.join("workspaces").join(self.id.as_str())
+    }
+
+    /// The private bare repository holding this workspace's sessions.
+    pub fn store_dir(&self) -> PathBuf {
+        self.id_dir().join("store.git")
+    }
+
+    /// `.stella/private` inside the workspace.
+    pub fn private_dir(&self) -> PathBuf {
+        private_dir(&self.root)
+    }
+}
+
+fn private_dir(root: &Path) -> PathBuf {
+    root.join(".stella").join("private")
+}
+
+/// Create `.stella/private` with a `.gitignore` of `*`, so it is never committed whatever the
+/// repository's own ignore rules say.
+fn ensure_private_dir(root: &Path) -> Result<(), Error> {
+    let private = private_dir(root);
+    fsutil::create_private_dir(&private, 0o700).map_err(Error::io("create", &private))?;
+    let ignore = private.join(".gitignore");
+    if !ignore.exists() {
+        fsutil::write_atomic(&ignore, b"*\n", 0o644).map_err(Error::io("write", &ignore))?;
+    }
+    Ok(())
+}
+
+fn read_id_file(path: &Path) -> Result<Option<WorkspaceId>, Error> {
+    let Some(bytes) = fsutil::read_optional(path).map_err(Error::io("read", path))? else {
+        return Ok(None);
+    };
+    let corrupt = |why: String| Error::Corrupt {
+        path: path.to_owned(),
+        why,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| corrupt("it is not UTF-8".into()))?;
+    let file: IdFile = toml::from_str(text).map_err(|e| corrupt(e.message().to_owned()))?;
+    WorkspaceId::parse(&file.id)
+        .map(Some)
+        .map_err(|e| corrupt(e.to_string()))
+}
+
+fn write_id_file(path: &Path, id: &WorkspaceId, root: &Path) -> Result<(), Error> {
+    let text = toml::to_string(&IdFile {
+        id: id.to_string(),
+        minted_at: Some(root.to_owned()),
+    })
+    .expect("the id file serialises");
+    fsutil::write_atomic(path, text.as_bytes(), 0o600).map_err(Error::io("write", path))
+}
+
+fn write_owner(path: &Path, root: &Path) -> Result<(), Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut bytes = root.as_os_str().as_bytes().to_vec();
+    bytes.push(b'\n');
+    fsutil::write_atomic(path, &bytes, 0o600).map_err(Error::io("write the owner record", path))
+}
+
+/// The id whose owner record names `root`, if any: `.stella/private` was removed (for example by
+/// `git clean -fdx`) at a path Stella already knows.
+fn find_owned_id(data_dir: &Path, root: &Path) -> Result<Option<WorkspaceId>, Error> {
+    let dir = data_dir.join("workspaces");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("list", &dir)(e)),
+    };
+    for entry in entries.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let Ok(id) = WorkspaceId::parse(&name) else {
+            continue;
+        };
+        if let Ok(Some(bytes)) = fsutil::read_optional(&entry.path().join("owner"))
+            && Path::new(bytes_to_os(trim_nl(&bytes))) == root
+        {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `a` and `b` are the same folder: a probe file written through one path and looked for
+/// through the other (jj's secure-config design), since a bind mount has no symlink to resolve.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let name = format!("probe-{}", crate::ids::random_hex(8));
+    let here = private_dir(a).join(&name);
+    if fsutil::create_new(&here, b"", 0o600).is_err() {
+        return false;
+    }
+    let seen = private_dir(b).join(&name).exists();
+    let _ = std::fs::remove_file(&here);
+    seen
+}
+
+fn trim_nl(b: &[u8]) -> &[u8] {
+    b.strip_suffix(b"\n").unwrap_or(b)
+}
+
+fn bytes_to_os(b: &[u8]) -> &std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(b)
+}

@@ -1,0 +1,172 @@
+//! A clean world per test: a temp HOME and STELLA_HOME, a real git repository, fixed identities
+//! and dates, and the binary run with nothing else from the environment.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+pub struct World {
+    pub tmp: tempfile::TempDir,
+    /// The repository's working tree (canonical).
+    pub repo: PathBuf,
+    pub home: PathBuf,
+    pub stella_home: PathBuf,
+}
+
+/// The environment every spawned process gets, and nothing more.
+pub fn clean_env(cmd: &mut Command, home: &Path, stella_home: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("STELLA_HOME", stella_home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        .env("GIT_COMMITTER_NAME", "Test Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .env("TZ", "UTC")
+        .env("LC_ALL", "C");
+}
+
+impl World {
+    /// A fresh repository with one commit.
+    pub fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let repo = base.join("repo");
+        let home = base.join("home");
+        let stella_home = base.join("stella");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let w = World {
+            tmp,
+            repo,
+            home,
+            stella_home,
+        };
+        w.git(&["init", "-q", "-b", "main"]);
+        w.write("README", "hello\n");
+        w.git(&["add", "README"]);
+        w.git(&["commit", "-q", "-m", "init"]);
+        w
+    }
+
+    pub fn base(&self) -> PathBuf {
+        self.repo.parent().unwrap().to_owned()
+    }
+
+    /// `git-stella` run in the repository.
+    pub fn stella(&self) -> Command {
+        self.stella_in(&self.repo)
+    }
+
+    pub fn stella_in(&self, dir: &Path) -> Command {
+        let mut cmd = Command::cargo_bin("git-stella").unwrap();
+        clean_env(&mut cmd, &self.home, &self.stella_home);
+        cmd.current_dir(dir);
+        cmd
+    }
+
+    /// Run `git-stella ARGS` and return its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.stella().args(args).output().unwrap()
+    }
+
+    /// Run `git-stella ARGS`, which must succeed; its stdout, trimmed.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "git-stella {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Run `git-stella --session S ARGS` with `stdin` and return its output.
+    pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .stella()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    pub fn start(&self) -> String {
+        self.ok(&["session", "start"])
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(&self.repo, &self.home, args)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.repo.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.repo.join(rel)).unwrap()
+    }
+
+    pub fn store(&self) -> PathBuf {
+        PathBuf::from(self.ok(&["store-path"]))
+    }
+
+    /// `git --git-dir=<store> ARGS`.
+    pub fn store_git(&self, args: &[&str]) -> String {
+        let store = self.store();
+        let mut full = vec!["--git-dir", store.to_str().unwrap()];
+        full.extend_from_slice(args);
+        git_in(&self.repo, &self.home, &full)
+    }
+
+    pub fn steps(&self, session: &str) -> usize {
+        self.store_git(&[
+            "rev-list",
+            "--count",
+            &format!("refs/stella/sessions/{session}"),
+        ])
+        .parse()
+        .unwrap()
+    }
+}
+
+/// Run stock git, which must succeed; its stdout, trimmed.
+pub fn git_in(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, home, &home.join("unused"));
+    let out = cmd.current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}

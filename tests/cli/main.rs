@@ -1,0 +1,8 @@
+//! End-to-end tests of the `git-stella` binary, all in one test binary (one link, one rebuild).
+
+mod common;
+
+mod guard;
+mod identity;
+mod journal;
+mod turns;
