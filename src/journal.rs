@@ -215,28 +215,35 @@ impl<'s> Journal<'s> {
     }
 
     /// Start session `id` with `session_toml` as its metadata, on top of `parent` (an artifact's
-    /// tip when replaying) or as a new history.
+    /// tip when replaying) or as a new history. `step`'s edits land in the same first commit, so a
+    /// replayed session is guarded from its first step on.
     pub fn start(
         &self,
         id: &SessionId,
         session_toml: &str,
         parent: Option<ObjectId>,
-        summary: &str,
+        step: &Step,
     ) -> Result<Tip, Error> {
         let blob = self.write_blob(session_toml.as_bytes())?;
         let name = session_ref(id);
-        self.store.update_ref(&name, summary, |repo, tip| {
+        self.store.update_ref(&name, &step.summary, |repo, tip| {
             if tip.is_some() {
                 return Err(Error::SessionExists { id: id.clone() });
             }
-            let mut editor = repo
-                .edit_tree(ObjectId::empty_tree(repo.object_hash()))
-                .map_err(self.store.git_err("build a tree"))?;
-            editor
-                .upsert("session.toml", EntryKind::Blob, blob)
-                .map_err(self.store.git_err("build a tree"))?;
-            let tree = editor.write().map_err(self.store.git_err("write a tree"))?;
-            self.write_commit(tree.detach(), parent, summary, 1, 0)
+            let empty = self.git(
+                "read a tree",
+                repo.find_tree(ObjectId::empty_tree(repo.object_hash())),
+            )?;
+            let mut editor = self.git("build a tree", empty.edit())?;
+            self.git(
+                "build a tree",
+                editor
+                    .upsert("session.toml", EntryKind::Blob, blob)
+                    .map(|_| ()),
+            )?;
+            let tracked = self.apply(&empty, &mut editor, step, 0)?;
+            let tree = self.git("write a tree", editor.write())?.detach();
+            self.write_commit(tree, parent, &step.summary, 1, tracked)
         })?;
         self.tip(id)
     }
@@ -285,64 +292,7 @@ impl<'s> Journal<'s> {
             let current = self.read_tip(id.as_str(), tip)?;
             let tree = self.git("read a tree", repo.find_tree(current.tree))?;
             let mut editor = self.git("edit a tree", tree.edit())?;
-            let mut tracked = current.tracked;
-            for edit in &step.map {
-                match edit {
-                    MapEdit::Put {
-                        path,
-                        seen,
-                        bytes,
-                        first_origin,
-                    } => {
-                        let dir = entry_dir(path);
-                        let existing = self.entry_in(&tree, path)?;
-                        let origin = match &existing {
-                            Some(e) => e.origin,
-                            None => {
-                                tracked += 1;
-                                *first_origin
-                            }
-                        };
-                        let state = self.write_blob(state_text(*seen, origin).as_bytes())?;
-                        let path_blob = self.write_blob(path.as_bytes())?;
-                        let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
-                        ed(editor
-                            .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)
-                            .map(|_| ()))?;
-                        ed(editor
-                            .upsert(format!("{dir}/state"), EntryKind::Blob, state)
-                            .map(|_| ()))?;
-                        match bytes {
-                            Some((blob, exec)) => {
-                                let kind = if *exec {
-                                    EntryKind::BlobExecutable
-                                } else {
-                                    EntryKind::Blob
-                                };
-                                ed(editor
-                                    .upsert(format!("{dir}/seen"), kind, *blob)
-                                    .map(|_| ()))?;
-                            }
-                            None => ed(editor.remove(format!("{dir}/seen")).map(|_| ()))?,
-                        }
-                    }
-                    MapEdit::Remove { path } => {
-                        if self.entry_in(&tree, path)?.is_some() {
-                            tracked -= 1;
-                            self.git("edit a tree", editor.remove(entry_dir(path)))?;
-                        }
-                    }
-                }
-            }
-            for edit in &step.root {
-                let r = match edit {
-                    RootEdit::Put { name, blob } => {
-                        editor.upsert(name.as_str(), EntryKind::Blob, *blob)
-                    }
-                    RootEdit::Remove { name } => editor.remove(name.as_str()),
-                };
-                self.git("edit a tree", r)?;
-            }
+            let tracked = self.apply(&tree, &mut editor, step, current.tracked)?;
             let new_tree = self.git("write a tree", editor.write())?.detach();
             self.write_commit(
                 new_tree,
@@ -353,6 +303,75 @@ impl<'s> Journal<'s> {
             )
         });
         self.read_tip(id.as_str(), new?)
+    }
+
+    /// Apply `step`'s edits to `editor` (a tree editor over `tree`), returning the new count of
+    /// tracked paths.
+    fn apply(
+        &self,
+        tree: &gix::Tree<'_>,
+        editor: &mut gix::object::tree::Editor<'_>,
+        step: &Step,
+        mut tracked: u64,
+    ) -> Result<u64, Error> {
+        for edit in &step.map {
+            match edit {
+                MapEdit::Put {
+                    path,
+                    seen,
+                    bytes,
+                    first_origin,
+                } => {
+                    let dir = entry_dir(path);
+                    let existing = self.entry_in(tree, path)?;
+                    let origin = match &existing {
+                        Some(e) => e.origin,
+                        None => {
+                            tracked += 1;
+                            *first_origin
+                        }
+                    };
+                    let state = self.write_blob(state_text(*seen, origin).as_bytes())?;
+                    let path_blob = self.write_blob(path.as_bytes())?;
+                    let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
+                    ed(editor
+                        .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)
+                        .map(|_| ()))?;
+                    ed(editor
+                        .upsert(format!("{dir}/state"), EntryKind::Blob, state)
+                        .map(|_| ()))?;
+                    match bytes {
+                        Some((blob, exec)) => {
+                            let kind = if *exec {
+                                EntryKind::BlobExecutable
+                            } else {
+                                EntryKind::Blob
+                            };
+                            ed(editor
+                                .upsert(format!("{dir}/seen"), kind, *blob)
+                                .map(|_| ()))?;
+                        }
+                        None => ed(editor.remove(format!("{dir}/seen")).map(|_| ()))?,
+                    }
+                }
+                MapEdit::Remove { path } => {
+                    if self.entry_in(tree, path)?.is_some() {
+                        tracked -= 1;
+                        self.git("edit a tree", editor.remove(entry_dir(path)))?;
+                    }
+                }
+            }
+        }
+        for edit in &step.root {
+            let r = match edit {
+                RootEdit::Put { name, blob } => {
+                    editor.upsert(name.as_str(), EntryKind::Blob, *blob)
+                }
+                RootEdit::Remove { name } => editor.remove(name.as_str()),
+            };
+            self.git("edit a tree", r)?;
+        }
+        Ok(tracked)
     }
 
     /// The entry for `path` in the session's current map.

@@ -10,6 +10,7 @@
 //! The library never prints, never exits and reads no environment: the `git-stella` binary builds
 //! [`workspace::Settings`] at the edge and passes it in.
 
+pub mod artifact;
 pub mod cli;
 pub mod digest;
 pub mod fsutil;
@@ -17,6 +18,7 @@ pub mod guard;
 pub mod ids;
 pub mod journal;
 pub mod paths;
+pub mod replay;
 pub mod session;
 pub mod store;
 pub mod turn;

@@ -110,7 +110,11 @@ impl Context {
             "id = \"{id}\"\nstarted = \"{}\"\n",
             format_time(gix::date::Time::now_utc())
         );
-        self.journal().start(&id, &toml, None, "session start")?;
+        let step = Step {
+            summary: "session start".into(),
+            ..Step::default()
+        };
+        self.journal().start(&id, &toml, None, &step)?;
         // Off the hot path: a good moment to repack a store that piled up loose objects.
         if let Err(e) = self.store.maybe_gc() {
             tracing::warn!(error = %e, "automatic repack failed");

@@ -246,6 +246,31 @@ impl Context {
         Ok(edits)
     }
 
+    /// The edits that store `bytes` as the whole of transcript `name` (a replay's first step).
+    pub(crate) fn whole_transcript_edits(
+        &self,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<Vec<RootEdit>, crate::journal::Error> {
+        let dir = format!("transcript/{name}");
+        let journal = self.journal();
+        let meta = TranscriptMeta {
+            len: bytes.len() as u64,
+            digest: Digest::of(bytes).to_hex(),
+            chunks: 1,
+        };
+        Ok(vec![
+            RootEdit::Put {
+                name: format!("{dir}/chunks/{:08}", 1),
+                blob: journal.write_blob(bytes)?,
+            },
+            RootEdit::Put {
+                name: format!("{dir}/meta"),
+                blob: journal.write_blob(toml::to_string(&meta).expect("serialises").as_bytes())?,
+            },
+        ])
+    }
+
     /// The names of the transcripts the session holds.
     pub fn transcript_names(&self, id: &SessionId) -> Result<Vec<String>, TurnError> {
         let tip = self.journal().tip(id)?;

@@ -7,7 +7,10 @@ use crate::session::format_time;
 /// Show a session's steps, newest first; without a session, every session's
 ///
 /// One line per step: its commit in the store, when, and what happened (`read src/a.rs`,
-/// `write src/a.rs`, `turn begin`, …). The same history is readable with plain git:
+/// `write src/a.rs`, `turn begin`, …). A replayed session's history continues into the session
+/// it was replayed from, through the artifact's checkpoint commit. Without a session, every
+/// session is shown with where it was replayed from, and sessions replayed from one artifact
+/// are named as forks of it. The same history is readable with plain git:
 /// `git --git-dir="$(git stella store-path)" log refs/stella/sessions/<id>`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -27,12 +30,38 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         None => journal.sessions()?.into_iter().map(|(id, _)| id).collect(),
     };
     let many = ids.len() > 1 || args.id.is_none() && ctx.session.is_none();
+    let metas: Vec<_> = ids
+        .iter()
+        .map(|id| super::session_cmd::meta(&context, id))
+        .collect();
     for (i, id) in ids.iter().enumerate() {
         if many {
             if i > 0 {
                 writeln!(out)?;
             }
-            writeln!(out, "session {id}")?;
+            match &metas[i].origin {
+                Some((origin, artifact)) => {
+                    let forks: Vec<&str> = ids
+                        .iter()
+                        .zip(&metas)
+                        .filter(|(other, m)| {
+                            *other != id && m.origin.as_ref().is_some_and(|(_, a)| a == artifact)
+                        })
+                        .map(|(other, _)| other.as_str())
+                        .collect();
+                    let forks = if forks.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; forked with {}", forks.join(", "))
+                    };
+                    writeln!(
+                        out,
+                        "session {id} (replayed from session {origin} via artifact {}{forks})",
+                        &artifact[..12.min(artifact.len())]
+                    )?;
+                }
+                None => writeln!(out, "session {id}")?,
+            }
         }
         for (commit, time, summary) in journal.history(id)? {
             let short = commit.to_hex_with_len(10);

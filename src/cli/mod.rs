@@ -17,12 +17,15 @@ use crate::journal;
 use crate::session::{self, Context};
 use crate::workspace::{self, Settings};
 
+mod checkpoint;
 mod diff;
 mod gc;
 mod guard;
 mod init;
+mod inspect;
 mod log;
 mod read;
+mod replay;
 mod resume;
 mod rm;
 mod session_cmd;
@@ -30,6 +33,7 @@ mod status;
 mod step;
 mod store_path;
 mod turn;
+mod verify;
 mod write;
 mod wrote;
 
@@ -79,6 +83,10 @@ pub enum Command {
     Turn(turn::TurnCommand),
     Step(step::Args),
     Resume(resume::Args),
+    Checkpoint(checkpoint::Args),
+    Inspect(inspect::Args),
+    Verify(verify::Args),
+    Replay(replay::Args),
     Log(log::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
@@ -231,10 +239,16 @@ impl Ctx<'_> {
         ctx: &Context,
         paths: &[PathBuf],
     ) -> Result<Vec<crate::paths::RelPath>> {
-        paths
-            .iter()
-            .map(|p| ctx.resolve(&self.cwd, p).map_err(CliError::from))
-            .collect()
+        let mut out: Vec<crate::paths::RelPath> = Vec::with_capacity(paths.len());
+        let mut seen = std::collections::HashSet::new();
+        for p in paths {
+            let rel = ctx.resolve(&self.cwd, p)?;
+            // One step records a path once, however often it was named.
+            if seen.insert(rel.clone()) {
+                out.push(rel);
+            }
+        }
+        Ok(out)
     }
 
     /// Say something to the person, unless `--quiet`.
@@ -353,6 +367,10 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Turn(a) => turn::run(ctx, a, out),
         Command::Step(a) => step::run(ctx, a, out),
         Command::Resume(a) => resume::run(ctx, a, out),
+        Command::Checkpoint(a) => checkpoint::run(ctx, a, out),
+        Command::Inspect(a) => inspect::run(ctx, a, out),
+        Command::Verify(a) => verify::run(ctx, a, out),
+        Command::Replay(a) => replay::run(ctx, a, out),
         Command::Log(a) => log::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),

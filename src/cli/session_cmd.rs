@@ -52,22 +52,56 @@ pub struct DropArgs {
     pub id: String,
 }
 
-fn started(context: &crate::session::Context, id: &crate::ids::SessionId) -> String {
-    context
+/// What `session.toml` says about a session: when it started, and where it was replayed from.
+pub(crate) struct Meta {
+    pub started: String,
+    /// The last replay it descends from: (origin session, artifact BLAKE3).
+    pub origin: Option<(String, String)>,
+}
+
+impl Meta {
+    pub fn origin_text(&self) -> String {
+        match &self.origin {
+            Some((session, artifact)) => {
+                format!("{session}@{}", &artifact[..12.min(artifact.len())])
+            }
+            None => "-".into(),
+        }
+    }
+}
+
+pub(crate) fn meta(context: &crate::session::Context, id: &crate::ids::SessionId) -> Meta {
+    let table = context
         .journal()
         .root_file(id, "session.toml")
         .ok()
         .flatten()
         .and_then(|b| String::from_utf8(b).ok())
         .and_then(|t| t.parse::<toml::Table>().ok())
-        .and_then(|t| t.get("started").and_then(|v| v.as_str()).map(str::to_owned))
+        .unwrap_or_default();
+    let started = table
+        .get("started")
+        .and_then(|v| v.as_str())
         .unwrap_or_default()
+        .to_owned();
+    let origin = table
+        .get("provenance")
+        .and_then(|v| v.as_array())
+        .and_then(|a| a.last())
+        .and_then(|p| {
+            Some((
+                p.get("session")?.as_str()?.to_owned(),
+                p.get("artifact")?.as_str()?.to_owned(),
+            ))
+        });
+    Meta { started, origin }
 }
 
-fn json_of(id: &str, started: &str, tip: &Tip) -> serde_json::Value {
+fn json_of(id: &str, meta: &Meta, tip: &Tip) -> serde_json::Value {
     json!({
         "id": id,
-        "started": started,
+        "started": meta.started,
+        "origin": meta.origin.as_ref().map(|(s, a)| json!({"session": s, "artifact": a})),
         "last_step": format_time(tip.time),
         "steps": tip.steps,
         "tracked": tip.tracked,
@@ -88,7 +122,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
             if a.json {
                 let list: Vec<_> = sessions
                     .iter()
-                    .map(|(id, tip)| json_of(id.as_str(), &started(&context, id), tip))
+                    .map(|(id, tip)| json_of(id.as_str(), &meta(&context, id), tip))
                     .collect();
                 print_json(out, &serde_json::Value::Array(list))?;
             } else {
@@ -100,13 +134,15 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     )?;
                 }
                 for (id, tip) in &sessions {
+                    let meta = meta(&context, id);
                     writeln!(
                         out,
-                        "{:<24} {:<25} {:>6} {:>8}",
+                        "{:<24} {:<25} {:>6} {:>8}  {}",
                         id.as_str(),
-                        started(&context, id),
+                        meta.started,
                         tip.steps,
-                        tip.tracked
+                        tip.tracked,
+                        meta.origin_text()
                     )?;
                 }
             }
@@ -117,12 +153,13 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 None => ctx.session_id()?,
             };
             let tip = context.journal().tip(&id)?;
-            let started = started(&context, &id);
+            let meta = meta(&context, &id);
             if a.json {
-                print_json(out, &json_of(id.as_str(), &started, &tip))?;
+                print_json(out, &json_of(id.as_str(), &meta, &tip))?;
             } else {
                 writeln!(out, "session   {id}")?;
-                writeln!(out, "started   {started}")?;
+                writeln!(out, "started   {}", meta.started)?;
+                writeln!(out, "origin    {}", meta.origin_text())?;
                 writeln!(out, "last step {} ({})", format_time(tip.time), tip.summary)?;
                 writeln!(out, "steps     {}", tip.steps)?;
                 writeln!(out, "tracked   {}", tip.tracked)?;

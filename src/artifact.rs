@@ -1,0 +1,749 @@
+//! The artifact: one session packed into a self-contained git bundle (SPEC §6).
+//!
+//! A git bundle v2 with no prerequisites, holding one ref `refs/stella/checkpoints/<session-id>`.
+//! Its tip is one commit on top of the session's journal (so the history travels) whose tree is
+//! the versioned format:
+//!
+//! | entry | content |
+//! |---|---|
+//! | `stella.toml` | format, session, base commit, producer, times, provenance |
+//! | `fingerprint` | `<blake3>  <path>` per touched path, sorted: what `b3sum` prints |
+//! | `origins` | the same form for where the session started (`-` for a path it created) |
+//! | `files/<path>` | the bytes as the session last saw them (executable bit kept) |
+//! | `transcript/<name>` | the conversation, verbatim |
+//! | `base` | a gitlink (mode 160000) naming the base commit, SHA-1 repositories only |
+//!
+//! The bundle is written natively rather than with `git bundle create`: the pack must begin with
+//! the tip commit, its tree, `stella.toml`, `fingerprint` and `origins`, so `inspect`, `verify`
+//! and replay's checks read only the head of the file, and git's own ordering puts every commit
+//! of the history first. Objects are stored whole (no deltas) in a fixed order, so an unchanged
+//! session gives identical bytes; measured against `git bundle create` in `bench/`.
+//!
+//! **Contents warning.** An artifact holds the conversation verbatim — the full bytes of every
+//! file the agent read, whatever commands printed, anything it read outside the workspace — and,
+//! in its history, every version of every file the session saw, plus the history of any session
+//! it was replayed from. Any secrets in them travel too (a `.env`, keys in tests, customer rows in
+//! fixtures). Stella does not encrypt, redact, classify or expire it. Treat an artifact like the
+//! source tree and the chat log together.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, BufRead, Read, Write};
+use std::ops::RangeInclusive;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::object::tree::EntryKind;
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Digest;
+use crate::ids::SessionId;
+use crate::journal::{Entry, Seen};
+use crate::paths::RelPath;
+use crate::session::{Context, format_time};
+
+/// The format this build writes.
+pub const FORMAT: u32 = 1;
+
+/// The formats this build reads. Each release reads the current format and at least the two
+/// before it.
+pub const FORMATS_READ: RangeInclusive<u32> = 1..=1;
+
+/// Where checkpoints live in a bundle.
+pub const CHECKPOINTS: &str = "refs/stella/checkpoints/";
+
+/// The warning every artifact carries, shown by `inspect` and the checkpoint docs.
+pub const CONTENTS_WARNING: &str = "This artifact holds the conversation verbatim: the full bytes of every file the agent read, \
+whatever its commands printed and anything it read outside the workspace; and, in its history, every version of every \
+file the session saw, plus the history of any session it was replayed from. Any secrets in them travel too. \
+Stella does not encrypt, redact, classify or expire it: share it as you would share the source tree and the chat log.";
+
+/// Most bytes a head object may claim before the artifact is refused: a hostile size claim must
+/// not make the reader allocate it.
+const MAX_HEAD_OBJECT: u64 = 256 << 20;
+
+/// One replay the session descends from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The session the artifact was made from.
+    pub session: String,
+    /// BLAKE3 of the artifact file.
+    pub artifact: String,
+    /// The base commit of that artifact, if any.
+    pub base: Option<String>,
+    /// When it was replayed.
+    pub replayed: String,
+}
+
+/// `stella.toml`: the artifact's manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    pub session: String,
+    /// The workspace `HEAD` when the artifact was made; `none` on an unborn branch.
+    pub base: String,
+    pub object_format: String,
+    pub producer: String,
+    pub started: String,
+    pub last_step: String,
+    pub steps: u64,
+    /// Paths the session may have seen in two versions: they need a re-read before any write.
+    #[serde(default)]
+    pub needs_reread: Vec<String>,
+    /// Transcript names and their sizes in bytes.
+    #[serde(default)]
+    pub transcripts: BTreeMap<String, u64>,
+    /// The chain of replays this session descends from, oldest first.
+    #[serde(default)]
+    pub provenance: Vec<Provenance>,
+}
+
+impl Manifest {
+    /// The base commit, if there was one.
+    pub fn base_commit(&self) -> Option<&str> {
+        (self.base != "none").then_some(self.base.as_str())
+    }
+}
+
+/// The error returned by artifact operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a Stella artifact: {why}")]
+    NotAnArtifact { why: String },
+    #[error(
+        "this artifact has format {format}; this git-stella reads formats {}–{}; {reader}",
+        FORMATS_READ.start(),
+        FORMATS_READ.end()
+    )]
+    UnsupportedFormat { format: u32, reader: String },
+    #[error("could not read the artifact")]
+    Io(#[from] io::Error),
+    #[error(transparent)]
+    Session(#[from] crate::session::Error),
+}
+
+impl From<crate::store::Error> for Error {
+    fn from(e: crate::store::Error) -> Self {
+        Error::Session(e.into())
+    }
+}
+
+impl From<crate::journal::Error> for Error {
+    fn from(e: crate::journal::Error) -> Self {
+        Error::Session(e.into())
+    }
+}
+
+fn not_artifact(why: impl Into<String>) -> Error {
+    Error::NotAnArtifact { why: why.into() }
+}
+
+/// What `checkpoint` wrote.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub tip: ObjectId,
+    pub manifest: Manifest,
+    pub paths: usize,
+}
+
+/// A fingerprint or origins line: `<hex>  <path>` as `b3sum` prints it, escaping `\` and newlines
+/// in the path the same way (the line then starts with `\`).
+fn sum_line(digest: Option<Digest>, path: &RelPath) -> Vec<u8> {
+    let hex = digest.map_or("-".to_owned(), |d| d.to_hex());
+    let raw = path.as_bytes();
+    let mut line = Vec::new();
+    if raw.iter().any(|b| *b == b'\\' || *b == b'\n') {
+        line.push(b'\\');
+        line.extend_from_slice(hex.as_bytes());
+        line.extend_from_slice(b"  ");
+        for b in raw {
+            match b {
+                b'\\' => line.extend_from_slice(b"\\\\"),
+                b'\n' => line.extend_from_slice(b"\\n"),
+                b => line.push(*b),
+            }
+        }
+    } else {
+        line.extend_from_slice(hex.as_bytes());
+        line.extend_from_slice(b"  ");
+        line.extend_from_slice(raw);
+    }
+    line.push(b'\n');
+    line
+}
+
+/// Parse `sum_line` output back; `None` digest for `-`.
+pub fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> {
+    let mut out = Vec::new();
+    for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let (escaped, line) = match line.strip_prefix(b"\\") {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let Some(pos) = line.find(b"  ") else {
+            return Err(not_artifact("a fingerprint line has no '  ' separator"));
+        };
+        let (hex, path) = (&line[..pos], &line[pos + 2..]);
+        let digest = match hex {
+            b"-" => None,
+            hex => Some(
+                std::str::from_utf8(hex)
+                    .ok()
+                    .and_then(Digest::from_hex)
+                    .ok_or_else(|| not_artifact("a fingerprint line has a malformed digest"))?,
+            ),
+        };
+        let path = if escaped {
+            let mut p = Vec::new();
+            let mut it = path.iter();
+            while let Some(b) = it.next() {
+                match (b, it.clone().next()) {
+                    (b'\\', Some(b'\\')) => {
+                        p.push(b'\\');
+                        it.next();
+                    }
+                    (b'\\', Some(b'n')) => {
+                        p.push(b'\n');
+                        it.next();
+                    }
+                    (b, _) => p.push(*b),
+                }
+            }
+            p
+        } else {
+            path.to_vec()
+        };
+        let path = RelPath::from_bytes(&path)
+            .ok_or_else(|| not_artifact(format!("unsafe path {:?}", path.as_bstr())))?;
+        out.push((path, digest));
+    }
+    Ok(out)
+}
+
+impl Context {
+    /// Pack session `id` into an artifact written to `out`.
+    ///
+    /// See the [module docs](self) for the format and the contents warning. The checkpoint commit
+    /// takes its dates from the session's last step, so an unchanged session gives identical bytes.
+    pub fn checkpoint(&self, id: &SessionId, out: &mut dyn Write) -> Result<Checkpoint, Error> {
+        let journal = self.journal();
+        let tip = journal.tip(id)?;
+        let entries = journal.entries(id)?;
+        let repo = self.store.repo();
+        let git = |op| self.store.git_err(op);
+
+        let session_toml = journal
+            .root_file(id, "session.toml")?
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|t| t.parse::<toml::Table>().ok())
+            .unwrap_or_default();
+        let text = |k: &str| {
+            session_toml
+                .get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let provenance: Vec<Provenance> = session_toml
+            .get("provenance")
+            .cloned()
+            .and_then(|v| v.try_into().ok())
+            .unwrap_or_default();
+
+        let (base, object_format) = user_head(&self.ws.root);
+        let mut editor = repo
+            .edit_tree(ObjectId::empty_tree(repo.object_hash()))
+            .map_err(git("build a tree"))?;
+        let mut fingerprint = Vec::new();
+        let mut origins = Vec::new();
+        let mut needs_reread = Vec::new();
+        for Entry {
+            path,
+            seen,
+            origin,
+            bytes,
+        } in &entries
+        {
+            match seen {
+                Seen::Digest(d) => fingerprint.extend(sum_line(Some(*d), path)),
+                Seen::Reread => needs_reread.push(path.to_string()),
+            }
+            origins.extend(sum_line(*origin, path));
+            if let Some((blob, exec)) = bytes {
+                let kind = if *exec {
+                    EntryKind::BlobExecutable
+                } else {
+                    EntryKind::Blob
+                };
+                let mut name = b"files/".to_vec();
+                name.extend_from_slice(path.as_bytes());
+                editor
+                    .upsert(name.as_bstr(), kind, *blob)
+                    .map_err(git("build a tree"))?;
+            }
+        }
+        // Transcripts: the host's file when the session knows it (hosts flush late), else the
+        // last one the journal stored.
+        let mut transcripts = BTreeMap::new();
+        for name in self.transcript_names(id).map_err(turn_err)? {
+            if let Some(bytes) = self.transcript(id, &name).map_err(turn_err)? {
+                transcripts.insert(name, bytes);
+            }
+        }
+        let host_transcript = text("transcript_path");
+        if !host_transcript.is_empty()
+            && let Ok(bytes) = std::fs::read(&host_transcript)
+        {
+            let name = std::path::Path::new(&host_transcript)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "transcript".into());
+            transcripts.insert(name, bytes);
+        }
+        let mut transcript_sizes = BTreeMap::new();
+        for (name, bytes) in &transcripts {
+            let blob = journal.write_blob(bytes)?;
+            editor
+                .upsert(format!("transcript/{name}"), EntryKind::Blob, blob)
+                .map_err(git("build a tree"))?;
+            transcript_sizes.insert(name.clone(), bytes.len() as u64);
+        }
+        let manifest = Manifest {
+            format: FORMAT,
+            session: id.to_string(),
+            base: base.map_or("none".into(), |b| b.to_string()),
+            object_format: object_format.to_string(),
+            producer: format!("git-stella {}", env!("CARGO_PKG_VERSION")),
+            started: text("started"),
+            last_step: format_time(tip.time),
+            steps: tip.steps,
+            needs_reread,
+            transcripts: transcript_sizes,
+            provenance,
+        };
+        let manifest_text = toml::to_string(&manifest).expect("the manifest serialises");
+        let manifest_blob = journal.write_blob(manifest_text.as_bytes())?;
+        let fingerprint_blob = journal.write_blob(&fingerprint)?;
+        let origins_blob = journal.write_blob(&origins)?;
+        for (name, blob) in [
+            ("stella.toml", manifest_blob),
+            ("fingerprint", fingerprint_blob),
+            ("origins", origins_blob),
+        ] {
+            editor
+                .upsert(name, EntryKind::Blob, blob)
+                .map_err(git("build a tree"))?;
+        }
+        // A SHA-256 id does not fit a SHA-1 tree: then the base lives in stella.toml only.
+        if let Some(base) = base.filter(|b| b.kind() == repo.object_hash()) {
+            editor
+                .upsert("base", EntryKind::Commit, base)
+                .map_err(git("build a tree"))?;
+        }
+        let tree = editor.write().map_err(git("write a tree"))?.detach();
+        let sig = crate::store::signature(tip.time);
+        let commit = gix::objs::Commit {
+            tree,
+            parents: [tip.commit].into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: format!("checkpoint of session {id}\n").into(),
+            extra_headers: Vec::new(),
+        };
+        let commit_id = repo
+            .write_object(&commit)
+            .map_err(git("write a commit"))?
+            .detach();
+        write_bundle(repo, &format!("{CHECKPOINTS}{id}"), commit_id, out)?;
+        Ok(Checkpoint {
+            tip: commit_id,
+            manifest,
+            paths: entries.len(),
+        })
+    }
+}
+
+fn turn_err(e: crate::turn::TurnError) -> Error {
+    match e {
+        crate::turn::TurnError::Session(s) => Error::Session(s),
+        other => Error::Io(io::Error::other(other.to_string())),
+    }
+}
+
+/// The user repository's `HEAD` commit (none on an unborn branch) and its object format.
+pub fn user_head(root: &std::path::Path) -> (Option<ObjectId>, gix::hash::Kind) {
+    match gix::discover_with_environment_overrides(root) {
+        Ok(repo) => (
+            repo.head_id().ok().map(|id| id.detach()),
+            repo.object_hash(),
+        ),
+        Err(_) => (None, gix::hash::Kind::Sha1),
+    }
+}
+
+/// Every object reachable from `tip`, without descending into gitlinks, head objects first and
+/// the rest in a fixed walk order.
+fn objects_to_pack(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    head: &[ObjectId],
+) -> Result<Vec<ObjectId>, gix::Error> {
+    let mut seen: HashSet<ObjectId> = head.iter().copied().collect();
+    let mut order: Vec<ObjectId> = head.to_vec();
+    let mut commits = vec![tip];
+    let mut trees = Vec::new();
+    while let Some(c) = commits.pop() {
+        let commit = repo.find_commit(c)?;
+        let decoded = commit.decode().map_err(gix::Error::from_error)?;
+        if seen.insert(c) {
+            order.push(c);
+        }
+        trees.push(decoded.tree());
+        for p in decoded.parents() {
+            if !seen.contains(&p) {
+                commits.push(p);
+            }
+        }
+    }
+    let mut i = 0;
+    while i < trees.len() {
+        let t = trees[i];
+        i += 1;
+        if t != head[1] && !seen.insert(t) {
+            continue;
+        }
+        if t != head[1] {
+            order.push(t);
+        }
+        let tree = repo.find_tree(t)?;
+        for e in tree.iter() {
+            let e = e.map_err(gix::Error::from_error)?;
+            let id = e.oid().to_owned();
+            if e.mode().is_tree() {
+                trees.push(id);
+            } else if e.mode().is_commit() {
+                // A gitlink names the base commit: never carried.
+            } else if seen.insert(id) {
+                order.push(id);
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// Write a v2 git bundle of `tip` (one ref `refname`, no prerequisites) in artifact order: the
+/// pack starts with the tip commit, its tree, `stella.toml`, `fingerprint` and `origins`, then
+/// the rest of the history, every object stored whole, never descending into gitlinks.
+///
+/// [`Context::checkpoint`] builds the tip and calls this; it is public for tools (and tests)
+/// that assemble an artifact's commit themselves.
+pub fn write_bundle(
+    repo: &gix::Repository,
+    refname: &str,
+    tip: ObjectId,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    use gix_pack::data::output;
+    let to_io = |e: gix::Error| io::Error::other(e.to_string());
+    let commit = repo.find_commit(tip).map_err(to_io)?;
+    let tree = commit.tree().map_err(to_io)?;
+    let mut head = vec![tip, tree.id];
+    for name in ["stella.toml", "fingerprint", "origins"] {
+        let entry = tree
+            .find_entry(name)
+            .ok_or_else(|| not_artifact(format!("its tree has no '{name}'")))?;
+        head.push(entry.object_id());
+    }
+    let ids = objects_to_pack(repo, tip, &head).map_err(to_io)?;
+    write!(out, "# v2 git bundle\n{tip} {refname}\n\n")?;
+    let mut entries = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let obj = repo.find_object(*id).map_err(to_io)?;
+        let data = gix::objs::Data {
+            kind: obj.kind,
+            object_hash: repo.object_hash(),
+            data: &obj.data,
+        };
+        let count = output::Count::from_data(*id, None);
+        entries.push(
+            output::Entry::from_data(&count, &data, gix_zlib::Compression::DEFAULT)
+                .map_err(|e| io::Error::other(e.to_string()))?,
+        );
+    }
+    let n = u32::try_from(entries.len()).map_err(|_| io::Error::other("too many objects"))?;
+    let writer = output::bytes::FromEntriesIter::new(
+        std::iter::once(Ok(entries)),
+        &mut *out,
+        n,
+        gix_pack::data::Version::V2,
+        repo.object_hash(),
+    );
+    for r in writer {
+        r.map_err(|e| io::Error::other(e.to_string()))?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// What the head of an artifact says, read without the rest of the file.
+#[derive(Clone, Debug)]
+pub struct Head {
+    pub refname: String,
+    pub tip: ObjectId,
+    pub tree: ObjectId,
+    pub manifest: Manifest,
+    pub manifest_text: String,
+    pub fingerprint: Vec<(RelPath, Digest)>,
+    pub origins: Vec<(RelPath, Option<Digest>)>,
+    /// Objects in the pack.
+    pub objects: u32,
+}
+
+impl Head {
+    /// The session id the artifact was made from.
+    pub fn session(&self) -> &str {
+        &self.manifest.session
+    }
+}
+
+/// Read an artifact's head: the bundle header, then the tip commit, its tree, `stella.toml`,
+/// `fingerprint` and `origins` from the start of the pack, each checked against the id that names
+/// it. Refuses anything that is not a Stella artifact of a format this build reads.
+pub fn read_head(reader: impl Read) -> Result<Head, Error> {
+    let mut r = io::BufReader::with_capacity(64 * 1024, reader);
+    let mut line = Vec::new();
+    let read_line = |r: &mut io::BufReader<_>, line: &mut Vec<u8>| -> Result<(), Error> {
+        line.clear();
+        r.by_ref().take(4096).read_until(b'\n', line)?;
+        if line.last() != Some(&b'\n') {
+            return Err(not_artifact("it does not start with a git bundle header"));
+        }
+        line.pop();
+        Ok(())
+    };
+    read_line(&mut r, &mut line)?;
+    match line.as_slice() {
+        b"# v2 git bundle" => {}
+        b"# v3 git bundle" => {
+            return Err(not_artifact(
+                "it is a v3 git bundle; Stella artifacts are v2 bundles",
+            ));
+        }
+        _ => return Err(not_artifact("it is not a git bundle")),
+    }
+    let mut refs = Vec::new();
+    loop {
+        read_line(&mut r, &mut line)?;
+        if line.is_empty() {
+            break;
+        }
+        if line.starts_with(b"-") {
+            return Err(not_artifact(
+                "the bundle has prerequisites; an artifact is self-contained",
+            ));
+        }
+        let text = std::str::from_utf8(&line)
+            .map_err(|_| not_artifact("a bundle ref line is not UTF-8"))?;
+        let (id, name) = text
+            .split_once(' ')
+            .ok_or_else(|| not_artifact("a bundle ref line is malformed"))?;
+        let id = ObjectId::from_hex(id.as_bytes())
+            .map_err(|_| not_artifact("a bundle ref line has a malformed id"))?;
+        refs.push((id, name.to_owned()));
+    }
+    let [(tip, refname)] = refs.as_slice() else {
+        return Err(not_artifact(format!(
+            "the bundle holds {} refs; an artifact holds exactly one under {CHECKPOINTS}",
+            refs.len()
+        )));
+    };
+    if !refname.starts_with(CHECKPOINTS) {
+        return Err(not_artifact(format!(
+            "the bundle's ref is '{refname}', not one under {CHECKPOINTS}: it is a plain git bundle"
+        )));
+    }
+    let mut header = [0u8; 12];
+    r.read_exact(&mut header)
+        .map_err(|_| not_artifact("the pack is truncated"))?;
+    if &header[..4] != b"PACK" || header[4..8] != [0, 0, 0, 2] {
+        return Err(not_artifact("the bundle does not hold a version 2 pack"));
+    }
+    let objects = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    if objects < 5 {
+        return Err(not_artifact("the pack is too small to hold an artifact"));
+    }
+    let kind = tip.kind();
+    let commit = read_object(&mut r, *tip, gix::objs::Kind::Commit)?;
+    let commit = gix::objs::CommitRef::from_bytes(&commit, kind)
+        .map_err(|_| not_artifact("the tip commit does not parse"))?;
+    let tree_id = commit.tree();
+    let tree_bytes = read_object(&mut r, tree_id, gix::objs::Kind::Tree)?;
+    let tree = gix::objs::TreeRef::from_bytes(&tree_bytes, kind)
+        .map_err(|_| not_artifact("the tip tree does not parse"))?;
+    let id_of = |name: &str| {
+        tree.entries
+            .iter()
+            .find(|e| e.filename == name.as_bytes().as_bstr() && e.mode.is_blob())
+            .map(|e| e.oid.to_owned())
+            .ok_or_else(|| not_artifact(format!("its tree has no '{name}'")))
+    };
+    let (manifest_id, fingerprint_id, origins_id) = (
+        id_of("stella.toml")?,
+        id_of("fingerprint")?,
+        id_of("origins")?,
+    );
+    let manifest_bytes = read_object(&mut r, manifest_id, gix::objs::Kind::Blob)?;
+    let manifest_text =
+        String::from_utf8(manifest_bytes).map_err(|_| not_artifact("stella.toml is not UTF-8"))?;
+    let table: toml::Table = manifest_text.parse().map_err(|e: toml::de::Error| {
+        not_artifact(format!("stella.toml is malformed: {}", e.message()))
+    })?;
+    let format = table
+        .get("format")
+        .and_then(|v| v.as_integer())
+        .ok_or_else(|| not_artifact("stella.toml has no integer 'format'"))?;
+    let format = u32::try_from(format).unwrap_or(u32::MAX);
+    check_format(format)?;
+    let manifest: Manifest = toml::from_str(&manifest_text)
+        .map_err(|e| not_artifact(format!("stella.toml is malformed: {}", e.message())))?;
+    let fingerprint = read_object(&mut r, fingerprint_id, gix::objs::Kind::Blob)?;
+    let fingerprint = parse_sums(&fingerprint)?
+        .into_iter()
+        .map(|(p, d)| {
+            d.map(|d| (p, d))
+                .ok_or_else(|| not_artifact("the fingerprint has a line without a digest"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let origins = parse_sums(&read_object(&mut r, origins_id, gix::objs::Kind::Blob)?)?;
+    Ok(Head {
+        refname: refname.clone(),
+        tip: *tip,
+        tree: tree_id,
+        manifest,
+        manifest_text,
+        fingerprint,
+        origins,
+        objects,
+    })
+}
+
+/// Refuse a format outside the support window, naming who reads it.
+pub fn check_format(format: u32) -> Result<(), Error> {
+    if FORMATS_READ.contains(&format) {
+        return Ok(());
+    }
+    let reader = if format > *FORMATS_READ.end() {
+        "a newer git-stella reads it".to_owned()
+    } else {
+        // No release ever wrote a format below 1.
+        "no version of git-stella reads it".to_owned()
+    };
+    Err(Error::UnsupportedFormat { format, reader })
+}
+
+/// Read the next pack entry, which must be a whole object of `kind` hashing to `expected`.
+fn read_object(
+    r: &mut impl BufRead,
+    expected: ObjectId,
+    kind: gix::objs::Kind,
+) -> Result<Vec<u8>, Error> {
+    let truncated = || not_artifact("the pack is truncated");
+    let mut byte = [0u8; 1];
+    r.read_exact(&mut byte).map_err(|_| truncated())?;
+    let type_id = (byte[0] >> 4) & 0b111;
+    let mut size = u64::from(byte[0] & 0b1111);
+    let mut shift = 4;
+    while byte[0] & 0x80 != 0 {
+        r.read_exact(&mut byte).map_err(|_| truncated())?;
+        if shift > 56 {
+            return Err(not_artifact("a pack entry's size is malformed"));
+        }
+        size |= u64::from(byte[0] & 0x7f) << shift;
+        shift += 7;
+    }
+    let found = match type_id {
+        1 => gix::objs::Kind::Commit,
+        2 => gix::objs::Kind::Tree,
+        3 => gix::objs::Kind::Blob,
+        4 => gix::objs::Kind::Tag,
+        _ => {
+            return Err(not_artifact(
+                "its head is not stored whole (a delta or an unknown entry where the format puts the tip)",
+            ));
+        }
+    };
+    if found != kind {
+        return Err(not_artifact(format!(
+            "the pack does not start with the artifact's head (found a {found} where a {kind} belongs)"
+        )));
+    }
+    if size > MAX_HEAD_OBJECT {
+        return Err(not_artifact(format!(
+            "a head object claims {size} bytes, more than an artifact's head may hold"
+        )));
+    }
+    let mut data = vec![0u8; size as usize];
+    let mut state = gix_zlib::Decompress::default();
+    let n = gix_zlib::stream::inflate::read(r, &mut state, &mut data)
+        .map_err(|_| not_artifact("a pack entry is corrupt"))?;
+    // Drain the end of the zlib stream; any byte beyond the claimed size is corruption.
+    let extra = gix_zlib::stream::inflate::read(r, &mut state, &mut [0u8; 1])
+        .map_err(|_| not_artifact("a pack entry is corrupt"))?;
+    if n != data.len() || extra != 0 {
+        return Err(not_artifact("a pack entry's size does not match its data"));
+    }
+    let id = gix::objs::compute_hash(expected.kind(), kind, &data)
+        .map_err(|_| not_artifact("an object could not be hashed"))?;
+    if id != expected {
+        return Err(not_artifact(format!(
+            "an object in its head is not the one its tree names ({id} where {expected} belongs)"
+        )));
+    }
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_lines_round_trip_like_b3sum() {
+        let d = Digest::of(b"x");
+        for p in ["plain/path.txt", "back\\slash", "new\nline"] {
+            let path = RelPath::from_bytes(p.as_bytes()).unwrap();
+            let line = sum_line(Some(d), &path);
+            assert_eq!(parse_sums(&line).unwrap(), vec![(path.clone(), Some(d))]);
+            let created = sum_line(None, &path);
+            assert_eq!(parse_sums(&created).unwrap(), vec![(path, None)]);
+        }
+        assert_eq!(
+            sum_line(Some(d), &RelPath::from_bytes(b"a\\b").unwrap()),
+            format!("\\{}  a\\\\b\n", d.to_hex()).into_bytes()
+        );
+        assert!(parse_sums(b"zz  ../x\n").is_err());
+    }
+
+    #[test]
+    fn formats_outside_the_window_are_refused_by_name() {
+        assert!(check_format(1).is_ok());
+        let newer = check_format(2).unwrap_err().to_string();
+        assert_eq!(
+            newer,
+            "this artifact has format 2; this git-stella reads formats 1–1; a newer git-stella reads it"
+        );
+        let older = check_format(0).unwrap_err().to_string();
+        assert!(older.ends_with("no version of git-stella reads it"));
+    }
+
+    #[test]
+    fn garbage_is_not_an_artifact() {
+        for bytes in [
+            &b""[..],
+            b"garbage",
+            b"# v3 git bundle\n@filter=x\n\n",
+            b"# v2 git bundle\n",
+        ] {
+            assert!(matches!(read_head(bytes), Err(Error::NotAnArtifact { .. })));
+        }
+    }
+}

@@ -1,0 +1,76 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{CliError, Ctx, Result};
+
+/// Pack the session into one self-contained file (a git bundle) a colleague can replay
+///
+/// Writes a git bundle (v2, no prerequisites) holding one ref, refs/stella/checkpoints/<id>: the
+/// session's journal plus one commit whose tree is the artifact format: stella.toml (format,
+/// session, base commit, producer, times, provenance), fingerprint (`<blake3>  <path>` lines, as
+/// b3sum prints them), origins, files/<path> (the bytes as the session last saw them) and
+/// transcript/. The base commit (this workspace's HEAD) is recorded, never carried: the artifact
+/// holds only what the session touched. The same session checkpointed twice with nothing changed
+/// gives identical bytes.
+///
+/// Default output: .stella/private/checkpoints/<session-id>.stella.bundle, which git never
+/// tracks. Files are created with mode 0600. Prints the path written.
+///
+/// CONTENTS WARNING: the artifact holds the conversation verbatim — the full bytes of every file
+/// the agent read, whatever its commands printed, anything it read outside the workspace — and,
+/// in its history, every version of every file the session saw, plus the history of any session
+/// it was replayed from. Any secrets in them travel too (a .env, keys in tests, customer rows in
+/// fixtures). Stella does not encrypt, redact, classify or expire it.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Write the artifact here ('-' for stdout)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let mut bytes = Vec::new();
+    let cp = context.checkpoint(&id, &mut bytes).map_err(artifact_err)?;
+    let path = match &args.output {
+        Some(p) if p.as_os_str() == "-" => {
+            out.write_all(&bytes)?;
+            None
+        }
+        Some(p) => Some(ctx.cwd.join(p)),
+        None => {
+            let dir = context.ws.private_dir().join("checkpoints");
+            crate::fsutil::create_private_dir(&dir, 0o700)?;
+            Some(dir.join(format!("{id}.stella.bundle")))
+        }
+    };
+    if let Some(path) = &path {
+        crate::fsutil::write_atomic(path, &bytes, 0o600).map_err(|e| {
+            let mut err = CliError::new(format!("could not write '{}'", path.display()));
+            err.causes.push(e.to_string());
+            err
+        })?;
+        writeln!(out, "{}", path.display())?;
+    }
+    match cp.manifest.base_commit() {
+        Some(base) => ctx.say(format_args!(
+            "stella: checkpoint of session {id}: {} files; base commit {base} is recorded, not carried: changes outside these files are not in the artifact",
+            cp.paths
+        )),
+        None => ctx.say(format_args!(
+            "stella: checkpoint of session {id}: {} files; HEAD is unborn, so no base commit is recorded",
+            cp.paths
+        )),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Map an artifact error to git's voice; unreadable or unsupported artifacts are errors (exit 2).
+pub fn artifact_err(e: crate::artifact::Error) -> CliError {
+    match e {
+        crate::artifact::Error::Session(s) => s.into(),
+        e => CliError::from_error(&e),
+    }
+}

@@ -1,0 +1,89 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::checkpoint::artifact_err;
+use super::{Ctx, Result, print_json};
+use crate::artifact::CONTENTS_WARNING;
+
+/// Show an artifact's manifest, base commit, fingerprint and what it holds
+///
+/// Reads only the head of the file, changes nothing, and works outside a git repository.
+/// Always shows the contents warning: an artifact holds the conversation verbatim and the full
+/// bytes of every file the session read, secrets included; Stella does not encrypt, redact or
+/// expire it.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The artifact
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let head = crate::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
+    let m = &head.manifest;
+    if args.json {
+        print_json(
+            out,
+            &json!({
+                "format": m.format,
+                "session": m.session,
+                "base": m.base_commit(),
+                "object_format": m.object_format,
+                "producer": m.producer,
+                "started": m.started,
+                "last_step": m.last_step,
+                "steps": m.steps,
+                "tip": head.tip.to_string(),
+                "objects": head.objects,
+                "provenance": m.provenance,
+                "fingerprint": head.fingerprint.iter().map(|(p, d)| json!({"path": p.to_string(), "blake3": d.to_hex()})).collect::<Vec<_>>(),
+                "needs_reread": m.needs_reread,
+                "transcripts": m.transcripts,
+                "warning": CONTENTS_WARNING,
+            }),
+        )?;
+    } else {
+        writeln!(out, "format      {}", m.format)?;
+        writeln!(out, "session     {}", m.session)?;
+        writeln!(
+            out,
+            "base        {}",
+            m.base_commit().unwrap_or("none (unborn HEAD)")
+        )?;
+        writeln!(out, "producer    {}", m.producer)?;
+        writeln!(out, "started     {}", m.started)?;
+        writeln!(out, "last step   {} ({} steps)", m.last_step, m.steps)?;
+        for p in &m.provenance {
+            writeln!(
+                out,
+                "replayed    from session {} (artifact {}) at {}",
+                p.session,
+                &p.artifact[..12.min(p.artifact.len())],
+                p.replayed
+            )?;
+        }
+        let total: u64 = m.transcripts.values().sum();
+        writeln!(
+            out,
+            "transcript  {} bytes in {} files",
+            total,
+            m.transcripts.len()
+        )?;
+        writeln!(out, "objects     {}", head.objects)?;
+        writeln!(out, "files       {}", head.fingerprint.len())?;
+        for (p, d) in &head.fingerprint {
+            writeln!(out, "  {}  {p}", &d.to_hex()[..16])?;
+        }
+        for p in &m.needs_reread {
+            writeln!(out, "  (re-read)         {p}")?;
+        }
+    }
+    ctx.say(format_args!("warning: {CONTENTS_WARNING}"));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,101 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::checkpoint::artifact_err;
+use super::verify::print_mismatches;
+use super::{Ctx, Result, parse_session_id};
+use crate::replay::{Options, Outcome};
+
+/// Start a new session from an artifact, refused when it does not belong to this tree
+///
+/// Apply (the default): re-hash every path in the artifact's fingerprint here; any mismatch
+/// refuses (exit 1), names each file, and consumes nothing. On success the artifact's objects
+/// are imported into this workspace's store (with git's object checks on) and a new session
+/// starts whose staleness map is the artifact's fingerprint, so the guard protects those files at
+/// once. Prints the new session's id.
+///
+/// --materialize first writes each of the session's files into the tree, where that loses
+/// nobody's work: the path is absent, already holds the session's bytes, or holds the bytes the
+/// session started from or the base commit's version. Anything else refuses before the first
+/// file is written. It never writes outside the workspace, into .git or .stella, or through a
+/// symbolic link.
+///
+/// --ignore-fingerprint is the only override; Stella never takes it on its own. Mismatched paths
+/// keep the artifact's digests, so a write to them is refused until they are re-read.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The artifact
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Write the session's files into the tree first
+    #[arg(long)]
+    pub materialize: bool,
+    /// Replay even when the fingerprint does not match this tree
+    #[arg(long)]
+    pub ignore_fingerprint: bool,
+    /// Name the new session (an existing id is an error)
+    #[arg(long = "as", value_name = "ID")]
+    pub as_id: Option<String>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let options = Options {
+        materialize: args.materialize,
+        ignore_fingerprint: args.ignore_fingerprint,
+        as_id: args.as_id.as_deref().map(parse_session_id).transpose()?,
+    };
+    let file = ctx.cwd.join(&args.file);
+    match context.replay(&file, &options).map_err(artifact_err)? {
+        Outcome::Mismatch(m) => {
+            print_mismatches(ctx, &m);
+            let _ = writeln!(
+                ctx.err,
+                "nothing was replayed; to replay anyway, with those files still guarded: 'git stella replay --ignore-fingerprint {}'",
+                args.file.display()
+            );
+            Ok(ExitCode::from(1))
+        }
+        Outcome::Blocked(blocked) => {
+            let _ = writeln!(
+                ctx.err,
+                "refusing to materialize: {} files hold someone's work",
+                blocked.len()
+            );
+            for b in &blocked {
+                let _ = writeln!(ctx.err, "  {}: {}", b.path, b.why);
+            }
+            let _ = writeln!(
+                ctx.err,
+                "Nothing was written. Commit or move those changes, or replay without --materialize."
+            );
+            Ok(ExitCode::from(1))
+        }
+        Outcome::Started(r) => {
+            let m = &r.head.manifest;
+            if !r.written.is_empty() {
+                ctx.say(format_args!(
+                    "stella: wrote {} files of session {}; it was made against base commit {}, and the rest of the repository is not in the artifact",
+                    r.written.len(),
+                    m.session,
+                    m.base_commit().unwrap_or("none")
+                ));
+            }
+            if let Some(here) = &r.head_differs {
+                ctx.say(format_args!(
+                    "stella: HEAD here is {here}, not the artifact's base commit {}: the fingerprint matched, which is the check that counts",
+                    m.base_commit().unwrap_or("none")
+                ));
+            }
+            for (p, how) in &r.ignored {
+                ctx.say(format_args!(
+                    "stella: replayed over a mismatch: {p} is {} here; a write to it is refused until it is re-read",
+                    how.as_str()
+                ));
+            }
+            writeln!(out, "{}", r.id)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

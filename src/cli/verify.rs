@@ -1,0 +1,44 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::checkpoint::artifact_err;
+use super::{Ctx, Result};
+
+/// Check an artifact against this tree without consuming it
+///
+/// Re-hashes every path in the artifact's fingerprint here. Exit 0 when all match; exit 1 when
+/// not, naming each path and how it differs (changed, missing). Nothing is written anywhere.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The artifact
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let root = crate::workspace::discover_root(&ctx.cwd)?;
+    let head = crate::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
+    let mismatches = crate::replay::verify_in(&root, &head).map_err(artifact_err)?;
+    if mismatches.is_empty() {
+        writeln!(out, "{} files match", head.fingerprint.len())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_mismatches(ctx, &mismatches);
+    Ok(ExitCode::from(1))
+}
+
+/// Name each mismatched path on stderr.
+pub fn print_mismatches(
+    ctx: &mut Ctx<'_>,
+    mismatches: &[(crate::paths::RelPath, crate::replay::Mismatch)],
+) {
+    let _ = writeln!(
+        ctx.err,
+        "the artifact does not match this tree: {} of its files differ here",
+        mismatches.len()
+    );
+    for (p, how) in mismatches {
+        let _ = writeln!(ctx.err, "  {:<10} {p}", how.as_str());
+    }
+}

@@ -1,0 +1,595 @@
+//! Replay: start a new session from an artifact, after checking that it belongs to this tree
+//! (SPEC §6).
+//!
+//! - *apply* (the default) re-hashes every fingerprint path here; any mismatch refuses, and
+//!   nothing is consumed (no session, no object imported).
+//! - *materialize* first writes the session's files into the tree, but only over bytes whose loss
+//!   loses nobody's work: absent, already the session's, where the session started, or the base
+//!   commit's version. Every path is checked before the first is written, and every write opens
+//!   each path component without following links and creates new files exclusively.
+//!
+//! A successful replay starts a new session whose first journal commit has the artifact's tip as
+//! parent and records the provenance; two replays of one artifact are two sessions with a common
+//! ancestor. Nothing is ever merged.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use rustix::fs::{Mode, OFlags};
+
+use crate::artifact::{self, Error, Head, Provenance};
+use crate::digest::Digest;
+use crate::guard::Disk;
+use crate::ids::SessionId;
+use crate::journal::{MapEdit, Seen, Step};
+use crate::paths::RelPath;
+use crate::session::{Context, format_time};
+
+/// How a fingerprint path differs in this tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    Changed,
+    Missing,
+    Unreadable,
+}
+
+impl Mismatch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mismatch::Changed => "changed",
+            Mismatch::Missing => "missing",
+            Mismatch::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// Why materialize may not write a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    pub path: RelPath,
+    pub why: String,
+}
+
+/// How to replay.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub materialize: bool,
+    pub ignore_fingerprint: bool,
+    /// The new session's id (minted when `None`); an existing id is an error.
+    pub as_id: Option<SessionId>,
+}
+
+/// A replay that started a session.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    pub id: SessionId,
+    pub head: Head,
+    /// `HEAD` here, when it is not the artifact's base commit.
+    pub head_differs: Option<String>,
+    /// Paths materialize wrote.
+    pub written: Vec<RelPath>,
+    /// Mismatched paths taken anyway with `ignore_fingerprint`; still guarded with the
+    /// artifact's digests, so a write to them is refused until they are re-read.
+    pub ignored: Vec<(RelPath, Mismatch)>,
+}
+
+/// What a replay did.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Started(Box<Replayed>),
+    /// The fingerprint does not match this tree: nothing consumed.
+    Mismatch(Vec<(RelPath, Mismatch)>),
+    /// Materialize would overwrite someone's work (or write through a link): nothing written.
+    Blocked(Vec<Blocked>),
+}
+
+/// Re-hash every fingerprint path under `root`; the paths that differ, and how. A path that
+/// resolves outside the workspace through a link is unreadable here, never followed.
+pub fn verify_in(root: &Path, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, Error> {
+    check_paths(head.fingerprint.iter().map(|(p, _)| p))?;
+    let mut out = Vec::new();
+    for (path, digest) in &head.fingerprint {
+        let disk = match crate::paths::resolve(root, root, path.as_path()) {
+            Ok(resolved) => Disk::probe(&resolved.under(root)),
+            Err(_) => Disk::Unreadable("it resolves outside the workspace".into()),
+        };
+        let how = match disk {
+            Disk::Present(d) if d == *digest => continue,
+            Disk::Present(_) => Mismatch::Changed,
+            Disk::Missing => Mismatch::Missing,
+            Disk::Unreadable(_) => Mismatch::Unreadable,
+        };
+        out.push((path.clone(), how));
+    }
+    Ok(out)
+}
+
+/// Read the head of the artifact at `path`.
+pub fn read_head_file(path: &Path) -> Result<Head, Error> {
+    let file = std::fs::File::open(path)?;
+    artifact::read_head(file)
+}
+
+/// Reject paths an artifact may never name: `.git` anywhere, `.stella` at the top, and two paths
+/// that differ only in case (they would land on one file on a case-folding file system).
+fn check_paths<'a>(paths: impl Iterator<Item = &'a RelPath>) -> Result<(), Error> {
+    let mut folded = HashSet::new();
+    for p in paths {
+        let bad = |why: &str| Error::NotAnArtifact {
+            why: format!("it names '{p}', {why}"),
+        };
+        let comps: Vec<&[u8]> = p.as_bytes().split(|b| *b == b'/').collect();
+        if comps.iter().any(|c| c.eq_ignore_ascii_case(b".git")) {
+            return Err(bad("a path inside .git"));
+        }
+        if comps[0] == b".stella" {
+            return Err(bad("a path inside .stella"));
+        }
+        if !folded.insert(p.as_bytes().to_ascii_lowercase()) {
+            return Err(bad("which collides with another path when case is folded"));
+        }
+    }
+    Ok(())
+}
+
+impl Context {
+    /// Re-hash every fingerprint path in this tree; the paths that differ, and how.
+    pub fn verify(&self, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, Error> {
+        verify_in(&self.ws.root, head)
+    }
+
+    /// Start a new session from the artifact at `file` (see the [module docs](self)).
+    pub fn replay(&self, file: &Path, options: &Options) -> Result<Outcome, Error> {
+        let head = read_head_file(file)?;
+        let paths: Vec<&RelPath> = head.fingerprint.iter().map(|(p, _)| p).collect();
+        check_paths(paths.iter().copied())?;
+        if let Some(id) = &options.as_id
+            && self.journal().try_tip(id)?.is_some()
+        {
+            return Err(crate::journal::Error::SessionExists { id: id.clone() }.into());
+        }
+        let base = head.manifest.base_commit().map(str::to_owned);
+        let (here, _) = artifact::user_head(&self.ws.root);
+        let head_differs = match (&base, here) {
+            (Some(b), Some(h)) if h.to_hex().to_string() == *b => None,
+            (None, None) => None,
+            (_, h) => Some(h.map_or("an unborn branch".into(), |h| h.to_string())),
+        };
+
+        let mut written = Vec::new();
+        let mut to_write = Vec::new();
+        if options.materialize {
+            let blocked = self.plan_materialize(&head, base.as_deref(), &mut to_write)?;
+            if !blocked.is_empty() {
+                return Ok(Outcome::Blocked(blocked));
+            }
+        } else {
+            let mismatches = self.verify(&head)?;
+            if !mismatches.is_empty() && !options.ignore_fingerprint {
+                return Ok(Outcome::Mismatch(mismatches));
+            }
+        }
+
+        // From here on the artifact is consumed: its objects enter the store.
+        self.import(file, &head)?;
+        let files = self.artifact_files(&head)?;
+        for path in &to_write {
+            let (blob, exec) = files
+                .iter()
+                .find(|(p, _, _)| p == path)
+                .map(|(_, b, e)| (*b, *e))
+                .ok_or_else(|| Error::NotAnArtifact {
+                    why: format!("its fingerprint names '{path}' but it holds no files/{path}"),
+                })?;
+            let bytes = self.journal().blob(blob)?;
+            let expected = head
+                .fingerprint
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, d)| *d);
+            if expected != Some(Digest::of(&bytes)) {
+                return Err(Error::NotAnArtifact {
+                    why: format!("files/{path} does not match its fingerprint"),
+                });
+            }
+            write_beneath(&self.ws.root, path, &bytes, exec).map_err(|e| match e {
+                WriteError::Io(e) => Error::Io(e),
+                WriteError::Blocked(why) => Error::Io(io::Error::other(format!(
+                    "'{path}' changed while it was being materialized: {why}"
+                ))),
+            })?;
+            written.push(path.clone());
+        }
+        let mismatches = self.verify(&head)?;
+        if !mismatches.is_empty() && !options.ignore_fingerprint {
+            return Ok(Outcome::Mismatch(mismatches));
+        }
+
+        let id = options.as_id.clone().unwrap_or_else(SessionId::mint);
+        let artifact_digest = Digest::of_file(file)?;
+        let mut provenance = head.manifest.provenance.clone();
+        provenance.push(Provenance {
+            session: head.manifest.session.clone(),
+            artifact: artifact_digest.to_hex(),
+            base: base.clone(),
+            replayed: format_time(gix::date::Time::now_utc()),
+        });
+        let session_toml = toml::to_string(&SessionToml {
+            id: id.to_string(),
+            started: format_time(gix::date::Time::now_utc()),
+            provenance,
+        })
+        .expect("session.toml serialises");
+        let origins: std::collections::HashMap<&RelPath, Option<Digest>> =
+            head.origins.iter().map(|(p, d)| (p, *d)).collect();
+        let mut map = Vec::new();
+        for (path, digest) in &head.fingerprint {
+            let bytes = files
+                .iter()
+                .find(|(p, _, _)| p == path)
+                .map(|(_, b, e)| (*b, *e));
+            map.push(MapEdit::Put {
+                path: path.clone(),
+                seen: Seen::Digest(*digest),
+                bytes,
+                first_origin: origins.get(path).copied().flatten(),
+            });
+        }
+        for p in &head.manifest.needs_reread {
+            if let Some(path) = RelPath::from_bytes(p.as_bytes()) {
+                map.push(MapEdit::Put {
+                    path,
+                    seen: Seen::Reread,
+                    bytes: None,
+                    first_origin: None,
+                });
+            }
+        }
+        let mut root = Vec::new();
+        for (name, blob) in self.artifact_transcripts(&head)? {
+            let bytes = self.journal().blob(blob)?;
+            root.extend(self.whole_transcript_edits(&name, &bytes)?);
+        }
+        let step = Step {
+            summary: format!(
+                "replay of session {} from artifact {}",
+                head.manifest.session,
+                &artifact_digest.to_hex()[..12]
+            ),
+            map,
+            root,
+        };
+        self.journal()
+            .start(&id, &session_toml, Some(head.tip), &step)?;
+        Ok(Outcome::Started(Box::new(Replayed {
+            id,
+            head,
+            head_differs,
+            written,
+            ignored: if options.ignore_fingerprint {
+                mismatches
+            } else {
+                Vec::new()
+            },
+        })))
+    }
+
+    /// Decide, for every path, whether materialize may write it; collect the ones to write.
+    fn plan_materialize(
+        &self,
+        head: &Head,
+        base: Option<&str>,
+        to_write: &mut Vec<RelPath>,
+    ) -> Result<Vec<Blocked>, Error> {
+        let origins: std::collections::HashMap<&RelPath, Option<Digest>> =
+            head.origins.iter().map(|(p, d)| (p, *d)).collect();
+        let base_tree = base.and_then(|b| self.user_base_tree(b));
+        let mut blocked = Vec::new();
+        for (path, digest) in &head.fingerprint {
+            let block = |why: &str| Blocked {
+                path: path.clone(),
+                why: why.to_owned(),
+            };
+            let now = match probe_beneath(&self.ws.root, path) {
+                Err(why) => {
+                    blocked.push(block(&why));
+                    continue;
+                }
+                Ok(None) => {
+                    to_write.push(path.clone());
+                    continue;
+                }
+                Ok(Some(now)) => now,
+            };
+            if now == *digest {
+                continue;
+            }
+            let at_origin = origins.get(path).copied().flatten() == Some(now);
+            let at_base = base_tree
+                .as_ref()
+                .and_then(|t| t.get(path.as_bytes()))
+                .is_some_and(|d| *d == now);
+            if at_origin || at_base {
+                to_write.push(path.clone());
+            } else {
+                blocked.push(block(
+                    "it holds bytes that are neither the session's, where the session started, nor the base commit's: someone's work",
+                ));
+            }
+        }
+        Ok(blocked)
+    }
+
+    /// Digests of the base commit's files, when this repository has that commit.
+    fn user_base_tree(&self, base: &str) -> Option<std::collections::HashMap<Vec<u8>, Digest>> {
+        let repo = gix::discover_with_environment_overrides(&self.ws.root).ok()?;
+        let id = ObjectId::from_hex(base.as_bytes()).ok()?;
+        let commit = repo.find_commit(id).ok()?;
+        let tree = commit.tree().ok()?;
+        let mut out = std::collections::HashMap::new();
+        let mut stack = vec![(Vec::new(), tree.id)];
+        while let Some((prefix, id)) = stack.pop() {
+            let tree = repo.find_tree(id).ok()?;
+            for e in tree.iter().filter_map(Result::ok) {
+                let mut path = prefix.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(e.filename());
+                if e.mode().is_tree() {
+                    stack.push((path, e.oid().to_owned()));
+                } else if e.mode().is_blob() {
+                    let blob = repo.find_blob(e.oid()).ok()?;
+                    out.insert(path, Digest::of(&blob.data));
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Import the artifact's objects into the store with git's object checking on.
+    ///
+    /// Stock `git fetch` is the sturdier tool here: it verifies the bundle, indexes the pack and,
+    /// with `transfer.fsckObjects`, refuses malformed objects and hostile tree entries (`..`,
+    /// `.git`) before anything lands.
+    fn import(&self, file: &Path, head: &Head) -> Result<(), Error> {
+        let file = file.canonicalize()?;
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(self.store.dir())
+            .args([
+                "-c",
+                "transfer.fsckObjects=true",
+                "-c",
+                "fetch.fsckObjects=true",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+            ])
+            .arg(&file)
+            .arg(&head.refname)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(std::process::Stdio::null())
+            .output()?;
+        if !out.status.success() {
+            return Err(Error::NotAnArtifact {
+                why: format!(
+                    "git refused its objects: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The `files/` entries of the imported tip: (path, blob, executable). Anything that is not a
+    /// plain file there (a link, a gitlink, a folder where the fingerprint names a file) is refused.
+    fn artifact_files(&self, head: &Head) -> Result<Vec<(RelPath, ObjectId, bool)>, Error> {
+        let repo = self.store.repo();
+        let bad = |why: String| Error::NotAnArtifact { why };
+        let root = repo
+            .find_tree(head.tree)
+            .map_err(|e| bad(format!("its tree is unreadable: {e}")))?;
+        let mut out = Vec::new();
+        let Some(files) = root
+            .lookup_entry_by_path("files")
+            .map_err(|e| bad(format!("its tree is unreadable: {e}")))?
+        else {
+            return Ok(out);
+        };
+        if !files.mode().is_tree() {
+            return Err(bad("'files' is not a folder".into()));
+        }
+        let mut stack = vec![(Vec::new(), files.object_id())];
+        while let Some((prefix, id)) = stack.pop() {
+            let tree = repo
+                .find_tree(id)
+                .map_err(|e| bad(format!("its tree is unreadable: {e}")))?;
+            for e in tree.iter() {
+                let e = e.map_err(|e| bad(format!("its tree is unreadable: {e}")))?;
+                let mut path = prefix.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(e.filename());
+                let mode = e.mode();
+                if mode.is_tree() {
+                    stack.push((path, e.oid().to_owned()));
+                    continue;
+                }
+                let rel = RelPath::from_bytes(&path)
+                    .ok_or_else(|| bad(format!("it holds an unsafe path {:?}", path.as_bstr())))?;
+                if mode.is_commit() {
+                    return Err(bad(format!("files/{rel} is a gitlink, not a file")));
+                }
+                if mode.is_link() {
+                    return Err(bad(format!("files/{rel} is a symbolic link, not a file")));
+                }
+                out.push((rel, e.oid().to_owned(), mode.is_executable()));
+            }
+        }
+        check_paths(out.iter().map(|(p, _, _)| p))?;
+        let fingerprinted: HashSet<&RelPath> = head.fingerprint.iter().map(|(p, _)| p).collect();
+        if let Some((p, _, _)) = out.iter().find(|(p, _, _)| !fingerprinted.contains(p)) {
+            return Err(bad(format!(
+                "it holds files/{p}, which its fingerprint does not name"
+            )));
+        }
+        Ok(out)
+    }
+
+    /// The `transcript/` blobs of the imported tip.
+    fn artifact_transcripts(&self, head: &Head) -> Result<Vec<(String, ObjectId)>, Error> {
+        let repo = self.store.repo();
+        let bad = |e: gix::Error| Error::NotAnArtifact {
+            why: format!("its tree is unreadable: {e}"),
+        };
+        let root = repo.find_tree(head.tree).map_err(bad)?;
+        let Some(t) = root
+            .lookup_entry_by_path("transcript")
+            .map_err(|e| bad(gix::Error::from_error(e)))?
+        else {
+            return Ok(Vec::new());
+        };
+        let tree = repo.find_tree(t.object_id()).map_err(bad)?;
+        let mut out = Vec::new();
+        for e in tree.iter().filter_map(Result::ok) {
+            let name = e.filename().to_str_lossy().into_owned();
+            if e.mode().is_blob() && !name.starts_with('.') && !name.contains('/') {
+                out.push((name, e.oid().to_owned()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[derive(serde::Serialize)]
+struct SessionToml {
+    id: String,
+    started: String,
+    provenance: Vec<Provenance>,
+}
+
+/// Why a materialize write could not go ahead.
+#[derive(Debug)]
+enum WriteError {
+    Io(io::Error),
+    Blocked(String),
+}
+
+/// Open the folder holding `path` beneath `root`, one component at a time without following
+/// links, creating missing folders when `create` is set. `Ok(None)`: a folder is missing.
+fn open_parent(root: &Path, path: &RelPath, create: bool) -> Result<Option<OwnedFd>, WriteError> {
+    let dir_flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let mut dir =
+        rustix::fs::open(root, dir_flags, Mode::empty()).map_err(|e| WriteError::Io(e.into()))?;
+    let comps: Vec<&[u8]> = path.as_bytes().split(|b| *b == b'/').collect();
+    for (i, c) in comps[..comps.len() - 1].iter().enumerate() {
+        let name = std::ffi::OsStr::from_bytes_compat(c);
+        match rustix::fs::openat(&dir, name, dir_flags, Mode::empty()) {
+            Ok(fd) => dir = fd,
+            Err(rustix::io::Errno::NOENT) if create => {
+                match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(WriteError::Io(e.into())),
+                }
+                dir = rustix::fs::openat(&dir, name, dir_flags, Mode::empty()).map_err(|e| {
+                    WriteError::Blocked(format!("its folder could not be opened safely: {e}"))
+                })?;
+            }
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(rustix::io::Errno::LOOP) | Err(rustix::io::Errno::NOTDIR) => {
+                let at = String::from_utf8_lossy(&comps[..=i].join(&b'/')).into_owned();
+                return Err(WriteError::Blocked(format!(
+                    "'{at}' is a symbolic link or a file where a folder must go"
+                )));
+            }
+            Err(e) => return Err(WriteError::Io(e.into())),
+        }
+    }
+    Ok(Some(dir))
+}
+
+fn file_name(path: &RelPath) -> &std::ffi::OsStr {
+    let last = path
+        .as_bytes()
+        .rsplit(|b| *b == b'/')
+        .next()
+        .unwrap_or_default();
+    std::ffi::OsStr::from_bytes_compat(last)
+}
+
+/// The digest of what is at `path` beneath `root`, read without following links; `Ok(None)` when
+/// absent; `Err` when materialize must not write there.
+fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, String> {
+    let dir = match open_parent(root, path, false) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return Ok(None),
+        Err(WriteError::Blocked(why)) => return Err(why),
+        Err(WriteError::Io(e)) => return Err(format!("it could not be inspected: {e}")),
+    };
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    match rustix::fs::openat(&dir, file_name(path), flags, Mode::empty()) {
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(rustix::io::Errno::LOOP) => Err("it is a symbolic link".into()),
+        Err(e) => Err(format!("it could not be read: {e}")),
+        Ok(fd) => {
+            let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+            if rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                != rustix::fs::FileType::RegularFile
+            {
+                return Err("it is not a regular file".into());
+            }
+            Digest::of_reader(std::fs::File::from(fd))
+                .map(Some)
+                .map_err(|e| format!("it could not be read: {e}"))
+        }
+    }
+}
+
+/// Write `bytes` to `path` beneath `root`: folders created as needed, no link followed, a new
+/// file created exclusively, an existing one replaced by a rename within its folder.
+fn write_beneath(root: &Path, path: &RelPath, bytes: &[u8], exec: bool) -> Result<(), WriteError> {
+    let dir = open_parent(root, path, true)?.expect("created");
+    let mode = Mode::from_raw_mode(if exec { 0o777 } else { 0o666 });
+    let name = file_name(path);
+    let create =
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let write_new = |name: &std::ffi::OsStr| -> Result<(), WriteError> {
+        let fd =
+            rustix::fs::openat(&dir, name, create, mode).map_err(|e| WriteError::Io(e.into()))?;
+        let mut f = std::fs::File::from(fd);
+        f.write_all(bytes).map_err(WriteError::Io)?;
+        Ok(())
+    };
+    match write_new(name) {
+        Ok(()) => return Ok(()),
+        Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let tmp = format!(".stella-tmp-{}", crate::ids::random_hex(6));
+    let tmp = std::ffi::OsStr::new(&tmp);
+    write_new(tmp)?;
+    rustix::fs::renameat(&dir, tmp, &dir, name).map_err(|e| {
+        let _ = rustix::fs::unlinkat(&dir, tmp, rustix::fs::AtFlags::empty());
+        WriteError::Io(e.into())
+    })
+}
+
+/// `OsStr::from_bytes` under a name that reads well here.
+trait FromBytesCompat {
+    fn from_bytes_compat(b: &[u8]) -> &Self;
+}
+
+impl FromBytesCompat for std::ffi::OsStr {
+    fn from_bytes_compat(b: &[u8]) -> &Self {
+        std::os::unix::ffi::OsStrExt::from_bytes(b)
+    }
+}
