@@ -155,7 +155,7 @@ impl Context {
         let base = head.manifest.base_commit().map(str::to_owned);
         let (here, _) = artifact::user_head(&self.ws.root);
         let head_differs = match (&base, here) {
-            (Some(b), Some(h)) if h.to_hex().to_string() == *b => None,
+            (Some(b), Some(h)) if ObjectId::from_hex(b.as_bytes()).ok() == Some(h) => None,
             (None, None) => None,
             (_, h) => Some(h.map_or("an unborn branch".into(), |h| h.to_string())),
         };
