@@ -515,8 +515,13 @@ pub fn read_head(reader: impl Read) -> Result<Head, Error> {
     let read_line = |r: &mut io::BufReader<_>, line: &mut Vec<u8>| -> Result<(), Error> {
         line.clear();
         r.by_ref().take(4096).read_until(b'\n', line)?;
+        if line.is_empty() {
+            return Err(not_artifact(
+                "the file ends where a git bundle header belongs",
+            ));
+        }
         if line.last() != Some(&b'\n') {
-            return Err(not_artifact("it does not start with a git bundle header"));
+            return Err(not_artifact("it is not a git bundle"));
         }
         line.pop();
         Ok(())

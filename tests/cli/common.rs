@@ -170,3 +170,32 @@ pub fn stdout(out: &Output) -> String {
 pub fn code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)
 }
+
+impl World {
+    /// Another "machine": a fresh clone of `other`'s repository at its HEAD, with its own HOME
+    /// and STELLA_HOME.
+    pub fn clone_of(other: &World) -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let repo = base.join("repo");
+        let home = base.join("home");
+        let stella_home = base.join("stella");
+        std::fs::create_dir_all(&home).unwrap();
+        git_in(
+            &base,
+            &home,
+            &[
+                "clone",
+                "-q",
+                other.repo.to_str().unwrap(),
+                repo.to_str().unwrap(),
+            ],
+        );
+        World {
+            tmp,
+            repo,
+            home,
+            stella_home,
+        }
+    }
+}

@@ -2,7 +2,10 @@
 
 mod common;
 
+mod artifact;
 mod guard;
+mod hostile;
 mod identity;
 mod journal;
+mod properties;
 mod turns;

@@ -1,0 +1,440 @@
+//! Checkpoint, inspect, verify and replay, with stock git as the oracle and hostile artifacts
+//! built from raw plumbing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::*;
+
+/// A session that read two files, edited one and created a third; returns (session, artifact).
+fn session_with_work(w: &World) -> (String, PathBuf) {
+    w.write("src/lib.rs", "pub fn one() {}\n");
+    w.write("notes.txt", "alpha\nbeta\n");
+    w.git(&["add", "."]);
+    w.git(&["commit", "-q", "-m", "work"]);
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "src/lib.rs", "notes.txt"]);
+    let out = w.run_stdin(
+        &["--session", &s, "write", "src/lib.rs"],
+        b"pub fn one() { two() }\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = w.run_stdin(
+        &["--session", &s, "write", "src/new.rs"],
+        b"pub fn two() {}\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let path = PathBuf::from(w.ok(&["--session", &s, "checkpoint"]));
+    (s, path)
+}
+
+fn git_at(dir: &Path, w: &World, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    cmd.current_dir(dir).args(args).output().unwrap()
+}
+
+#[test]
+fn stock_git_accepts_the_bundle_and_it_carries_no_base_objects() {
+    let w = World::new();
+    let (s, artifact) = session_with_work(&w);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        artifact,
+        w.repo
+            .join(format!(".stella/private/checkpoints/{s}.stella.bundle"))
+    );
+    assert_eq!(
+        std::fs::metadata(&artifact).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let status = w.git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        !status.contains(".stella"),
+        "git never tracks checkpoints: {status}"
+    );
+
+    let fresh = w.base().join("fresh.git");
+    git_in(
+        &w.base(),
+        &w.home,
+        &["init", "-q", "--bare", fresh.to_str().unwrap()],
+    );
+    let verify = git_at(
+        &fresh,
+        &w,
+        &["bundle", "verify", artifact.to_str().unwrap()],
+    );
+    assert!(verify.status.success(), "{}", stderr(&verify));
+    let said = stdout(&verify) + &stderr(&verify);
+    assert!(
+        said.contains("The bundle records a complete history."),
+        "{said}"
+    );
+    let fetch = git_at(
+        &fresh,
+        &w,
+        &[
+            "fetch",
+            "-q",
+            artifact.to_str().unwrap(),
+            "refs/stella/*:refs/stella/*",
+        ],
+    );
+    assert!(fetch.status.success(), "{}", stderr(&fetch));
+    let fsck = git_at(&fresh, &w, &["fsck", "--full", "--strict"]);
+    assert!(fsck.status.success(), "{}", stderr(&fsck));
+    let tip = format!("refs/stella/checkpoints/{s}");
+    let tree = git_in(&fresh, &w.home, &["ls-tree", "--name-only", &tip]);
+    assert_eq!(tree, "base\nfiles\nfingerprint\norigins\nstella.toml");
+    let base = w.git(&["rev-parse", "HEAD"]);
+    let gitlink = git_in(&fresh, &w.home, &["ls-tree", &tip, "base"]);
+    assert_eq!(gitlink, format!("160000 commit {base}\tbase"));
+    let has_base = git_at(&fresh, &w, &["cat-file", "-e", &base]);
+    assert!(
+        !has_base.status.success(),
+        "the base commit must not travel"
+    );
+    // The history travels: the checkpoint's parent is the journal tip.
+    let log = git_in(&fresh, &w.home, &["log", "--format=%s", &tip]);
+    assert_eq!(
+        log,
+        format!(
+            "checkpoint of session {s}\nwrite src/new.rs\nwrite src/lib.rs\nread 2 paths: src/lib.rs, notes.txt\nsession start"
+        )
+    );
+    let manifest = git_in(&fresh, &w.home, &["show", &format!("{tip}:stella.toml")]);
+    assert!(manifest.starts_with("format = 1\n"), "{manifest}");
+    assert!(
+        manifest.contains(&format!("base = \"{base}\"")),
+        "{manifest}"
+    );
+    let origins = git_in(&fresh, &w.home, &["show", &format!("{tip}:origins")]);
+    assert!(origins.lines().any(|l| l == "-  src/new.rs"), "{origins}");
+
+    // b3sum (installed by .ci/run) verifies the fingerprint against the tree by hand.
+    let fingerprint = w.base().join("fingerprint");
+    std::fs::write(
+        &fingerprint,
+        git_in(&fresh, &w.home, &["show", &format!("{tip}:fingerprint")]) + "\n",
+    )
+    .unwrap();
+    match Command::new("b3sum")
+        .arg("--check")
+        .arg(&fingerprint)
+        .current_dir(&w.repo)
+        .output()
+    {
+        Ok(out) => {
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(
+                stdout(&out),
+                "notes.txt: OK\nsrc/lib.rs: OK\nsrc/new.rs: OK\n"
+            );
+        }
+        Err(_) => assert!(std::env::var_os("CI").is_none(), "b3sum is missing in CI"),
+    }
+}
+
+#[test]
+fn an_unchanged_session_checkpoints_to_identical_bytes() {
+    let w = World::new();
+    let (s, artifact) = session_with_work(&w);
+    let first = std::fs::read(&artifact).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let other = w.base().join("again.bundle");
+    let out = w.ok(&["--session", &s, "checkpoint", "-o", other.to_str().unwrap()]);
+    assert_eq!(out, other.to_str().unwrap());
+    assert_eq!(std::fs::read(&other).unwrap(), first);
+    let piped = w.run(&["--session", &s, "checkpoint", "-o", "-"]);
+    assert_eq!(piped.stdout, first);
+    // A new step changes it.
+    w.ok(&["--session", &s, "read", "README"]);
+    w.ok(&["--session", &s, "checkpoint", "-o", other.to_str().unwrap()]);
+    assert_ne!(std::fs::read(&other).unwrap(), first);
+}
+
+#[test]
+fn inspect_shows_the_manifest_and_the_warning() {
+    let w = World::new();
+    let (s, artifact) = session_with_work(&w);
+    let out = w
+        .stella_in(&w.home)
+        .args(["inspect", artifact.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(&format!(
+            "format      1\nsession     {s}\nbase        {}\n",
+            w.git(&["rev-parse", "HEAD"])
+        )),
+        "{text}"
+    );
+    assert!(text.contains("files       3\n"), "{text}");
+    assert!(text.contains("  src/new.rs\n"), "{text}");
+    assert!(stderr(&out).starts_with("warning: This artifact holds the conversation verbatim"));
+    let json: serde_json::Value =
+        serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
+    assert_eq!(json["format"], 1);
+    assert_eq!(json["fingerprint"].as_array().unwrap().len(), 3);
+    assert!(
+        json["warning"]
+            .as_str()
+            .unwrap()
+            .contains("Stella does not encrypt, redact")
+    );
+}
+
+#[test]
+fn inspect_refuses_what_is_not_an_artifact() {
+    let w = World::new();
+    let dir = w.base();
+    let garbage = dir.join("garbage");
+    std::fs::write(&garbage, b"\x00\x01 random bytes that are no bundle").unwrap();
+    let empty = dir.join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    let plain = dir.join("plain.bundle");
+    w.git(&[
+        "bundle",
+        "create",
+        "-q",
+        plain.to_str().unwrap(),
+        "HEAD",
+        "main",
+    ]);
+    let v3 = dir.join("v3.bundle");
+    std::fs::write(&v3, b"# v3 git bundle\n@object-format=sha1\n\n").unwrap();
+    for (file, why) in [
+        (&garbage, "it is not a git bundle"),
+        (&empty, "the file ends where a git bundle header belongs"),
+        (
+            &plain,
+            "the bundle holds 2 refs; an artifact holds exactly one under refs/stella/checkpoints/",
+        ),
+        (
+            &v3,
+            "it is a v3 git bundle; Stella artifacts are v2 bundles",
+        ),
+    ] {
+        let out = w.run(&["inspect", file.to_str().unwrap()]);
+        assert_eq!(code(&out), 2);
+        assert_eq!(
+            stderr(&out),
+            format!("error: not a Stella artifact: {why}\n")
+        );
+    }
+    let one_ref = dir.join("one.bundle");
+    w.git(&["bundle", "create", "-q", one_ref.to_str().unwrap(), "main"]);
+    let out = w.run(&["inspect", one_ref.to_str().unwrap()]);
+    assert_eq!(
+        stderr(&out),
+        "error: not a Stella artifact: the bundle's ref is 'refs/heads/main', not one under refs/stella/checkpoints/: it is a plain git bundle\n"
+    );
+    let missing = w.run(&["inspect", "nope.bundle"]);
+    assert_eq!(code(&missing), 2);
+    assert!(stderr(&missing).starts_with("error: could not read the artifact\n"));
+}
+
+#[test]
+fn round_trip_across_two_machines_with_materialize() {
+    let a = World::new();
+    let (s, artifact) = session_with_work(&a);
+    let b = World::clone_of(&a);
+    assert_eq!(b.read("src/lib.rs"), "pub fn one() {}\n");
+    let out = b.run(&["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let n = stdout(&out).trim().to_owned();
+    let base = a.git(&["rev-parse", "HEAD"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: wrote 2 files of session {s}; it was made against base commit {base}, and the rest of the repository is not in the artifact\n"
+        )
+    );
+    assert_eq!(b.read("src/lib.rs"), "pub fn one() { two() }\n");
+    assert_eq!(b.read("src/new.rs"), "pub fn two() {}\n");
+    // B's guard protects the materialized files at once.
+    b.write("src/lib.rs", "someone in B\n");
+    let out = b.run_stdin(&["--session", &n, "write", "src/lib.rs"], b"blind\n");
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).starts_with("refusing to write: src/lib.rs\n"));
+    let out = b.run_stdin(
+        &["--session", &n, "write", "src/new.rs"],
+        b"pub fn two() { 2 }\n",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // log in B shows provenance back to A's session.
+    let log = b.ok(&["log", &n]);
+    let lines: Vec<&str> = log
+        .lines()
+        .map(|l| l.splitn(3, ' ').nth(2).unwrap())
+        .collect();
+    assert_eq!(
+        lines[1],
+        &format!(
+            "replay of session {s} from artifact {}",
+            &blake3_hex(&artifact)[..12]
+        )
+    );
+    assert_eq!(lines[2], &format!("checkpoint of session {s}"));
+    assert_eq!(*lines.last().unwrap(), "session start");
+    let list = b.ok(&["session", "list"]);
+    assert!(
+        list.contains(&format!("{s}@{}", &blake3_hex(&artifact)[..12])),
+        "{list}"
+    );
+}
+
+fn blake3_hex(path: &Path) -> String {
+    stella::digest::Digest::of(&std::fs::read(path).unwrap()).to_hex()
+}
+
+#[test]
+fn materialize_over_someones_work_is_refused_and_writes_nothing() {
+    let a = World::new();
+    let (_, artifact) = session_with_work(&a);
+    let b = World::clone_of(&a);
+    b.write("notes.txt", "B's own edit\n");
+    let out = b.run(&["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr(&out),
+        "refusing to materialize: 1 files hold someone's work\n  notes.txt: it holds bytes that are neither the session's, where the session started, nor the base commit's: someone's work\nNothing was written. Commit or move those changes, or replay without --materialize.\n"
+    );
+    assert_eq!(
+        b.read("src/lib.rs"),
+        "pub fn one() {}\n",
+        "nothing written at all"
+    );
+    assert!(!b.repo.join("src/new.rs").exists());
+    assert_eq!(b.ok(&["session", "list"]), "");
+}
+
+#[test]
+fn apply_refuses_a_changed_and_a_deleted_file_and_consumes_nothing() {
+    let a = World::new();
+    let (_, artifact) = session_with_work(&a);
+    // In A itself the tree matches: apply works.
+    let n = a.ok(&["replay", artifact.to_str().unwrap()]);
+    assert_eq!(
+        a.ok(&["verify", artifact.to_str().unwrap()]),
+        "3 files match"
+    );
+    a.write("src/lib.rs", "changed\n");
+    std::fs::remove_file(a.repo.join("src/new.rs")).unwrap();
+    let store = a.store();
+    let snapshot = |w: &World| {
+        (
+            git_in(
+                &w.repo,
+                &w.home,
+                &["--git-dir", store.to_str().unwrap(), "for-each-ref"],
+            ),
+            git_in(
+                &w.repo,
+                &w.home,
+                &["--git-dir", store.to_str().unwrap(), "count-objects", "-v"],
+            ),
+        )
+    };
+    let before = snapshot(&a);
+    for cmd in ["verify", "replay"] {
+        let out = a.run(&[cmd, artifact.to_str().unwrap()]);
+        assert_eq!(code(&out), 1, "{cmd}");
+        assert!(
+            stderr(&out).starts_with(
+                "the artifact does not match this tree: 2 of its files differ here\n  changed    src/lib.rs\n  missing    src/new.rs\n"
+            ),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(snapshot(&a), before, "the store is unchanged");
+    // --ignore-fingerprint: the mismatched paths stay guarded with the artifact's digests.
+    let out = a.run(&[
+        "replay",
+        "--ignore-fingerprint",
+        "--as",
+        "forced",
+        artifact.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("stella: replayed over a mismatch: src/lib.rs is changed here; a write to it is refused until it is re-read\n"));
+    let out = a.run_stdin(&["--session", "forced", "write", "src/lib.rs"], b"x\n");
+    assert_eq!(code(&out), 1);
+    a.ok(&["--session", "forced", "read", "src/lib.rs"]);
+    let out = a.run_stdin(&["--session", "forced", "write", "src/lib.rs"], b"x\n");
+    assert_eq!(code(&out), 0);
+    // An existing id is an error.
+    let out = a.run(&[
+        "replay",
+        "--ignore-fingerprint",
+        "--as",
+        &n,
+        artifact.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).starts_with(&format!(
+        "error: a session '{n}' already exists in this workspace\n"
+    )));
+}
+
+#[test]
+fn two_replays_of_one_artifact_are_forks() {
+    let a = World::new();
+    let (s, artifact) = session_with_work(&a);
+    let x = a.ok(&["replay", "--as", "fork-x", artifact.to_str().unwrap()]);
+    let y = a.ok(&["replay", "--as", "fork-y", artifact.to_str().unwrap()]);
+    assert_eq!((x.as_str(), y.as_str()), ("fork-x", "fork-y"));
+    let short = &blake3_hex(&artifact)[..12];
+    let log = a.ok(&["log"]);
+    assert!(
+        log.contains(&format!(
+            "session fork-x (replayed from session {s} via artifact {short}; forked with fork-y)"
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!(
+            "session fork-y (replayed from session {s} via artifact {short}; forked with fork-x)"
+        )),
+        "{log}"
+    );
+    let store = a.store();
+    let base = git_in(
+        &a.repo,
+        &a.home,
+        &[
+            "--git-dir",
+            store.to_str().unwrap(),
+            "merge-base",
+            "refs/stella/sessions/fork-x",
+            "refs/stella/sessions/fork-y",
+        ],
+    );
+    let tip = git_in(
+        &a.repo,
+        &a.home,
+        &[
+            "--git-dir",
+            store.to_str().unwrap(),
+            "rev-parse",
+            "refs/stella/sessions/fork-x~1",
+        ],
+    );
+    assert_eq!(base, tip, "the common ancestor is the artifact's tip");
+    // A replay of a replay carries the whole provenance chain.
+    let again = a.base().join("again.bundle");
+    a.ok(&[
+        "--session",
+        "fork-x",
+        "checkpoint",
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    let json: serde_json::Value =
+        serde_json::from_str(&a.ok(&["inspect", "--json", again.to_str().unwrap()])).unwrap();
+    assert_eq!(json["provenance"][0]["session"], s.as_str());
+}
