@@ -18,6 +18,7 @@ use crate::session::{self, Context};
 use crate::workspace::{self, Settings};
 
 mod checkpoint;
+mod demo;
 mod diff;
 mod gc;
 mod guard;
@@ -90,6 +91,7 @@ pub enum Command {
     Log(log::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
+    Demo(demo::Args),
 }
 
 /// An error or refusal to report, in git's voice.
@@ -374,6 +376,7 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Log(a) => log::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
+        Command::Demo(a) => demo::run(ctx, a, out),
     }
 }
 

@@ -237,3 +237,43 @@ fn drop_removes_the_ref_and_its_reflog() {
         "{count}"
     );
 }
+
+#[test]
+fn a_bind_mount_of_the_same_folder_is_the_same_workspace() {
+    let w = World::new();
+    let id = w.ok(&["init"]);
+    let probe = std::process::Command::new("unshare")
+        .args(["-rm", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must be able to bind-mount in a user namespace"
+        );
+        eprintln!("skipped: this machine cannot unshare a mount namespace");
+        return;
+    }
+    let mnt = w.base().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let exe = assert_cmd::cargo::cargo_bin("git-stella");
+    let mut cmd = std::process::Command::new("unshare");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .args([
+            "-rm",
+            "sh",
+            "-c",
+            "mount --bind \"$1\" \"$2\" && cd \"$2\" && \"$3\" init && \"$3\" session list",
+            "sh",
+        ])
+        .arg(&w.repo)
+        .arg(&mnt)
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().next(), Some(id.as_str()));
+    assert_eq!(stderr(&out), "", "no copy notice for the same folder");
+    // The original path keeps the same id too.
+    assert_eq!(w.ok(&["init"]), id);
+}

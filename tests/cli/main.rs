@@ -3,6 +3,7 @@
 mod common;
 
 mod artifact;
+mod demo;
 mod guard;
 mod hostile;
 mod identity;

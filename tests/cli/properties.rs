@@ -164,3 +164,51 @@ proptest! {
         let _ = stella::artifact::read_head(&data[..end]);
     }
 }
+
+/// The long fuzz run: mutate a real artifact and random bytes for `STELLA_FUZZ_SECONDS`
+/// (default 600) and count the cases. Run it with
+/// `cargo test --release --test cli -- --ignored fuzz_the_artifact_reader --nocapture`.
+#[test]
+#[ignore = "a long fuzz run, started by hand"]
+fn fuzz_the_artifact_reader_for_a_while() {
+    let seconds: u64 = std::env::var("STELLA_FUZZ_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    let sample = sample_artifact();
+    let mut seed = 0x9e3779b97f4a7c15u64 ^ u64::from(std::process::id());
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let start = std::time::Instant::now();
+    let (mut cases, mut accepted) = (0u64, 0u64);
+    while start.elapsed().as_secs() < seconds {
+        let mut data = sample.to_vec();
+        match next() % 4 {
+            0 => {
+                for _ in 0..1 + next() % 8 {
+                    let i = (next() as usize) % data.len();
+                    data[i] ^= (next() as u8) | 1;
+                }
+            }
+            1 => data.truncate((next() as usize) % data.len()),
+            2 => {
+                let i = (next() as usize) % data.len();
+                let n = (next() as usize) % 64;
+                data.splice(i..i, (0..n).map(|_| next() as u8));
+            }
+            _ => data = (0..next() % 4096).map(|_| next() as u8).collect(),
+        }
+        if stella::artifact::read_head(&data[..]).is_ok() {
+            accepted += 1;
+        }
+        cases += 1;
+    }
+    eprintln!(
+        "fuzzed the artifact reader: {cases} cases in {seconds} s, {accepted} still read as artifacts"
+    );
+    assert!(cases > 0);
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Benchmarks: each number is a ratio against a reference measured in the same run on the same
+# files (git hash-object, git bundle create, b3sum). Prints a Markdown table for the README.
+#
+#   bash bench/run.sh            # builds the release binary first
+#   RUNS=50 bash bench/run.sh    # more repetitions per timing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+BIN="$PWD/target/release"
+export PATH="$BIN:$PATH"
+RUNS=${RUNS:-30}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export STELLA_HOME="$WORK/stella" GIT_CONFIG_NOSYSTEM=1 HOME="$WORK/home"
+mkdir -p "$HOME"
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
+
+# Mean wall time of RUNS runs of a command, in microseconds.
+time_us() {
+  local start end i
+  start=$(date +%s%N)
+  for ((i = 0; i < RUNS; i++)); do "$@" >/dev/null 2>&1 || true; done
+  end=$(date +%s%N)
+  echo $(( (end - start) / RUNS / 1000 ))
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+row() { printf '| %s | %s µs | %s | %s µs | **%s×** | %s |\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$4")" "$5"; }
+
+repo="$WORK/repo"
+git init -q "$repo"
+cd "$repo"
+git commit -q --allow-empty -m init
+
+echo "| measurement | Stella | reference | reference time | ratio | goal |"
+echo "|---|---|---|---|---|---|"
+
+# guard on a 64 KiB file with a 10,000-path session.
+mkdir -p many
+for i in $(seq 1 10000); do echo "$i" > "many/f$i"; done
+head -c 65536 /dev/urandom > small.bin
+S=$(git stella session start)
+(cd many && ls | sed 's|^|many/|' | (cd .. && xargs -n 2500 git stella --session "$S" read))
+git stella --session "$S" read small.bin
+a=$(time_us git stella --session "$S" guard small.bin)
+b=$(time_us git hash-object small.bin)
+row "guard, 64 KiB file, 10,000 tracked paths" "$a" "git hash-object" "$b" "≤ 1.2×"
+
+# guard on a 50 MB file.
+head -c 50000000 /dev/urandom > big.bin
+git stella --session "$S" read big.bin
+a=$(time_us git stella --session "$S" guard big.bin)
+b=$(time_us git hash-object big.bin)
+row "guard, 50 MB file" "$a" "git hash-object" "$b" "≤ 0.3×"
+
+# one read step at 100,000 vs 100 tracked paths.
+mkdir -p huge
+for i in $(seq 1 100000); do echo "$i" > "huge/f$i"; done
+L=$(git stella session start)
+ls huge | sed 's|^|huge/|' | xargs -n 5000 git stella --session "$L" read
+T=$(git stella session start)
+ls huge | head -100 | sed 's|^|huge/|' | xargs git stella --session "$T" read
+echo probe > probe.txt
+a=$(time_us git stella --session "$L" read probe.txt)
+b=$(time_us git stella --session "$T" read probe.txt)
+row "read step, 100,000 tracked paths" "$a" "read step, 100 tracked paths" "$b" "≤ 1.3×"
+
+# checkpoint of 1,000 files / 50 MB vs git bundle create of the same journal.
+mkdir -p ck
+for i in $(seq 1 1000); do head -c 50000 /dev/urandom > "ck/f$i"; done
+C=$(git stella session start)
+ls ck | sed 's|^|ck/|' | xargs -n 250 git stella --session "$C" read
+STORE=$(git stella store-path)
+git --git-dir="$STORE" gc --quiet
+a=$(time_us git stella --session "$C" checkpoint -o "$WORK/ck.bundle")
+b=$(time_us git --git-dir="$STORE" bundle create -q "$WORK/ref.bundle" "refs/stella/sessions/$C")
+row "checkpoint, 1,000 files / 50 MB" "$a" "git bundle create" "$b" "≤ 1.2×"
+
+# verify of that artifact vs b3sum over the same files.
+if command -v b3sum >/dev/null; then
+  a=$(time_us git stella verify "$WORK/ck.bundle")
+  b=$(time_us b3sum ck/*)
+  row "verify, 1,000 files / 50 MB" "$a" "b3sum of the same files" "$b" "≤ 1.5×"
+fi
