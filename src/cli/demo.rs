@@ -105,6 +105,20 @@ impl Demo<'_> {
         self.run(m, &shown, m.exe, args, stdin, expect)
     }
 
+    /// `git stella --session <session> ARGS`, with `stdin`, expecting exit status `expect`.
+    fn agent(
+        &mut self,
+        m: &Machine<'_>,
+        session: &str,
+        args: &[&str],
+        stdin: &str,
+        expect: i32,
+    ) -> std::io::Result<String> {
+        let mut full = vec!["--session", session];
+        full.extend_from_slice(args);
+        self.stella(m, &full, stdin.as_bytes(), expect)
+    }
+
     fn git(&mut self, m: &Machine<'_>, args: &[&str]) -> std::io::Result<String> {
         self.run(
             m,
@@ -165,57 +179,40 @@ pub fn run(_ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     d.say("Two agents start sessions and both read notes.txt.")?;
     d.stella(&alice, &["session", "start", "--id", "agent-a"], b"", 0)?;
     d.stella(&alice, &["session", "start", "--id", "agent-b"], b"", 0)?;
-    d.stella(
-        &alice,
-        &["--session", "agent-a", "read", "notes.txt"],
-        b"",
-        0,
-    )?;
-    d.stella(
-        &alice,
-        &["--session", "agent-b", "read", "notes.txt"],
-        b"",
-        0,
-    )?;
+    d.agent(&alice, "agent-a", &["read", "notes.txt"], "", 0)?;
+    d.agent(&alice, "agent-b", &["read", "notes.txt"], "", 0)?;
 
     d.say("Agent B writes first. Agent A, still planning against what it read, writes blind: refused.")?;
-    d.stella(
+    d.agent(
         &alice,
-        &["--session", "agent-b", "write", "notes.txt"],
-        b"alpha\nbetamax\ngamma\n",
+        "agent-b",
+        &["write", "notes.txt"],
+        "alpha\nbetamax\ngamma\n",
         0,
     )?;
-    d.stella(
+    d.agent(
         &alice,
-        &["--session", "agent-a", "write", "notes.txt"],
-        b"alpha\nBETA\ngamma\n",
+        "agent-a",
+        &["write", "notes.txt"],
+        "alpha\nBETA\ngamma\n",
         1,
     )?;
     d.git(&alice, &["diff", "--stat"])?;
 
     d.say("Agent A re-reads and redoes its change on top of B's: allowed.")?;
-    d.stella(
+    d.agent(&alice, "agent-a", &["read", "notes.txt"], "", 0)?;
+    d.agent(
         &alice,
-        &["--session", "agent-a", "read", "notes.txt"],
-        b"",
-        0,
-    )?;
-    d.stella(
-        &alice,
-        &["--session", "agent-a", "write", "notes.txt"],
-        b"alpha\nBETAMAX\ngamma\n",
+        "agent-a",
+        &["write", "notes.txt"],
+        "alpha\nBETAMAX\ngamma\n",
         0,
     )?;
 
     d.say("Agent A's session becomes one file: a git bundle.")?;
     let artifact = root.join("agent-a.stella.bundle");
     let artifact_s = artifact.to_string_lossy().into_owned();
-    d.stella(
-        &alice,
-        &["--session", "agent-a", "checkpoint", "-o", &artifact_s],
-        b"",
-        0,
-    )?;
+    d.agent(&alice, "agent-a", &["checkpoint", "-o", &artifact_s], "", 0)?;
     d.stella(&alice, &["-q", "inspect", &artifact_s], b"", 0)?;
 
     d.say(
@@ -250,10 +247,11 @@ pub fn run(_ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         "notes.txt",
         "edited by bob\n",
     )?;
-    d.stella(
+    d.agent(
         &bob,
-        &["--session", "agent-a-on-bob", "write", "notes.txt"],
-        b"overwrite\n",
+        "agent-a-on-bob",
+        &["write", "notes.txt"],
+        "overwrite\n",
         1,
     )?;
 
