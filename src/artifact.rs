@@ -222,8 +222,32 @@ pub fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> 
 impl Context {
     /// Pack session `id` into an artifact written to `out`.
     ///
-    /// See the [module docs](self) for the format and the contents warning. The checkpoint commit
-    /// takes its dates from the session's last step, so an unchanged session gives identical bytes.
+    /// See the [module docs](self) for the format and the contents warning: the bytes written
+    /// carry everything the session read, secrets included. The checkpoint commit takes its dates
+    /// from the session's last step, so an unchanged session gives identical bytes. Where the
+    /// artifact goes next (storage, access, retention) is the caller's business.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use stella::session::Context;
+    /// use stella::workspace::Settings;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let repo = tmp.path().join("repo");
+    /// # assert!(std::process::Command::new("git").args(["init", "-q"]).arg(&repo).status()?.success());
+    /// # std::fs::write(repo.join("notes.txt"), "alpha\n")?;
+    /// let settings = Settings { data_dir: tmp.path().join("stella-data") };
+    /// let (ctx, _notices) = Context::open(&settings, &repo)?;
+    /// let session = ctx.start_session(None)?;
+    /// let notes = ctx.resolve(&repo, "notes.txt".as_ref())?;
+    /// ctx.read(&session, &[notes])?;
+    ///
+    /// let mut artifact = Vec::new();
+    /// ctx.checkpoint(&session, &mut artifact)?;
+    /// let head = stella::artifact::read_head(&artifact[..])?;
+    /// assert_eq!(head.manifest.session, session.as_str());
+    /// assert_eq!(head.fingerprint.len(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn checkpoint(&self, id: &SessionId, out: &mut dyn Write) -> Result<Checkpoint, Error> {
         let journal = self.journal();
         let tip = journal.tip(id)?;

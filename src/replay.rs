@@ -143,6 +143,30 @@ impl Context {
     }
 
     /// Start a new session from the artifact at `file` (see the [module docs](self)).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use stella::replay::{Options, Outcome};
+    /// use stella::session::Context;
+    /// use stella::workspace::Settings;
+    /// # let tmp = tempfile::tempdir()?;
+    /// # let repo = tmp.path().join("repo");
+    /// # assert!(std::process::Command::new("git").args(["init", "-q"]).arg(&repo).status()?.success());
+    /// # std::fs::write(repo.join("notes.txt"), "alpha\n")?;
+    /// # let settings = Settings { data_dir: tmp.path().join("stella-data") };
+    /// # let (ctx, _) = Context::open(&settings, &repo)?;
+    /// # let session = ctx.start_session(None)?;
+    /// # ctx.read(&session, &[ctx.resolve(&repo, "notes.txt".as_ref())?])?;
+    /// # let artifact = tmp.path().join("session.stella.bundle");
+    /// # ctx.checkpoint(&session, &mut std::fs::File::create(&artifact)?)?;
+    /// // `artifact` came from `Context::checkpoint`, here or on another machine.
+    /// match ctx.replay(&artifact, &Options::default())? {
+    ///     Outcome::Started(replayed) => println!("new session {}", replayed.id),
+    ///     Outcome::Mismatch(files) => println!("{} files differ here: nothing replayed", files.len()),
+    ///     Outcome::Blocked(files) => println!("{} files hold someone's work", files.len()),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn replay(&self, file: &Path, options: &Options) -> Result<Outcome, Error> {
         let head = read_head_file(file)?;
         let paths: Vec<&RelPath> = head.fingerprint.iter().map(|(p, _)| p).collect();
