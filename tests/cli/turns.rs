@@ -189,7 +189,19 @@ fn crash_test_kills_recorders_at_random_points() {
             .collect()
     };
     let mut landed = 0;
+    let mut landed_paths = 0;
+    // The session reads a file before any kill, and keeps reading between kills, so every kill
+    // lands on a session with recorded files to protect.
+    w.write("first", "read before any kill\n");
+    w.ok(&["--session", &s, "read", "first"]);
+    recorded.push("first".to_owned());
     for i in 0..kills {
+        if rand() % 3 == 0 {
+            let name = format!("kept{i:04}");
+            w.write(&name, &format!("kept {i}\n"));
+            w.ok(&["--session", &s, "read", &name]);
+            recorded.push(name);
+        }
         let before = status_paths(&w);
         let name = format!("f{i:04}");
         w.write(&name, &format!("content {i}\n").repeat(20_000));
@@ -213,7 +225,7 @@ fn crash_test_kills_recorders_at_random_points() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(rand() % 25_000));
+        std::thread::sleep(std::time::Duration::from_micros(rand() % 60_000));
         let _ = child.kill();
         let status = child.wait().unwrap();
         if status.success() {
@@ -233,22 +245,19 @@ fn crash_test_kills_recorders_at_random_points() {
         );
         if after.contains(&name) {
             recorded.push(name.clone());
+            landed_paths += 1;
         }
         // Every file recorded so far is still guarded: an outside edit is refused.
-        let probe = &recorded[(rand() as usize) % recorded.len().max(1)..]
-            .first()
-            .cloned();
-        if let Some(p) = probe {
-            let original = w.read(p);
-            w.write(p, "outside edit\n");
-            assert_eq!(
-                code(&w.run(&["--session", &s, "guard", p])),
-                1,
-                "kill {i}: {p} unguarded"
-            );
-            w.write(p, &original);
-            assert_eq!(code(&w.run(&["--session", &s, "guard", p])), 0);
-        }
+        let p = recorded[(rand() as usize) % recorded.len()].clone();
+        let original = w.read(&p);
+        w.write(&p, "outside edit\n");
+        assert_eq!(
+            code(&w.run(&["--session", &s, "guard", &p])),
+            1,
+            "kill {i}: {p} unguarded"
+        );
+        w.write(&p, &original);
+        assert_eq!(code(&w.run(&["--session", &s, "guard", &p])), 0);
     }
     for p in &recorded {
         w.write(p, "outside edit\n");
@@ -260,11 +269,11 @@ fn crash_test_kills_recorders_at_random_points() {
             .chain(recorded.iter().map(String::as_str))
             .collect::<Vec<_>>(),
     );
-    assert!(recorded.is_empty() || code(&out) == 1);
+    assert_eq!(code(&out), 1);
     let refusals = stderr(&out).matches("refusing to write: ").count();
     assert_eq!(refusals, recorded.len());
     eprintln!(
-        "{kills} kills, {landed} commands finished before their kill, {} files recorded",
+        "{kills} kills, {landed} commands finished before their kill, {landed_paths} killed reads/wrotes landed, {} files guarded",
         recorded.len()
     );
 }
