@@ -235,7 +235,7 @@ impl Context {
     /// # let repo = tmp.path().join("repo");
     /// # assert!(std::process::Command::new("git").args(["init", "-q"]).arg(&repo).status()?.success());
     /// # std::fs::write(repo.join("notes.txt"), "alpha\n")?;
-    /// let settings = Settings { data_dir: tmp.path().join("stella-data") };
+    /// let settings = Settings::new(tmp.path().join("stella-data"));
     /// let (ctx, _notices) = Context::open(&settings, &repo)?;
     /// let session = ctx.start_session(None)?;
     /// let notes = ctx.resolve(&repo, "notes.txt".as_ref())?;

@@ -84,7 +84,7 @@ pub enum Outcome {
 impl Context {
     /// Find the workspace around `cwd`, initialise it if needed, and open its store.
     pub fn open(settings: &Settings, cwd: &Path) -> Result<(Context, Vec<Notice>), Error> {
-        let root = workspace::discover_root(cwd)?;
+        let root = workspace::discover_root(settings, cwd)?;
         let (ws, notices) = Workspace::open(settings, root)?;
         let store = Store::open_or_init(&ws.store_dir())?;
         Ok((Context { ws, store }, notices))

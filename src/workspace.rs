@@ -20,10 +20,25 @@ use serde::{Deserialize, Serialize};
 use crate::fsutil::{self, FileLock};
 use crate::ids::WorkspaceId;
 
-/// Where Stella keeps its data, built once at the edge from `$STELLA_HOME` or the platform dirs.
+/// What the library needs from the environment, built once at the edge.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// Where Stella keeps its data: `$STELLA_HOME` or the platform data dir.
     pub data_dir: PathBuf,
+    /// Whether `GIT_DIR` or `GIT_WORK_TREE` is set: then the workspace is found the way git
+    /// finds it with those overrides, through a full open of the repository. Without them a
+    /// walk up from the current folder suffices, which keeps the guard's hot path short.
+    pub git_env_overrides: bool,
+}
+
+impl Settings {
+    /// Settings for `data_dir`, with git's environment overrides not in play.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Settings {
+            data_dir: data_dir.into(),
+            git_env_overrides: false,
+        }
+    }
 }
 
 /// One working tree of a git repository, with its id.
@@ -95,8 +110,18 @@ impl Error {
 }
 
 /// The canonical root of the working tree that contains `cwd`, honouring `GIT_DIR` and
-/// `GIT_WORK_TREE` like git does; each `git worktree` has its own root.
-pub fn discover_root(cwd: &Path) -> Result<PathBuf, Error> {
+/// `GIT_WORK_TREE` like git does when `settings` says they are set; each `git worktree` has its
+/// own root.
+pub fn discover_root(settings: &Settings, cwd: &Path) -> Result<PathBuf, Error> {
+    if !settings.git_env_overrides
+        && let Ok((path, _trust)) = gix::discover::upwards(cwd)
+    {
+        let (_, workdir) = path.into_repository_and_work_tree_directories();
+        if let Some(workdir) = workdir {
+            return canonical_root(cwd, &workdir);
+        }
+        // A bare repository, or a work tree set in its config: let the full open decide.
+    }
     let repo =
         gix::discover_with_environment_overrides(cwd).map_err(|e| Error::NotARepository {
             path: cwd.to_owned(),
@@ -107,6 +132,10 @@ pub fn discover_root(cwd: &Path) -> Result<PathBuf, Error> {
             git_dir: repo.git_dir().to_owned(),
         });
     };
+    canonical_root(cwd, workdir)
+}
+
+fn canonical_root(cwd: &Path, workdir: &Path) -> Result<PathBuf, Error> {
     let workdir = if workdir.is_absolute() {
         workdir.to_owned()
     } else {

@@ -336,6 +336,9 @@ pub fn main_with(
         let mut ctx = Ctx {
             settings: Settings {
                 data_dir: data_dir()?,
+                git_env_overrides: ["GIT_DIR", "GIT_WORK_TREE"]
+                    .iter()
+                    .any(|v| std::env::var_os(v).is_some()),
             },
             cwd,
             session: cli.session.clone(),

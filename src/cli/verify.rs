@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let root = crate::workspace::discover_root(&ctx.cwd)?;
+    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
     let head = crate::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
     let mismatches = crate::replay::verify_in(&root, &head).map_err(artifact_err)?;
     if mismatches.is_empty() {

@@ -71,7 +71,7 @@ proptest! {
     #[test]
     fn the_guard_agrees_with_the_model(ops in proptest::collection::vec(op(), 1..24)) {
         let w = World::new();
-        let settings = stella::workspace::Settings { data_dir: w.stella_home.clone() };
+        let settings = stella::workspace::Settings::new(w.stella_home.clone());
         let (ctx, _) = Context::open(&settings, &w.repo).unwrap();
         let sessions = [ctx.start_session(None).unwrap(), ctx.start_session(None).unwrap()];
         let path = |f: usize| RelPath::from_bytes(format!("file{f}").as_bytes()).unwrap();
