@@ -313,15 +313,14 @@ impl Context {
                 transcripts.insert(name, bytes);
             }
         }
-        let host_transcript = text("transcript_path");
-        if !host_transcript.is_empty()
-            && let Ok(bytes) = std::fs::read(&host_transcript)
-        {
-            let name = std::path::Path::new(&host_transcript)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "transcript".into());
-            transcripts.insert(name, bytes);
+        for host_transcript in self.host_transcript_paths(id, &text("transcript_path"))? {
+            if let Ok(bytes) = std::fs::read(&host_transcript) {
+                let name = std::path::Path::new(&host_transcript)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "transcript".into());
+                transcripts.insert(name, bytes);
+            }
         }
         let mut transcript_sizes = BTreeMap::new();
         for (name, bytes) in &transcripts {
@@ -384,6 +383,40 @@ impl Context {
             manifest,
             paths: entries.len(),
         })
+    }
+}
+
+impl Context {
+    /// The transcript files the session's hosts named (`transcript_path` in `session.toml` or in
+    /// a host adapter's `hosts/<agent>.toml`): hosts flush late, so checkpoint reads them again.
+    fn host_transcript_paths(&self, id: &SessionId, own: &str) -> Result<Vec<String>, Error> {
+        let mut out: Vec<String> = Some(own.to_owned())
+            .filter(|p| !p.is_empty())
+            .into_iter()
+            .collect();
+        let journal = self.journal();
+        let tip = journal.tip(id)?;
+        let repo = self.store.repo();
+        let Ok(tree) = repo.find_tree(tip.tree) else {
+            return Ok(out);
+        };
+        let Ok(Some(hosts)) = tree.lookup_entry_by_path("hosts") else {
+            return Ok(out);
+        };
+        let Ok(hosts) = repo.find_tree(hosts.object_id()) else {
+            return Ok(out);
+        };
+        for e in hosts.iter().filter_map(Result::ok) {
+            let Ok(blob) = repo.find_blob(e.oid()) else {
+                continue;
+            };
+            let path = std::str::from_utf8(&blob.data)
+                .ok()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .and_then(|t| t.get("transcript_path")?.as_str().map(str::to_owned));
+            out.extend(path);
+        }
+        Ok(out)
     }
 }
 
