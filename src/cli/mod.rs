@@ -17,11 +17,13 @@ use crate::journal;
 use crate::session::{self, Context};
 use crate::workspace::{self, Settings};
 
+mod agent_hook;
 mod diff;
 mod gc;
 mod guard;
 mod init;
 mod log;
+mod mcp;
 mod read;
 mod resume;
 mod rm;
@@ -82,6 +84,11 @@ pub enum Command {
     Log(log::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
+    #[command(subcommand)]
+    Hook(agent_hook::HookCommand),
+    #[command(subcommand)]
+    AgentHooks(agent_hook::AgentHooksCommand),
+    Mcp(mcp::Args),
 }
 
 /// An error or refusal to report, in git's voice.
@@ -356,6 +363,9 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Log(a) => log::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
+        Command::Hook(a) => agent_hook::run_hook(ctx, a, out),
+        Command::AgentHooks(a) => agent_hook::run_install(ctx, a, out),
+        Command::Mcp(a) => mcp::run(ctx, a, out),
     }
 }
 
