@@ -3,6 +3,8 @@
 mod common;
 
 mod guard;
+mod agents;
 mod identity;
 mod journal;
+mod mcp;
 mod turns;
