@@ -87,7 +87,11 @@ pub fn run_install(ctx: &mut Ctx<'_>, cmd: &AgentHooksCommand, _out: &mut dyn Wr
         (Agent::Cursor, false) => (cursor::settings_path(&root), cursor::uninstall(&root)),
     };
     let changed = result.map_err(|e| CliError::from_error(&e))?;
-    let rel = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+    let rel = file
+        .strip_prefix(&root)
+        .unwrap_or(&file)
+        .display()
+        .to_string();
     match (install, changed) {
         (true, true) => ctx.say(format_args!("installed Stella's hooks in {rel}")),
         (true, false) => ctx.say(format_args!("Stella's hooks are already in {rel}")),

@@ -14,7 +14,11 @@ use super::{CliError, Ctx, Result};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arguments passed on to git-stella-mcp
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARG")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARG"
+    )]
     pub args: Vec<OsString>,
 }
 
@@ -37,7 +41,6 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     cmd.args(&args.args);
     // exec: the server owns stdin and stdout from here on; it returns only on failure.
     let e = std::os::unix::process::CommandExt::exec(&mut cmd);
-    Err(CliError::from_error(&e)
-        .hint(format!("check that '{}' can be run", server.display())))
-    .map(|()| ExitCode::SUCCESS)
+    Err(CliError::from_error(&e).hint(format!("check that '{}' can be run", server.display())))
+        .map(|()| ExitCode::SUCCESS)
 }

@@ -56,7 +56,8 @@ pub fn parse_patch(patch: &str) -> Vec<PatchOp> {
     let mut ops = Vec::new();
     let mut hunk: Option<(Vec<&str>, Vec<&str>)> = None;
     let flush = |ops: &mut Vec<PatchOp>, hunk: &mut Option<(Vec<&str>, Vec<&str>)>| {
-        if let (Some((old, new)), Some(PatchOp::Update { hunks, .. })) = (hunk.take(), ops.last_mut())
+        if let (Some((old, new)), Some(PatchOp::Update { hunks, .. })) =
+            (hunk.take(), ops.last_mut())
             && !(old.is_empty() && new.is_empty())
         {
             hunks.push((old.join("\n"), new.join("\n")));
@@ -137,7 +138,11 @@ fn patch_text(tool_input: &Value) -> Option<&str> {
 }
 
 /// Handle one hook payload; the JSON to print on stdout, if any.
-pub fn handle(settings: &Settings, fallback_cwd: &Path, input: &[u8]) -> Result<Option<Value>, Error> {
+pub fn handle(
+    settings: &Settings,
+    fallback_cwd: &Path,
+    input: &[u8],
+) -> Result<Option<Value>, Error> {
     let v = common::parse(input)?;
     let event = common::str_field(&v, "hook_event_name")?;
     if v.get("tool_name").and_then(Value::as_str) != Some("apply_patch") {
@@ -259,7 +264,13 @@ fn wanted() -> Vec<Wanted> {
 
 /// Merge Stella's hooks into `.codex/hooks.json` under `root`; whether anything changed.
 pub fn install(root: &Path) -> Result<bool, Error> {
-    common::install_file(&settings_path(root), Shape::Grouped, COMMAND, &wanted(), None)
+    common::install_file(
+        &settings_path(root),
+        Shape::Grouped,
+        COMMAND,
+        &wanted(),
+        None,
+    )
 }
 
 /// Remove exactly the hooks [`install`] added; whether anything changed.

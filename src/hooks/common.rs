@@ -65,11 +65,7 @@ pub fn session_for(host_id: &str) -> SessionId {
 
 /// The workspace around `cwd` and the session `id` (created on first sight). `None` outside a
 /// git working tree: adapters then do nothing (the agent may be anywhere).
-pub fn open(
-    settings: &Settings,
-    cwd: &Path,
-    id: &SessionId,
-) -> Result<Option<Context>, Error> {
+pub fn open(settings: &Settings, cwd: &Path, id: &SessionId) -> Result<Option<Context>, Error> {
     match Context::open(settings, cwd) {
         Ok((ctx, _notices)) => {
             ctx.ensure_session(id)?;
@@ -124,7 +120,13 @@ pub fn record_seen(
         bytes: Some((blob, is_exec(&ctx.abs(path)))),
         first_origin: Some(digest),
     };
-    ctx.record(id, "read", std::slice::from_ref(path), vec![edit], Vec::new())
+    ctx.record(
+        id,
+        "read",
+        std::slice::from_ref(path),
+        vec![edit],
+        Vec::new(),
+    )
 }
 
 /// Record a read whose content the host showed the model as `content`.
@@ -265,7 +267,13 @@ pub fn record_read_after(
         bytes: Some((blob, is_exec(&ctx.abs(path)))),
         first_origin: Some(now),
     };
-    ctx.record(id, "read", std::slice::from_ref(path), vec![edit], Vec::new())?;
+    ctx.record(
+        id,
+        "read",
+        std::slice::from_ref(path),
+        vec![edit],
+        Vec::new(),
+    )?;
     Ok(())
 }
 
@@ -478,13 +486,12 @@ pub fn install_file(
         settings.insert(k.to_owned(), v);
         changed = true;
     }
-    changed |= merge_hooks(&mut settings, shape, command, wanted).map_err(|why| {
-        Error::Settings {
+    changed |=
+        merge_hooks(&mut settings, shape, command, wanted).map_err(|why| Error::Settings {
             op: "merge hooks into",
             path: path.to_owned(),
             source: io::Error::new(io::ErrorKind::InvalidData, why),
-        }
-    })?;
+        })?;
     if changed {
         write_settings(path, &settings)?;
     }
@@ -542,10 +549,20 @@ mod tests {
         assert!(!merge_hooks(&mut s, Shape::Grouped, "git stella hook codex", &wanted()).unwrap());
         assert_eq!(s, once);
         assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-        assert!(remove_hooks(&mut s, Shape::Grouped, "git stella hook codex"));
+        assert!(remove_hooks(
+            &mut s,
+            Shape::Grouped,
+            "git stella hook codex"
+        ));
         assert_eq!(s, original);
         let mut empty = Map::new();
-        merge_hooks(&mut empty, Shape::Grouped, "git stella hook codex", &wanted()).unwrap();
+        merge_hooks(
+            &mut empty,
+            Shape::Grouped,
+            "git stella hook codex",
+            &wanted(),
+        )
+        .unwrap();
         remove_hooks(&mut empty, Shape::Grouped, "git stella hook codex");
         assert!(empty.is_empty());
     }

@@ -36,7 +36,11 @@ fn path_of(ti: &Value) -> Option<&str> {
 }
 
 /// Handle one hook payload; the JSON to print on stdout, if any.
-pub fn handle(settings: &Settings, fallback_cwd: &Path, input: &[u8]) -> Result<Option<Value>, Error> {
+pub fn handle(
+    settings: &Settings,
+    fallback_cwd: &Path,
+    input: &[u8],
+) -> Result<Option<Value>, Error> {
     let v = common::parse(input)?;
     let event = common::str_field(&v, "hook_event_name")?;
     let id = common::session_for(common::str_field(&v, "conversation_id")?);
@@ -69,16 +73,18 @@ pub fn handle(settings: &Settings, fallback_cwd: &Path, input: &[u8]) -> Result<
             let Some(path) = path_of(&ti).and_then(|p| common::resolve(&ctx, &cwd, p)) else {
                 return Ok(None);
             };
-            Ok(common::guard_all(&ctx, &id, &[(path.clone(), intent)])?.map(|reason| {
-                let first = reason.lines().next().unwrap_or_default().to_owned();
-                json!({
-                    "permission": "deny",
-                    "agent_message": reason,
-                    "user_message": format!("Stella: {first}"),
-                    "decision": "deny",
-                    "reason": reason,
-                })
-            }))
+            Ok(
+                common::guard_all(&ctx, &id, &[(path.clone(), intent)])?.map(|reason| {
+                    let first = reason.lines().next().unwrap_or_default().to_owned();
+                    json!({
+                        "permission": "deny",
+                        "agent_message": reason,
+                        "user_message": format!("Stella: {first}"),
+                        "decision": "deny",
+                        "reason": reason,
+                    })
+                }),
+            )
         }
         "beforeReadFile" => {
             let (Some(raw), Some(content)) = (

@@ -30,7 +30,11 @@ pub const COMMAND: &str = "git stella hook gemini";
 pub const MATCHER: &str = "^(read_file|write_file|replace)$";
 
 /// Handle one hook payload; the JSON to print on stdout, if any.
-pub fn handle(settings: &Settings, fallback_cwd: &Path, input: &[u8]) -> Result<Option<Value>, Error> {
+pub fn handle(
+    settings: &Settings,
+    fallback_cwd: &Path,
+    input: &[u8],
+) -> Result<Option<Value>, Error> {
     let v = common::parse(input)?;
     let event = common::str_field(&v, "hook_event_name")?;
     let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
@@ -69,7 +73,10 @@ pub fn handle(settings: &Settings, fallback_cwd: &Path, input: &[u8]) -> Result<
             Ok(common::guard_all(&ctx, &id, &[(path, intent)])?
                 .map(|reason| json!({"decision": "deny", "reason": reason})))
         }
-        ("AfterTool", _) if v.pointer("/tool_response/error").is_some_and(|e| !e.is_null()) => {
+        ("AfterTool", _)
+            if v.pointer("/tool_response/error")
+                .is_some_and(|e| !e.is_null()) =>
+        {
             // The tool failed: nothing was read or written.
             Ok(None)
         }
@@ -123,7 +130,13 @@ fn wanted() -> Vec<Wanted> {
 
 /// Merge Stella's hooks into `.gemini/settings.json` under `root`; whether anything changed.
 pub fn install(root: &Path) -> Result<bool, Error> {
-    common::install_file(&settings_path(root), Shape::Grouped, COMMAND, &wanted(), None)
+    common::install_file(
+        &settings_path(root),
+        Shape::Grouped,
+        COMMAND,
+        &wanted(),
+        None,
+    )
 }
 
 /// Remove exactly the hooks [`install`] added; whether anything changed.

@@ -156,7 +156,10 @@ impl Server {
             let _ = tx.send(reply.ok());
         });
         if self.jobs.send(job).is_err() {
-            return Reply::error("error: the server's worker thread is gone; restart the MCP server").into();
+            return Reply::error(
+                "error: the server's worker thread is gone; restart the MCP server",
+            )
+            .into();
         }
         match rx.await {
             Ok(Some(reply)) => reply.into(),

@@ -81,7 +81,9 @@ impl Tools {
     /// Resolve a path the model gave: relative to the workspace root, or absolute inside it.
     fn resolve(&self, path: &str) -> Result<RelPath, Reply> {
         if path.is_empty() {
-            return Err(Reply::error("error: 'path' is empty; name a file in the workspace"));
+            return Err(Reply::error(
+                "error: 'path' is empty; name a file in the workspace",
+            ));
         }
         self.ctx
             .resolve(&self.ctx.ws.root, Path::new(path))
@@ -116,7 +118,9 @@ impl Tools {
             Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
                 return Reply::error(format!("error: '{rel}' is a folder, not a file"));
             }
-            Err(e) => return Reply::error(format!("error: could not read '{rel}'\ncaused by: {e}")),
+            Err(e) => {
+                return Reply::error(format!("error: could not read '{rel}'\ncaused by: {e}"));
+            }
         };
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return Reply::error(format!(
@@ -141,7 +145,11 @@ impl Tools {
             let _ = write!(
                 out,
                 "{}[lines {start}-{end} of {total} of {rel}]",
-                if out.ends_with('\n') || out.is_empty() { "" } else { "\n" }
+                if out.ends_with('\n') || out.is_empty() {
+                    ""
+                } else {
+                    "\n"
+                }
             );
             out
         } else {
@@ -154,7 +162,10 @@ impl Tools {
             text.to_owned()
         };
         if let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes) {
-            return error_reply(&e, "the read was not recorded, so a later write may pass unguarded");
+            return error_reply(
+                &e,
+                "the read was not recorded, so a later write may pass unguarded",
+            );
         }
         Reply::ok(shown)
     }
@@ -317,3 +328,156 @@ fn error_reply(e: &(dyn StdError + 'static), consequence: &str) -> Reply {
     Reply::error(text)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Repo {
+        _tmp: tempfile::TempDir,
+        root: std::path::PathBuf,
+        settings: Settings,
+    }
+
+    fn repo() -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        Repo {
+            settings: Settings {
+                data_dir: base.join("stella"),
+            },
+            root,
+            _tmp: tmp,
+        }
+    }
+
+    fn open(r: &Repo, id: Option<&str>) -> Tools {
+        let id = id.map(|s| SessionId::parse(s).unwrap());
+        Tools::open(&r.settings, &r.root, id).unwrap().0
+    }
+
+    #[test]
+    fn a_fixed_session_keeps_its_guard_across_a_reconnect() {
+        let r = repo();
+        std::fs::write(r.root.join("f.txt"), "seen\n").unwrap();
+        let t = open(&r, Some("agent-one"));
+        assert_eq!(t.read_file("f.txt", None, None), Reply::ok("seen\n"));
+        drop(t);
+        std::fs::write(r.root.join("f.txt"), "theirs\n").unwrap();
+        let t = open(&r, Some("agent-one"));
+        let reply = t.write_file("f.txt", "mine\n");
+        assert!(reply.is_error);
+        assert!(
+            reply.text.starts_with("refusing to write: f.txt\n"),
+            "{}",
+            reply.text
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
+            "theirs\n"
+        );
+        // A minted session is a fresh one: it never saw the file, so its write is a blind one.
+        let other = open(&r, None);
+        assert_ne!(other.id.as_str(), "agent-one");
+        assert_eq!(
+            other.write_file("f.txt", "blind\n"),
+            Reply::ok("wrote f.txt (6 bytes)")
+        );
+    }
+
+    #[test]
+    fn ambiguous_absent_and_empty_old_text_write_nothing() {
+        let r = repo();
+        std::fs::write(r.root.join("f.txt"), "a b a\n").unwrap();
+        let t = open(&r, Some("s"));
+        assert_eq!(
+            t.edit_file("f.txt", "a", "x", false),
+            Reply::error(
+                "error: 'old_string' occurs 2 times in f.txt; nothing was written. Include more surrounding text so it matches exactly once, or set replace_all to true to replace every occurrence."
+            )
+        );
+        assert_eq!(
+            t.edit_file("f.txt", "", "x", false),
+            Reply::error(
+                "error: 'old_string' is empty; give the exact text to replace (use write_file to create a file)"
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
+            "a b a\n"
+        );
+        assert_eq!(
+            t.edit_file("f.txt", "a", "x", true),
+            Reply::ok("edited f.txt: replaced 2 occurrences")
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
+            "x b x\n"
+        );
+        // The blind edit recorded what it edited: a later outside change is caught.
+        std::fs::write(r.root.join("f.txt"), "x b x y\n").unwrap();
+        assert!(t.edit_file("f.txt", "b", "c", false).is_error);
+    }
+
+    #[test]
+    fn paths_outside_the_workspace_touch_nothing() {
+        let r = repo();
+        let t = open(&r, Some("s"));
+        let outside = r.root.parent().unwrap().join("outside.txt");
+        let reply = t.write_file(outside.to_str().unwrap(), "x");
+        assert!(reply.is_error);
+        assert!(
+            reply.text.contains("is outside the workspace"),
+            "{}",
+            reply.text
+        );
+        assert!(!outside.exists());
+        std::fs::write(&outside, "keep").unwrap();
+        assert!(t.delete_file("../outside.txt").is_error);
+        assert!(t.edit_file("../outside.txt", "keep", "x", false).is_error);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+    }
+
+    #[test]
+    fn a_stale_delete_is_refused_and_a_fresh_one_goes_through() {
+        let r = repo();
+        std::fs::write(r.root.join("f.txt"), "seen\n").unwrap();
+        let t = open(&r, Some("s"));
+        t.read_file("f.txt", None, None);
+        std::fs::write(r.root.join("f.txt"), "theirs\n").unwrap();
+        let reply = t.delete_file("f.txt");
+        assert!(reply.is_error);
+        assert!(
+            reply.text.starts_with("refusing to delete: f.txt\n"),
+            "{}",
+            reply.text
+        );
+        assert!(
+            reply.text.contains("Nothing was deleted."),
+            "{}",
+            reply.text
+        );
+        assert!(r.root.join("f.txt").exists());
+        t.read_file("f.txt", Some(1), Some(1));
+        assert_eq!(t.delete_file("f.txt"), Reply::ok("deleted f.txt"));
+        assert_eq!(
+            t.delete_file("f.txt"),
+            Reply::ok("f.txt did not exist; nothing to delete")
+        );
+        assert_eq!(
+            t.read_file("f.txt", None, None),
+            Reply::error(
+                "error: 'f.txt' does not exist; nothing was recorded. To create it, call write_file."
+            )
+        );
+    }
+}

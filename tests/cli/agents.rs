@@ -74,9 +74,15 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
     w.write("src/blind.rs", "someone's\n");
     // The session writes three files through patches (reads go through the shell, unseen).
     let create = "*** Begin Patch\n*** Add File: src/new.rs\n+fresh\n*** End Patch\n";
-    assert_eq!(answer(&w, "codex", &codex(&w, "PreToolUse", create)), Value::Null);
+    assert_eq!(
+        answer(&w, "codex", &codex(&w, "PreToolUse", create)),
+        Value::Null
+    );
     w.write("src/new.rs", "fresh\n");
-    assert_eq!(answer(&w, "codex", &codex(&w, "PostToolUse", create)), Value::Null);
+    assert_eq!(
+        answer(&w, "codex", &codex(&w, "PostToolUse", create)),
+        Value::Null
+    );
 
     // Someone edits the file the session created.
     w.write("src/new.rs", "theirs\n");
@@ -97,14 +103,20 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
 *** Delete File: src/gone.rs\n\
 *** Add File: src/added.rs\n+added\n\
 *** End Patch\n";
-    assert_eq!(answer(&w, "codex", &codex(&w, "PreToolUse", many)), Value::Null);
+    assert_eq!(
+        answer(&w, "codex", &codex(&w, "PreToolUse", many)),
+        Value::Null
+    );
     // Codex applies it; the hook records every file of it.
     w.write("src/blind.rs", "mine\n");
     std::fs::remove_file(w.repo.join("src/old.rs")).unwrap();
     w.write("src/moved.rs", "moved\n");
     std::fs::remove_file(w.repo.join("src/gone.rs")).unwrap();
     w.write("src/added.rs", "added\n");
-    assert_eq!(answer(&w, "codex", &codex(&w, "PostToolUse", many)), Value::Null);
+    assert_eq!(
+        answer(&w, "codex", &codex(&w, "PostToolUse", many)),
+        Value::Null
+    );
 
     let session = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
     assert_eq!(
@@ -118,7 +130,10 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
     let reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap();
-    assert!(reason.starts_with("refusing to delete: src/moved.rs\n"), "{reason}");
+    assert!(
+        reason.starts_with("refusing to delete: src/moved.rs\n"),
+        "{reason}"
+    );
     assert!(!reason.contains("src/keep.rs"), "{reason}");
     // A patch that does not touch a stale file, or another tool, passes.
     let other = json!({"session_id": session, "cwd": w.repo, "hook_event_name": "PreToolUse",
@@ -133,7 +148,10 @@ fn a_codex_update_is_recorded_as_the_patch_applied_to_what_the_session_saw() {
     w.write("a.txt", "one\ntwo\n");
     answer(&w, "codex", &codex(&w, "PostToolUse", create));
     let update = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** End Patch\n";
-    assert_eq!(answer(&w, "codex", &codex(&w, "PreToolUse", update)), Value::Null);
+    assert_eq!(
+        answer(&w, "codex", &codex(&w, "PreToolUse", update)),
+        Value::Null
+    );
     // Codex wrote the patch, and someone appended a line before the hook ran: not absorbed.
     w.write("a.txt", "one\nTWO\nthree\n");
     answer(&w, "codex", &codex(&w, "PostToolUse", update));
@@ -165,39 +183,113 @@ fn gemini_records_reads_and_denies_a_stale_write_with_decision_deny() {
     w.write("notes.txt", "seen\n");
     let path = w.repo.join("notes.txt");
     let read = json!({"file_path": path});
-    assert_eq!(answer(&w, "gemini", &gemini(&w, "BeforeTool", "read_file", read.clone(), None)), json!({}));
+    assert_eq!(
+        answer(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "read_file", read.clone(), None)
+        ),
+        json!({})
+    );
     let resp = json!({"llmContent": "seen\n", "returnDisplay": ""});
     assert_eq!(
-        answer(&w, "gemini", &gemini(&w, "AfterTool", "read_file", read.clone(), Some(resp.clone()))),
+        answer(
+            &w,
+            "gemini",
+            &gemini(
+                &w,
+                "AfterTool",
+                "read_file",
+                read.clone(),
+                Some(resp.clone())
+            )
+        ),
         json!({})
     );
     w.write("notes.txt", "theirs\n");
     let write = json!({"file_path": path, "content": "mine\n"});
     assert_eq!(
-        answer(&w, "gemini", &gemini(&w, "BeforeTool", "write_file", write.clone(), None)),
+        answer(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "write_file", write.clone(), None)
+        ),
         json!({"decision": "deny", "reason": refusal("notes.txt", "seen", "theirs")})
     );
     let replace = json!({"file_path": "notes.txt", "instruction": "x", "old_string": "theirs", "new_string": "ours"});
     assert_eq!(
-        answer(&w, "gemini", &gemini(&w, "BeforeTool", "replace", replace.clone(), None))["decision"],
+        answer(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "replace", replace.clone(), None)
+        )["decision"],
         "deny"
     );
     // A re-read (a ranged one: the disk did not change around it) and the edit passes.
     let ranged = json!({"file_path": path, "offset": 0, "limit": 1});
-    answer(&w, "gemini", &gemini(&w, "BeforeTool", "read_file", ranged.clone(), None));
-    answer(&w, "gemini", &gemini(&w, "AfterTool", "read_file", ranged, Some(json!({"llmContent": "[truncated]\ntheirs"}))));
-    assert_eq!(answer(&w, "gemini", &gemini(&w, "BeforeTool", "replace", replace.clone(), None)), json!({}));
+    answer(
+        &w,
+        "gemini",
+        &gemini(&w, "BeforeTool", "read_file", ranged.clone(), None),
+    );
+    answer(
+        &w,
+        "gemini",
+        &gemini(
+            &w,
+            "AfterTool",
+            "read_file",
+            ranged,
+            Some(json!({"llmContent": "[truncated]\ntheirs"})),
+        ),
+    );
+    assert_eq!(
+        answer(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "replace", replace.clone(), None)
+        ),
+        json!({})
+    );
     w.write("notes.txt", "ours\n");
-    answer(&w, "gemini", &gemini(&w, "AfterTool", "replace", replace, Some(json!({"llmContent": "ok"}))));
+    answer(
+        &w,
+        "gemini",
+        &gemini(
+            &w,
+            "AfterTool",
+            "replace",
+            replace,
+            Some(json!({"llmContent": "ok"})),
+        ),
+    );
     let s = "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f";
     assert_eq!(w.ok(&["--session", s, "status"]), "fresh      notes.txt");
     // A file changed between BeforeTool and AfterTool of a ranged read: either version may have
     // been seen, so the next write needs a re-read.
     let ranged = json!({"file_path": path, "offset": 0, "limit": 1});
-    answer(&w, "gemini", &gemini(&w, "BeforeTool", "read_file", ranged.clone(), None));
+    answer(
+        &w,
+        "gemini",
+        &gemini(&w, "BeforeTool", "read_file", ranged.clone(), None),
+    );
     w.write("notes.txt", "during\n");
-    answer(&w, "gemini", &gemini(&w, "AfterTool", "read_file", ranged, Some(json!({"llmContent": "during"}))));
-    let denied = answer(&w, "gemini", &gemini(&w, "BeforeTool", "write_file", write, None));
+    answer(
+        &w,
+        "gemini",
+        &gemini(
+            &w,
+            "AfterTool",
+            "read_file",
+            ranged,
+            Some(json!({"llmContent": "during"})),
+        ),
+    );
+    let denied = answer(
+        &w,
+        "gemini",
+        &gemini(&w, "BeforeTool", "write_file", write, None),
+    );
     assert!(
         denied["reason"].as_str().unwrap().starts_with(
             "refusing to write: notes.txt\nnotes.txt changed while this session was reading it"
@@ -228,7 +320,15 @@ fn cursor_records_what_the_agent_saw_and_denies_with_agent_message() {
     w.write("app.ts", "const a = 1\n");
     let path = w.repo.join("app.ts");
     assert_eq!(
-        answer(&w, "cursor", &cursor(&w, "beforeReadFile", json!({"file_path": path, "content": "const a = 1\n", "attachments": []}))),
+        answer(
+            &w,
+            "cursor",
+            &cursor(
+                &w,
+                "beforeReadFile",
+                json!({"file_path": path, "content": "const a = 1\n", "attachments": []})
+            )
+        ),
         json!({"permission": "allow"})
     );
     w.write("app.ts", "const a = 2\n");
@@ -246,18 +346,48 @@ fn cursor_records_what_the_agent_saw_and_denies_with_agent_message() {
     );
     assert_eq!(w.read("app.ts"), "const a = 2\n");
     let delete = json!({"tool_name": "Delete", "tool_input": {"file_path": path}});
-    assert_eq!(answer(&w, "cursor", &cursor(&w, "preToolUse", delete))["permission"], "deny");
+    assert_eq!(
+        answer(&w, "cursor", &cursor(&w, "preToolUse", delete))["permission"],
+        "deny"
+    );
     // The agent re-reads; the content it sees is recorded, and the write passes.
-    answer(&w, "cursor", &cursor(&w, "beforeReadFile", json!({"file_path": path, "content": "const a = 2\n"})));
-    assert_eq!(answer(&w, "cursor", &cursor(&w, "preToolUse", write)), Value::Null);
+    answer(
+        &w,
+        "cursor",
+        &cursor(
+            &w,
+            "beforeReadFile",
+            json!({"file_path": path, "content": "const a = 2\n"}),
+        ),
+    );
+    assert_eq!(
+        answer(&w, "cursor", &cursor(&w, "preToolUse", write)),
+        Value::Null
+    );
     // An edit is recorded as the edit applied to what the agent saw.
     w.write("app.ts", "const a = 4\n");
-    answer(&w, "cursor", &cursor(&w, "afterFileEdit", json!({"file_path": path, "edits": [{"old_string": "2", "new_string": "4"}]})));
+    answer(
+        &w,
+        "cursor",
+        &cursor(
+            &w,
+            "afterFileEdit",
+            json!({"file_path": path, "edits": [{"old_string": "2", "new_string": "4"}]}),
+        ),
+    );
     let s = "c0ffee00-1234-4abc-8def-001122334455";
     assert_eq!(w.ok(&["--session", s, "status"]), "fresh      app.ts");
     // Content the agent saw that is not the disk (the file changed after Cursor read it) is
     // what is recorded: the next write is refused until it reads again.
-    answer(&w, "cursor", &cursor(&w, "beforeReadFile", json!({"file_path": path, "content": "const a = 0\n"})));
+    answer(
+        &w,
+        "cursor",
+        &cursor(
+            &w,
+            "beforeReadFile",
+            json!({"file_path": path, "content": "const a = 0\n"}),
+        ),
+    );
     assert_eq!(w.ok(&["--session", s, "status"]), "changed    app.ts");
 }
 
@@ -271,13 +401,17 @@ fn hooks_do_nothing_outside_a_repository_and_fail_open_on_a_bad_payload() {
     let p = json!({"session_id": "s1", "cwd": outside, "hook_event_name": "BeforeTool",
         "tool_name": "write_file", "tool_input": {"file_path": outside.join("f"), "content": "x"}});
     let out = w.run_stdin(&["hook", "gemini"], p.to_string().as_bytes());
-    assert_eq!((code(&out), stdout(&out), stderr(&out)), (0, "{}\n".into(), String::new()));
+    assert_eq!(
+        (code(&out), stdout(&out), stderr(&out)),
+        (0, "{}\n".into(), String::new())
+    );
     for agent in ["codex", "gemini", "cursor"] {
         let out = w.run_stdin(&["hook", agent], b"not json");
         assert_eq!(code(&out), 1, "{agent}");
         assert_eq!(stdout(&out), "", "{agent}");
         assert!(
-            stderr(&out).starts_with("stella: error: the hook payload is not valid JSON\ncaused by: "),
+            stderr(&out)
+                .starts_with("stella: error: the hook payload is not valid JSON\ncaused by: "),
             "{agent}: {}",
             stderr(&out)
         );
@@ -289,21 +423,33 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     let w = World::new();
     let user = json!({"theme": "dark", "hooks": {"BeforeTool": [
         {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./audit.sh"}]}]}});
-    w.write(".gemini/settings.json", &serde_json::to_string_pretty(&user).unwrap());
+    w.write(
+        ".gemini/settings.json",
+        &serde_json::to_string_pretty(&user).unwrap(),
+    );
     let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
 
     let out = w.run(&["agent-hooks", "install", "--agent", "gemini"]);
-    assert_eq!(stderr(&out), "installed Stella's hooks in .gemini/settings.json\n");
+    assert_eq!(
+        stderr(&out),
+        "installed Stella's hooks in .gemini/settings.json\n"
+    );
     let installed = read(".gemini/settings.json");
     assert_eq!(installed["theme"], "dark");
-    assert_eq!(installed["hooks"]["BeforeTool"][0], user["hooks"]["BeforeTool"][0]);
+    assert_eq!(
+        installed["hooks"]["BeforeTool"][0],
+        user["hooks"]["BeforeTool"][0]
+    );
     assert_eq!(
         installed["hooks"]["BeforeTool"][1],
         json!({"matcher": "^(read_file|write_file|replace)$",
             "hooks": [{"type": "command", "command": "git stella hook gemini", "name": "stella"}]})
     );
     let out = w.run(&["agent-hooks", "install", "--agent", "gemini"]);
-    assert_eq!(stderr(&out), "Stella's hooks are already in .gemini/settings.json\n");
+    assert_eq!(
+        stderr(&out),
+        "Stella's hooks are already in .gemini/settings.json\n"
+    );
     assert_eq!(read(".gemini/settings.json"), installed);
     w.ok(&["agent-hooks", "uninstall", "--agent", "gemini"]);
     assert_eq!(read(".gemini/settings.json"), user);
@@ -332,5 +478,8 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     assert!(!w.repo.join(".codex/hooks.json").exists());
     assert!(!w.repo.join(".cursor/hooks.json").exists());
     let out = w.run(&["agent-hooks", "uninstall", "--agent", "cursor"]);
-    assert_eq!(stderr(&out), "no Stella hooks in .cursor/hooks.json; nothing to remove\n");
+    assert_eq!(
+        stderr(&out),
+        "no Stella hooks in .cursor/hooks.json; nothing to remove\n"
+    );
 }

@@ -2,8 +2,8 @@
 
 mod common;
 
-mod guard;
 mod agents;
+mod guard;
 mod identity;
 mod journal;
 mod mcp;

@@ -103,7 +103,13 @@ fn the_python_sdk_client_gets_refusals_as_tool_errors_and_recovers_on_one_connec
     let tools = step(&steps, "list_tools");
     assert_eq!(
         tools["names"],
-        serde_json::json!(["delete_file", "edit_file", "read_file", "status", "write_file"])
+        serde_json::json!([
+            "delete_file",
+            "edit_file",
+            "read_file",
+            "status",
+            "write_file"
+        ])
     );
     let edit = &tools["schemas"]["edit_file"];
     assert_eq!(edit["type"], "object");
@@ -157,10 +163,20 @@ fn the_python_sdk_client_gets_refusals_as_tool_errors_and_recovers_on_one_connec
         format!("session {session}\nfresh      notes.txt\n")
     );
     assert_eq!(step(&steps, "ping")["ok"], true);
-    assert_eq!(step(&steps, "disk_final")["text"], "alpha\nbetamax\nGAMMA\n");
+    assert_eq!(
+        step(&steps, "disk_final")["text"],
+        "alpha\nbetamax\nGAMMA\n"
+    );
     // The session's steps are in the store like any other session's.
-    let log = w.store_git(&["log", "--format=%s", &format!("refs/stella/sessions/{session}")]);
-    assert!(log.starts_with("read notes.txt\nwrite notes.txt\nread notes.txt\nread notes.txt\n"), "{log}");
+    let log = w.store_git(&[
+        "log",
+        "--format=%s",
+        &format!("refs/stella/sessions/{session}"),
+    ]);
+    assert!(
+        log.starts_with("read notes.txt\nwrite notes.txt\nread notes.txt\nread notes.txt\n"),
+        "{log}"
+    );
 }
 
 #[test]
