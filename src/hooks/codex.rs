@@ -15,9 +15,14 @@
 //!
 //! A deny is `hookSpecificOutput.permissionDecision: "deny"` with a non-empty
 //! `permissionDecisionReason`, exit 0. Codex rejects `permissionDecision: "allow"` as unsupported,
-//! so an allowed call prints nothing. Known limit: Codex issue #26751 reports that some
-//! versions route a function-call `apply_patch` so that a PreToolUse deny does not stop it; on
-//! such a version the guard is advisory for patches.
+//! so an allowed call prints nothing. Paths in the headers may be relative to `cwd` or absolute
+//! (both seen in captures from Codex 0.155.1 and 0.164.0 reported upstream).
+//!
+//! Known limits of the host, from Codex's issue tracker: before 0.123.0 `apply_patch` fired no
+//! hooks at all (openai/codex#16732); 0.136.0 skipped PostToolUse for some `apply_patch` calls
+//! (#26729); a function-call `apply_patch` may bypass the patch handler's hooks (#26751); and on
+//! Windows a PreToolUse deny for `apply_patch` was reported as not enforced, the write going
+//! ahead (#27833, open). Where the host ignores the deny, the guard is advisory for patches.
 
 use std::path::Path;
 

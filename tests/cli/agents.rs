@@ -125,8 +125,12 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
     );
     // Now someone edits the moved file: deleting it, or moving it on, is refused.
     w.write("src/moved.rs", "edited\n");
-    let again = "*** Begin Patch\n*** Delete File: src/moved.rs\n*** Update File: src/keep.rs\n@@\n-keep\n+k\n*** End Patch\n";
-    let denied = answer(&w, "codex", &codex(&w, "PreToolUse", again));
+    // Codex may send absolute paths in the headers.
+    let again = format!(
+        "*** Begin Patch\n*** Delete File: {}\n*** Update File: src/keep.rs\n@@\n-keep\n+k\n*** End Patch\n",
+        w.repo.join("src/moved.rs").display()
+    );
+    let denied = answer(&w, "codex", &codex(&w, "PreToolUse", &again));
     let reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap();
