@@ -235,6 +235,11 @@ pub fn note_before_read(ctx: &Context, id: &SessionId, path: &RelPath) -> Result
     crate::fsutil::write_atomic(&file, d.to_hex().as_bytes(), 0o600).map_err(|e| err("write", e))
 }
 
+/// Drop the note of a read that failed.
+pub fn forget_before_read(ctx: &Context, id: &SessionId, path: &RelPath) {
+    let _ = std::fs::remove_file(pending_file(ctx, id, path));
+}
+
 /// Record a read after the host's read tool ran. `shown` is the text the model got when it is
 /// the whole file. It equals the disk: recorded. Otherwise (a range, a rendering, a truncation)
 /// the disk is recorded when it did not change since [`note_before_read`]; when it did, the model

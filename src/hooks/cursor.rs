@@ -16,6 +16,9 @@
 //!   `{"permission":"allow"}`: Stella never hides a file.
 //! - `afterFileEdit` (`file_path`, `edits: [{old_string, new_string}]`): the edits applied to
 //!   what the session saw are recorded, so a change made after the edit stays visible.
+//! - `postToolUse` for `Write` and `Delete`: the written `contents` are recorded, a deleted path
+//!   dropped. Without it the session would still hold the digest it read before its own write,
+//!   and refuse its own next write.
 
 use std::path::{Path, PathBuf};
 
@@ -98,6 +101,22 @@ pub fn handle(
             }
             Ok(allow_read())
         }
+        "postToolUse" => {
+            let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
+            let ti = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            if !matches!(tool, "Write" | "Delete") {
+                return Ok(None);
+            }
+            let Some(path) = path_of(&ti).and_then(|p| common::resolve(&ctx, &cwd, p)) else {
+                return Ok(None);
+            };
+            let contents = ["contents", "content"]
+                .iter()
+                .find_map(|k| ti.get(*k).and_then(Value::as_str))
+                .filter(|_| tool == "Write");
+            common::record_written(&ctx, &id, &path, contents.map(str::as_bytes))?;
+            Ok(None)
+        }
         "afterFileEdit" => {
             let Some(path) = v
                 .get("file_path")
@@ -136,6 +155,11 @@ fn wanted() -> Vec<Wanted> {
         Wanted {
             event: "preToolUse",
             matcher: Some("Write|Edit|StrReplace|MultiEdit|Delete"),
+            handler: handler.clone(),
+        },
+        Wanted {
+            event: "postToolUse",
+            matcher: Some("Write|Delete"),
             handler: handler.clone(),
         },
         Wanted {

@@ -365,21 +365,40 @@ fn cursor_records_what_the_agent_saw_and_denies_with_agent_message() {
         ),
     );
     assert_eq!(
-        answer(&w, "cursor", &cursor(&w, "preToolUse", write)),
+        answer(&w, "cursor", &cursor(&w, "preToolUse", write.clone())),
         Value::Null
     );
-    // An edit is recorded as the edit applied to what the agent saw.
-    w.write("app.ts", "const a = 4\n");
+    // Cursor writes; its own write is recorded, so its next write is not refused.
+    w.write("app.ts", "const a = 3\n");
+    answer(&w, "cursor", &cursor(&w, "postToolUse", write.clone()));
+    let write5 = json!({"tool_name": "Write", "tool_input": {"file_path": path, "contents": "const a = 5\n"}});
+    assert_eq!(
+        answer(&w, "cursor", &cursor(&w, "preToolUse", write5)),
+        Value::Null
+    );
+    // An edit is recorded as the edit applied to what the agent saw: a line someone added right
+    // after Cursor's edit is not taken as the agent's.
+    w.write("app.ts", "const a = 4\n// theirs\n");
     answer(
         &w,
         "cursor",
         &cursor(
             &w,
             "afterFileEdit",
-            json!({"file_path": path, "edits": [{"old_string": "2", "new_string": "4"}]}),
+            json!({"file_path": path, "edits": [{"old_string": "3", "new_string": "4"}]}),
         ),
     );
     let s = "c0ffee00-1234-4abc-8def-001122334455";
+    assert_eq!(w.ok(&["--session", s, "status"]), "changed    app.ts");
+    answer(
+        &w,
+        "cursor",
+        &cursor(
+            &w,
+            "beforeReadFile",
+            json!({"file_path": path, "content": "const a = 4\n// theirs\n"}),
+        ),
+    );
     assert_eq!(w.ok(&["--session", s, "status"]), "fresh      app.ts");
     // Content the agent saw that is not the disk (the file changed after Cursor read it) is
     // what is recorded: the next write is refused until it reads again.
@@ -472,6 +491,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
         read(".cursor/hooks.json"),
         json!({"version": 1, "hooks": {
             "preToolUse": [{"command": "git stella hook cursor", "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
+            "postToolUse": [{"command": "git stella hook cursor", "matcher": "Write|Delete"}],
             "beforeReadFile": [{"command": "git stella hook cursor"}],
             "afterFileEdit": [{"command": "git stella hook cursor"}],
         }})
