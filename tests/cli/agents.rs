@@ -46,6 +46,28 @@ Nothing was written. To recover, re-read {path} and redo the change against what
 
 // ---- Codex ----
 
+fn codex_schema(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/codex-0.171.0/{name}.schema.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Check an object against one of Codex's own schemas as far as these shapes need: every
+/// required key present, no key the schema does not know (they say `additionalProperties: false`).
+fn conforms(value: &Value, schema: &Value) {
+    let obj = value.as_object().unwrap();
+    let known = schema["properties"].as_object().unwrap();
+    for r in schema["required"].as_array().into_iter().flatten() {
+        assert!(
+            obj.contains_key(r.as_str().unwrap()),
+            "missing {r} in {value}"
+        );
+    }
+    for k in obj.keys() {
+        assert!(known.contains_key(k), "{k} is not in Codex's schema");
+    }
+}
+
 fn codex(w: &World, event: &str, patch: &str) -> Value {
     let mut p = json!({
         "session_id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
@@ -61,6 +83,9 @@ fn codex(w: &World, event: &str, patch: &str) -> Value {
     });
     if event == "PostToolUse" {
         p["tool_response"] = json!("Success. Updated the following files:\n");
+        conforms(&p, &codex_schema("post-tool-use.command.input"));
+    } else {
+        conforms(&p, &codex_schema("pre-tool-use.command.input"));
     }
     p
 }
@@ -94,6 +119,21 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
             "permissionDecision": "deny",
             "permissionDecisionReason": refusal("src/new.rs", "fresh", "theirs"),
         }})
+    );
+
+    // The deny is one Codex accepts: known keys only, and a decision from its enum.
+    let denied = answer(&w, "codex", &codex(&w, "PreToolUse", update));
+    let out_schema = codex_schema("pre-tool-use.command.output");
+    conforms(&denied, &out_schema);
+    conforms(
+        &denied["hookSpecificOutput"],
+        &out_schema["definitions"]["PreToolUseHookSpecificOutputWire"],
+    );
+    assert!(
+        out_schema["definitions"]["PreToolUsePermissionDecisionWire"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&denied["hookSpecificOutput"]["permissionDecision"])
     );
 
     // A patch over several files the session never touched: blind writes, all allowed.
@@ -139,9 +179,10 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
         "{reason}"
     );
     assert!(!reason.contains("src/keep.rs"), "{reason}");
-    // A patch that does not touch a stale file, or another tool, passes.
-    let other = json!({"session_id": session, "cwd": w.repo, "hook_event_name": "PreToolUse",
-        "tool_name": "shell", "tool_input": {"command": ["cat", "src/moved.rs"]}});
+    // Another tool (Codex names its shell tool Bash in hook payloads) passes untouched.
+    let mut other = codex(&w, "PreToolUse", "");
+    other["tool_name"] = json!("Bash");
+    other["tool_input"] = json!({"command": "cat src/moved.rs"});
     assert_eq!(answer(&w, "codex", &other), Value::Null);
 }
 
