@@ -180,6 +180,24 @@ fn the_python_sdk_client_gets_refusals_as_tool_errors_and_recovers_on_one_connec
 }
 
 #[test]
+fn a_fixed_session_id_keeps_the_guard_across_a_reconnect() {
+    let Some(python) = python() else { return };
+    let w = World::new();
+    w.write("notes.txt", "alpha\nbeta\ngamma\n");
+    let steps = drive(&w, &python, "reconnect", &["agent-7"]);
+    assert!(
+        step(&steps, "first_connection")["instructions"]
+            .as_str()
+            .unwrap()
+            .ends_with(
+                "This connection is Stella session 'agent-7'; reconnecting with the same --session keeps what it has seen."
+            )
+    );
+    assert_eq!(step(&steps, "second_connection_refused")["text"], REFUSAL);
+    assert_eq!(step(&steps, "disk")["text"], "alpha\nbetamax\ngamma\n");
+}
+
+#[test]
 fn a_thousand_tool_calls_over_one_connection_do_not_grow_the_servers_memory() {
     let Some(python) = python() else { return };
     let w = World::new();

@@ -3,6 +3,8 @@
 Run by tests/cli/mcp.rs. Usage:
     client.py guard   GIT_STELLA REPO        the stale-write scenario, over one connection
     client.py soak    GIT_STELLA REPO N      N tool calls over one connection; prints RSS numbers
+    client.py reconnect GIT_STELLA REPO ID   read on one connection, write on a second one with
+                                            the same --session after an outside edit
 
 Every check raises on failure, so a non-zero exit with a traceback is a failed test. The result
 of each step is printed as one JSON line on stdout for the Rust side to assert on too.
@@ -93,6 +95,28 @@ async def guard(git_stella, repo):
                 emit("disk_final", text=f.read())
 
 
+async def reconnect(git_stella, repo, session_id):
+    notes = os.path.join(repo, "notes.txt")
+    params = server_params(git_stella, repo, ["--session", session_id])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            emit("first_connection", instructions=init.instructions or "")
+            r = await session.call_tool("read_file", {"path": "notes.txt"})
+            assert not r.is_error, text_of(r)
+    # The first server is gone (as after a crash); someone edits the file meanwhile.
+    with open(notes, "w") as f:
+        f.write("alpha\nbetamax\ngamma\n")
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("write_file", {"path": "notes.txt", "content": "mine\n"})
+            assert r.is_error, "the reconnected session must remember its read"
+            emit("second_connection_refused", text=text_of(r))
+    with open(notes) as f:
+        emit("disk", text=f.read())
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -145,6 +169,8 @@ def main():
     mode, git_stella, repo = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "guard":
         asyncio.run(guard(git_stella, repo))
+    elif mode == "reconnect":
+        asyncio.run(reconnect(git_stella, repo, sys.argv[4]))
     elif mode == "soak":
         asyncio.run(soak(git_stella, repo, int(sys.argv[4])))
     else:
