@@ -54,9 +54,10 @@ pub fn run_hook(ctx: &mut Ctx<'_>, cmd: &HookCommand, out: &mut dyn Write) -> Re
     let answer = match cmd {
         HookCommand::Codex => codex::handle(&ctx.settings, &ctx.cwd, &input),
         HookCommand::Gemini => gemini::handle(&ctx.settings, &ctx.cwd, &input)
-            // Gemini CLI parses stdout as JSON: say nothing in valid JSON.
+            // Gemini CLI parses stdout as JSON: "no opinion" is an empty object.
             .map(|a| a.or_else(|| Some(serde_json::json!({})))),
-        HookCommand::Cursor => cursor::handle(&ctx.settings, &ctx.cwd, &input),
+        HookCommand::Cursor => cursor::handle(&ctx.settings, &ctx.cwd, &input)
+            .map(|a| a.or_else(|| Some(serde_json::json!({})))),
     };
     match answer {
         Ok(Some(v)) => {

@@ -132,7 +132,13 @@ impl Tools {
             let start = offset.unwrap_or(1).max(1) as usize;
             let lines: Vec<&str> = text.split_inclusive('\n').collect();
             let total = lines.len();
-            if start > total.max(1) {
+            if total == 0 {
+                if let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes) {
+                    return error_reply(&e, "the read was not recorded");
+                }
+                return Reply::ok(format!("[{rel} is empty]"));
+            }
+            if start > total {
                 return Reply::error(format!(
                     "error: '{rel}' has {total} lines; offset {start} is past the end; nothing was recorded"
                 ));

@@ -407,7 +407,7 @@ fn cursor_records_what_the_agent_saw_and_denies_with_agent_message() {
     );
     assert_eq!(
         answer(&w, "cursor", &cursor(&w, "preToolUse", write.clone())),
-        Value::Null
+        json!({})
     );
     // Cursor writes; its own write is recorded, so its next write is not refused.
     w.write("app.ts", "const a = 3\n");
@@ -415,7 +415,7 @@ fn cursor_records_what_the_agent_saw_and_denies_with_agent_message() {
     let write5 = json!({"tool_name": "Write", "tool_input": {"file_path": path, "contents": "const a = 5\n"}});
     assert_eq!(
         answer(&w, "cursor", &cursor(&w, "preToolUse", write5)),
-        Value::Null
+        json!({})
     );
     // An edit is recorded as the edit applied to what the agent saw: a line someone added right
     // after Cursor's edit is not taken as the agent's.
