@@ -24,6 +24,15 @@ use crate::workspace::{Notice, Settings};
 
 type Job = Box<dyn FnOnce(&Tools) + Send>;
 
+/// The error returned by [`Server::start`].
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Open(#[from] crate::session::Error),
+    #[error("could not start the thread that holds the workspace")]
+    Thread(#[source] std::io::Error),
+}
+
 /// `read_file`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ReadFileArgs {
@@ -96,7 +105,7 @@ impl Server {
         settings: Settings,
         cwd: PathBuf,
         session: Option<SessionId>,
-    ) -> Result<(Server, Vec<Notice>), crate::session::Error> {
+    ) -> Result<(Server, Vec<Notice>), StartError> {
         let (jobs, inbox) = mpsc::channel::<Job>();
         let (ready_tx, ready) = mpsc::sync_channel(1);
         std::thread::Builder::new()
@@ -123,11 +132,7 @@ impl Server {
                     job(&tools);
                 }
             })
-            .map_err(|source| crate::session::Error::Io {
-                op: "start a thread for",
-                path: crate::paths::RelPath::from_bytes(b"mcp").expect("a valid path"),
-                source,
-            })?;
+            .map_err(StartError::Thread)?;
         let (session, root, origin, notices) = ready
             .recv()
             .expect("the worker thread answers before it ends")?;
