@@ -17,6 +17,7 @@ use crate::journal;
 use crate::session::{self, Context};
 use crate::workspace::{self, Settings};
 
+mod agent_hook;
 mod checkpoint;
 mod demo;
 mod diff;
@@ -25,6 +26,7 @@ mod guard;
 mod init;
 mod inspect;
 mod log;
+mod mcp;
 mod read;
 mod replay;
 mod resume;
@@ -92,6 +94,11 @@ pub enum Command {
     StorePath(store_path::Args),
     Gc(gc::Args),
     Demo(demo::Args),
+    #[command(subcommand)]
+    Hook(agent_hook::HookCommand),
+    #[command(subcommand)]
+    AgentHooks(agent_hook::AgentHooksCommand),
+    Mcp(mcp::Args),
 }
 
 /// An error or refusal to report, in git's voice.
@@ -271,6 +278,16 @@ pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<
     writeln!(out)
 }
 
+/// The library's settings, read from the environment: every entry point builds them here.
+pub fn settings_from_env() -> std::result::Result<Settings, CliError> {
+    Ok(Settings {
+        data_dir: data_dir()?,
+        git_env_overrides: ["GIT_DIR", "GIT_WORK_TREE"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some()),
+    })
+}
+
 /// Where Stella keeps its data: `$STELLA_HOME`, else the platform data dir.
 pub fn data_dir() -> std::result::Result<PathBuf, CliError> {
     if let Some(home) = std::env::var_os("STELLA_HOME").filter(|h| !h.is_empty()) {
@@ -334,12 +351,7 @@ pub fn main_with(
             }
         }
         let mut ctx = Ctx {
-            settings: Settings {
-                data_dir: data_dir()?,
-                git_env_overrides: ["GIT_DIR", "GIT_WORK_TREE"]
-                    .iter()
-                    .any(|v| std::env::var_os(v).is_some()),
-            },
+            settings: settings_from_env()?,
             cwd,
             session: cli.session.clone(),
             quiet: cli.quiet,
@@ -380,6 +392,9 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
         Command::Demo(a) => demo::run(ctx, a, out),
+        Command::Hook(a) => agent_hook::run_hook(ctx, a, out),
+        Command::AgentHooks(a) => agent_hook::run_install(ctx, a, out),
+        Command::Mcp(a) => mcp::run(ctx, a, out),
     }
 }
 

@@ -2,11 +2,13 @@
 
 mod common;
 
+mod agents;
 mod artifact;
 mod demo;
 mod guard;
 mod hostile;
 mod identity;
 mod journal;
+mod mcp;
 mod properties;
 mod turns;

@@ -1,0 +1,335 @@
+//! `git stella hook codex`: the guard for OpenAI's Codex CLI.
+//!
+//! Protocol checked against `@openai/codex` 0.171.0 from the npm registry: the JSON Schemas of
+//! `pre-tool-use.command.input`/`.output` and `post-tool-use.command.input` embedded in the
+//! `codex` binary of `@openai/codex@0.171.0-linux-x64`. Hooks live in `.codex/hooks.json` (or
+//! `~/.codex/hooks.json`) in Claude Code's shape: event, matcher group, command handlers. The
+//! payload carries `session_id`, `cwd`, `tool_name`, `tool_input` (and `tool_response` after).
+//!
+//! Codex edits files with one tool, `apply_patch`, whose raw patch arrives in
+//! `tool_input.command`; the paths come from its `*** Add File:`, `*** Update File:`,
+//! `*** Delete File:` and `*** Move to:` headers. Codex reads through the shell, which tells no
+//! hook what was read, so the session's map holds only what its own patches wrote: a file it
+//! never patched is a blind write and passes, and a file it patched and someone changed since is
+//! refused.
+//!
+//! A deny is `hookSpecificOutput.permissionDecision: "deny"` with a non-empty
+//! `permissionDecisionReason`, exit 0. Codex rejects `permissionDecision: "allow"` as unsupported,
+//! so an allowed call prints nothing. Paths in the headers may be relative to `cwd` or absolute
+//! (both seen in captures from Codex 0.155.1 and 0.164.0 reported upstream).
+//!
+//! Known limits of the host, from Codex's issue tracker: before 0.123.0 `apply_patch` fired no
+//! hooks at all (openai/codex#16732); 0.136.0 skipped PostToolUse for some `apply_patch` calls
+//! (#26729); a function-call `apply_patch` may bypass the patch handler's hooks (#26751); and on
+//! Windows a PreToolUse deny for `apply_patch` was reported as not enforced, the write going
+//! ahead (#27833, open). Where the host ignores the deny, the guard is advisory for patches.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::common::{self, Error, Shape, Wanted};
+use crate::digest::Digest;
+use crate::guard::Intent;
+use crate::workspace::Settings;
+
+/// The command the hooks file runs.
+pub const COMMAND: &str = "git stella hook codex";
+
+/// One file operation of a patch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatchOp {
+    Add {
+        path: String,
+        content: String,
+    },
+    Delete {
+        path: String,
+    },
+    Update {
+        path: String,
+        move_to: Option<String>,
+        /// Each hunk as (old text, new text): context and `-` lines, context and `+` lines.
+        hunks: Vec<(String, String)>,
+    },
+}
+
+/// Parse an `apply_patch` envelope into its file operations, in order. Lines outside any file
+/// section (`*** Begin Patch`, `*** End Patch`) are ignored; so is anything this parser does not
+/// know, since Codex itself validates the patch.
+pub fn parse_patch(patch: &str) -> Vec<PatchOp> {
+    let mut ops = Vec::new();
+    let mut hunk: Option<(Vec<&str>, Vec<&str>)> = None;
+    let flush = |ops: &mut Vec<PatchOp>, hunk: &mut Option<(Vec<&str>, Vec<&str>)>| {
+        if let (Some((old, new)), Some(PatchOp::Update { hunks, .. })) =
+            (hunk.take(), ops.last_mut())
+            && !(old.is_empty() && new.is_empty())
+        {
+            hunks.push((old.join("\n"), new.join("\n")));
+        }
+    };
+    for line in patch.lines() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if let Some(p) = line.strip_prefix("*** Add File: ") {
+            flush(&mut ops, &mut hunk);
+            ops.push(PatchOp::Add {
+                path: p.trim().to_owned(),
+                content: String::new(),
+            });
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            flush(&mut ops, &mut hunk);
+            ops.push(PatchOp::Delete {
+                path: p.trim().to_owned(),
+            });
+        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
+            flush(&mut ops, &mut hunk);
+            ops.push(PatchOp::Update {
+                path: p.trim().to_owned(),
+                move_to: None,
+                hunks: Vec::new(),
+            });
+            hunk = Some((Vec::new(), Vec::new()));
+        } else if let Some(p) = line.strip_prefix("*** Move to: ") {
+            if let Some(PatchOp::Update { move_to, .. }) = ops.last_mut() {
+                *move_to = Some(p.trim().to_owned());
+            }
+        } else if line.starts_with("*** ") {
+            // *** End Patch, *** End of File
+            flush(&mut ops, &mut hunk);
+        } else if line.starts_with("@@") {
+            flush(&mut ops, &mut hunk);
+            if matches!(ops.last(), Some(PatchOp::Update { .. })) {
+                hunk = Some((Vec::new(), Vec::new()));
+            }
+        } else {
+            match ops.last_mut() {
+                Some(PatchOp::Add { content, .. }) => {
+                    if let Some(l) = line.strip_prefix('+') {
+                        content.push_str(l);
+                        content.push('\n');
+                    }
+                }
+                Some(PatchOp::Update { .. }) => {
+                    if let Some((old, new)) = hunk.as_mut() {
+                        if let Some(l) = line.strip_prefix('-') {
+                            old.push(l);
+                        } else if let Some(l) = line.strip_prefix('+') {
+                            new.push(l);
+                        } else {
+                            let l = line.strip_prefix(' ').unwrap_or(line);
+                            old.push(l);
+                            new.push(l);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    flush(&mut ops, &mut hunk);
+    ops
+}
+
+/// The patch text of an `apply_patch` call: `tool_input.command` (also accepted: the input
+/// itself as a string, or `patch`/`input`, the shapes older builds used).
+fn patch_text(tool_input: &Value) -> Option<&str> {
+    match tool_input {
+        Value::String(s) => Some(s),
+        Value::Object(o) => ["command", "patch", "input"]
+            .iter()
+            .find_map(|k| o.get(*k).and_then(Value::as_str)),
+        _ => None,
+    }
+}
+
+/// Handle one hook payload; the JSON to print on stdout, if any.
+pub fn handle(
+    settings: &Settings,
+    fallback_cwd: &Path,
+    input: &[u8],
+) -> Result<Option<Value>, Error> {
+    let v = common::parse(input)?;
+    let event = common::str_field(&v, "hook_event_name")?;
+    if v.get("tool_name").and_then(Value::as_str) != Some("apply_patch") {
+        return Ok(None);
+    }
+    let Some(patch) = v.get("tool_input").and_then(patch_text) else {
+        return Err(Error::Missing {
+            field: "tool_input.command",
+        });
+    };
+    let ops = parse_patch(patch);
+    let cwd = v
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map_or_else(|| fallback_cwd.to_owned(), Into::into);
+    let id = common::session_for(common::str_field(&v, "session_id")?);
+    let Some(ctx) = common::open(settings, &cwd, &id)? else {
+        return Ok(None);
+    };
+    let rel = |p: &str| common::resolve(&ctx, &cwd, p);
+    match event {
+        "PreToolUse" => {
+            let mut wanted = Vec::new();
+            for op in &ops {
+                match op {
+                    PatchOp::Add { path, content } => wanted.extend(rel(path).map(|p| {
+                        (
+                            p,
+                            Intent::Write {
+                                content: Some(Digest::of(content.as_bytes())),
+                            },
+                        )
+                    })),
+                    PatchOp::Delete { path } => {
+                        wanted.extend(rel(path).map(|p| (p, Intent::Delete)))
+                    }
+                    PatchOp::Update { path, move_to, .. } => {
+                        // A move deletes the source and creates the destination.
+                        let intent = if move_to.is_some() {
+                            Intent::Delete
+                        } else {
+                            Intent::Write { content: None }
+                        };
+                        wanted.extend(rel(path).map(|p| (p, intent)));
+                        if let Some(to) = move_to {
+                            wanted.extend(rel(to).map(|p| (p, Intent::Write { content: None })));
+                        }
+                    }
+                }
+            }
+            Ok(common::guard_all(&ctx, &id, &wanted)?.map(|reason| {
+                json!({"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": reason,
+                }})
+            }))
+        }
+        "PostToolUse" => {
+            for op in &ops {
+                match op {
+                    PatchOp::Add { path, content } => {
+                        if let Some(p) = rel(path) {
+                            common::record_written(&ctx, &id, &p, Some(content.as_bytes()))?;
+                        }
+                    }
+                    PatchOp::Delete { path } => {
+                        if let Some(p) = rel(path) {
+                            common::record_written(&ctx, &id, &p, None)?;
+                        }
+                    }
+                    PatchOp::Update {
+                        path,
+                        move_to,
+                        hunks,
+                    } => {
+                        let Some(src) = rel(path) else { continue };
+                        let edits: Vec<(String, String, bool)> = hunks
+                            .iter()
+                            .map(|(o, n)| (o.clone(), n.clone(), false))
+                            .collect();
+                        let intended = common::edited_from_seen(&ctx, &id, &src, &edits)?;
+                        match move_to.as_deref().and_then(rel) {
+                            Some(dst) => {
+                                common::record_written(&ctx, &id, &src, None)?;
+                                common::record_written(&ctx, &id, &dst, intended.as_deref())?;
+                            }
+                            None => common::record_written(&ctx, &id, &src, intended.as_deref())?,
+                        }
+                    }
+                }
+            }
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The project's hooks file.
+pub fn settings_path(root: &Path) -> std::path::PathBuf {
+    root.join(".codex/hooks.json")
+}
+
+fn wanted() -> Vec<Wanted> {
+    let handler = json!({"type": "command", "command": COMMAND});
+    vec![
+        Wanted {
+            event: "PreToolUse",
+            matcher: Some("apply_patch"),
+            handler: handler.clone(),
+        },
+        Wanted {
+            event: "PostToolUse",
+            matcher: Some("apply_patch"),
+            handler,
+        },
+    ]
+}
+
+/// Merge Stella's hooks into `.codex/hooks.json` under `root`; whether anything changed.
+pub fn install(root: &Path) -> Result<bool, Error> {
+    common::install_file(
+        &settings_path(root),
+        Shape::Grouped,
+        COMMAND,
+        &wanted(),
+        None,
+    )
+}
+
+/// Remove exactly the hooks [`install`] added; whether anything changed.
+pub fn uninstall(root: &Path) -> Result<bool, Error> {
+    common::uninstall_file(&settings_path(root), Shape::Grouped, COMMAND, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patches_with_several_files_moves_and_deletes_parse() {
+        let patch = "*** Begin Patch\n\
+*** Add File: docs/new.md\n\
++# New\n\
++body\n\
+*** Update File: src/a.rs\n\
+@@ fn main() {\n\
+ fn main() {\n\
+-    old();\n\
++    new();\n\
+ }\n\
+*** Update File: src/old_name.rs\n\
+*** Move to: src/new_name.rs\n\
+@@\n\
+-x\n\
++y\n\
+*** Delete File: src/gone.rs\n\
+*** End Patch\n";
+        assert_eq!(
+            parse_patch(patch),
+            vec![
+                PatchOp::Add {
+                    path: "docs/new.md".into(),
+                    content: "# New\nbody\n".into()
+                },
+                PatchOp::Update {
+                    path: "src/a.rs".into(),
+                    move_to: None,
+                    hunks: vec![(
+                        "fn main() {\n    old();\n}".into(),
+                        "fn main() {\n    new();\n}".into()
+                    )]
+                },
+                PatchOp::Update {
+                    path: "src/old_name.rs".into(),
+                    move_to: Some("src/new_name.rs".into()),
+                    hunks: vec![("x".into(), "y".into())]
+                },
+                PatchOp::Delete {
+                    path: "src/gone.rs".into()
+                },
+            ]
+        );
+    }
+}

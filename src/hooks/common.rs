@@ -1,0 +1,582 @@
+//! What every agent adapter shares: find the workspace a payload names, name the session after
+//! the host's id, run the guard, and record reads and writes by the "nothing absorbed" rules
+//! (SPEC §4), plus merging hook entries into an agent's JSON settings file and taking them out.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::digest::Digest;
+use crate::guard::{self, Disk, Intent};
+use crate::ids::SessionId;
+use crate::journal::{MapEdit, Seen, Tip};
+use crate::paths::RelPath;
+use crate::session::{self, Context};
+use crate::workspace::{self, Settings};
+
+/// The error returned by adapters.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the hook payload is not valid JSON")]
+    Payload(#[source] serde_json::Error),
+    #[error("the hook payload has no '{field}'")]
+    Missing { field: &'static str },
+    #[error(transparent)]
+    Session(#[from] session::Error),
+    #[error("could not {op} '{}'", .path.display())]
+    Settings {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("'{}' is not a JSON object; leaving it as it is", .path.display())]
+    NotAnObject { path: PathBuf },
+}
+
+impl From<crate::journal::Error> for Error {
+    fn from(e: crate::journal::Error) -> Self {
+        Error::Session(e.into())
+    }
+}
+
+/// Parse a payload.
+pub fn parse(input: &[u8]) -> Result<Value, Error> {
+    serde_json::from_slice(input).map_err(Error::Payload)
+}
+
+/// A string field of a payload.
+pub fn str_field<'a>(v: &'a Value, field: &'static str) -> Result<&'a str, Error> {
+    v.get(field)
+        .and_then(Value::as_str)
+        .ok_or(Error::Missing { field })
+}
+
+/// The Stella session named after a host's session id: the id itself when it is a valid Stella
+/// id (hosts use UUIDs), else a digest of it, so the same host id always maps to the same session.
+pub fn session_for(host_id: &str) -> SessionId {
+    SessionId::parse(host_id).unwrap_or_else(|_| {
+        let hex = Digest::of(host_id.as_bytes()).to_hex();
+        SessionId::parse(&format!("h-{}", &hex[..32])).expect("a hex id is a valid session id")
+    })
+}
+
+/// The workspace around `cwd` and the session `id` (created on first sight). `None` outside a
+/// git working tree: adapters then do nothing (the agent may be anywhere).
+pub fn open(settings: &Settings, cwd: &Path, id: &SessionId) -> Result<Option<Context>, Error> {
+    match Context::open(settings, cwd) {
+        Ok((ctx, _notices)) => {
+            ctx.ensure_session(id)?;
+            Ok(Some(ctx))
+        }
+        Err(session::Error::Workspace(
+            workspace::Error::NotARepository { .. } | workspace::Error::Bare { .. },
+        )) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A path from the host, relative to `cwd` or absolute, resolved inside the workspace; `None`
+/// when it lies outside (adapters leave such paths alone) or cannot be resolved.
+pub fn resolve(ctx: &Context, cwd: &Path, raw: &str) -> Option<RelPath> {
+    if raw.is_empty() {
+        return None;
+    }
+    ctx.resolve(cwd, Path::new(raw)).ok()
+}
+
+/// Run the guard for each path and intent; the refusal text for the ones refused, or `None`.
+pub fn guard_all(
+    ctx: &Context,
+    id: &SessionId,
+    wanted: &[(RelPath, Intent)],
+) -> Result<Option<String>, Error> {
+    let journal = ctx.journal();
+    let mut refusals = Vec::new();
+    for (path, intent) in wanted {
+        let check = guard::check(&journal, id, &ctx.ws.root, path, *intent)?;
+        if check.refused() {
+            refusals.push(guard::refusal_message(&journal, &ctx.ws.root, &check));
+        }
+    }
+    Ok((!refusals.is_empty()).then(|| refusals.join("\n\n")))
+}
+
+/// Record that the session saw exactly `bytes` at `path` (whatever the disk holds now): the
+/// bytes a tool read once and showed the model.
+pub fn record_seen(
+    ctx: &Context,
+    id: &SessionId,
+    path: &RelPath,
+    bytes: &[u8],
+) -> Result<Tip, session::Error> {
+    let digest = Digest::of(bytes);
+    let blob = ctx.journal().write_blob(bytes)?;
+    let edit = MapEdit::Put {
+        path: path.clone(),
+        seen: Seen::Digest(digest),
+        bytes: Some((blob, is_exec(&ctx.abs(path)))),
+        first_origin: Some(digest),
+    };
+    ctx.record(
+        id,
+        "read",
+        std::slice::from_ref(path),
+        vec![edit],
+        Vec::new(),
+    )
+}
+
+/// Record a read whose content the host showed the model as `content`.
+///
+/// The content equals the disk: record it. It differs and the disk is not UTF-8: the host
+/// rendered the bytes as text, so the file did not change; record the disk. It differs and the
+/// disk is text: the file changed after the host read it, so record what the model saw and the
+/// next write is refused until it re-reads. No branch records a version nobody showed the model
+/// as if it had been seen, and none refuses a file nobody touched.
+pub fn record_shown(
+    ctx: &Context,
+    id: &SessionId,
+    path: &RelPath,
+    content: &str,
+) -> Result<(), session::Error> {
+    let disk = std::fs::read(ctx.abs(path)).ok();
+    match disk {
+        Some(d) if d == content.as_bytes() => record_seen(ctx, id, path, &d).map(drop),
+        Some(d) if std::str::from_utf8(&d).is_err() => record_seen(ctx, id, path, &d).map(drop),
+        _ => record_seen(ctx, id, path, content.as_bytes()).map(drop),
+    }
+}
+
+/// Record a write the host's tool made. With the bytes the tool meant to write, those are
+/// recorded (a later change on disk stays visible); without them, the disk is recorded. A path
+/// now gone is dropped.
+pub fn record_written(
+    ctx: &Context,
+    id: &SessionId,
+    path: &RelPath,
+    intended: Option<&[u8]>,
+) -> Result<(), session::Error> {
+    let gone = matches!(Disk::probe(&ctx.abs(path)), Disk::Missing);
+    let intended = if gone { None } else { intended };
+    ctx.wrote(id, std::slice::from_ref(path), intended)?;
+    Ok(())
+}
+
+/// The bytes an edit tool produced from the version the session last saw, when the session saw
+/// one and every `(old, new)` replacement applies to it; `None` otherwise.
+pub fn edited_from_seen(
+    ctx: &Context,
+    id: &SessionId,
+    path: &RelPath,
+    edits: &[(String, String, bool)],
+) -> Result<Option<Vec<u8>>, session::Error> {
+    let journal = ctx.journal();
+    let Some(entry) = journal.lookup(id, path)? else {
+        return Ok(None);
+    };
+    let Some((blob, _)) = entry.bytes else {
+        return Ok(None);
+    };
+    let Ok(mut text) = String::from_utf8(journal.blob(blob)?) else {
+        return Ok(None);
+    };
+    for (old, new, all) in edits {
+        if old.is_empty() || !text.contains(old.as_str()) {
+            return Ok(None);
+        }
+        text = if *all {
+            text.replace(old.as_str(), new)
+        } else {
+            text.replacen(old.as_str(), new, 1)
+        };
+    }
+    Ok(Some(text.into_bytes()))
+}
+
+/// Record an edit the host's tool made: the edit applied to what the session saw, when that can
+/// be computed; else the disk (a file the session never saw, or an edit it cannot replay).
+pub fn record_edited(
+    ctx: &Context,
+    id: &SessionId,
+    path: &RelPath,
+    edits: &[(String, String, bool)],
+) -> Result<(), session::Error> {
+    let intended = edited_from_seen(ctx, id, path, edits)?;
+    record_written(ctx, id, path, intended.as_deref())
+}
+
+/// Where a read's "before" digest waits for its "after" event (hosts that report a read only
+/// after it happened, with content that may not be the file's bytes).
+fn pending_file(ctx: &Context, id: &SessionId, path: &RelPath) -> PathBuf {
+    let key = Digest::of(format!("{id}\0{path}").as_bytes()).to_hex();
+    ctx.ws
+        .store_dir()
+        .with_file_name("pending-reads")
+        .join(&key[..40])
+}
+
+/// Note the digest on disk before the host's read tool runs.
+pub fn note_before_read(ctx: &Context, id: &SessionId, path: &RelPath) -> Result<(), Error> {
+    let Some(d) = Disk::probe(&ctx.abs(path)).digest() else {
+        return Ok(());
+    };
+    let file = pending_file(ctx, id, path);
+    let err = |op, source| Error::Settings {
+        op,
+        path: file.clone(),
+        source,
+    };
+    if let Some(dir) = file.parent() {
+        crate::fsutil::create_private_dir(dir, 0o700).map_err(|e| err("create", e))?;
+    }
+    crate::fsutil::write_atomic(&file, d.to_hex().as_bytes(), 0o600).map_err(|e| err("write", e))
+}
+
+/// Drop the note of a read that failed.
+pub fn forget_before_read(ctx: &Context, id: &SessionId, path: &RelPath) {
+    let _ = std::fs::remove_file(pending_file(ctx, id, path));
+}
+
+/// Record a read after the host's read tool ran. `shown` is the text the model got when it is
+/// the whole file. It equals the disk: recorded. Otherwise (a range, a rendering, a truncation)
+/// the disk is recorded when it did not change since [`note_before_read`]; when it did, the model
+/// may have seen either version, so the next write needs a re-read. Never a false refusal for a
+/// file nobody touched.
+pub fn record_read_after(
+    ctx: &Context,
+    id: &SessionId,
+    path: &RelPath,
+    shown: Option<&str>,
+) -> Result<(), Error> {
+    let file = pending_file(ctx, id, path);
+    let before = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|h| Digest::from_hex(h.trim()));
+    let _ = std::fs::remove_file(&file);
+    let Ok(disk) = std::fs::read(ctx.abs(path)) else {
+        // Gone or unreadable now: nothing to record (the tool's own result says why).
+        return Ok(());
+    };
+    let now = Digest::of(&disk);
+    if shown.is_some_and(|s| s.as_bytes() == disk.as_slice()) || before.is_none_or(|b| b == now) {
+        record_seen(ctx, id, path, &disk)?;
+        return Ok(());
+    }
+    let blob = ctx.journal().write_blob(&disk)?;
+    let edit = MapEdit::Put {
+        path: path.clone(),
+        seen: Seen::Reread,
+        bytes: Some((blob, is_exec(&ctx.abs(path)))),
+        first_origin: Some(now),
+    };
+    ctx.record(
+        id,
+        "read",
+        std::slice::from_ref(path),
+        vec![edit],
+        Vec::new(),
+    )?;
+    Ok(())
+}
+
+fn is_exec(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// The line a hook prints on stderr when it fails: the host lets the tool run.
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = format!("error: {e}");
+    let mut source = e.source();
+    while let Some(s) = source {
+        let line = s.to_string();
+        if !text.contains(&line) {
+            let _ = write!(text, "\ncaused by: {line}");
+        }
+        source = s.source();
+    }
+    text
+}
+
+// ---- settings files ----
+
+/// Read a JSON settings file; a missing or empty file is an empty object.
+pub fn read_settings(path: &Path) -> Result<Map<String, Value>, Error> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(source) => {
+            return Err(Error::Settings {
+                op: "read",
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Error::NotAnObject {
+            path: path.to_owned(),
+        }),
+        Err(e) => Err(Error::Settings {
+            op: "parse",
+            path: path.to_owned(),
+            source: io::Error::new(io::ErrorKind::InvalidData, e),
+        }),
+    }
+}
+
+/// Write a settings file atomically, pretty-printed; an empty object removes the file.
+pub fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<(), Error> {
+    let err = |op, source| Error::Settings {
+        op,
+        path: path.to_owned(),
+        source,
+    };
+    if settings.is_empty() {
+        return match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(err("remove", e)),
+        };
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| err("create the folder of", e))?;
+    }
+    let mut text = serde_json::to_string_pretty(&Value::Object(settings.clone()))
+        .map_err(|e| err("serialise", io::Error::other(e)))?;
+    text.push('\n');
+    let mode = std::fs::metadata(path)
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
+        .unwrap_or(0o644);
+    crate::fsutil::write_atomic(path, text.as_bytes(), mode).map_err(|e| err("write", e))
+}
+
+/// How an agent nests its hook entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `hooks.<Event>: [{matcher, hooks: [{type: "command", command, …}]}]` (Codex, Gemini CLI).
+    Grouped,
+    /// `hooks.<event>: [{command, matcher?, …}]` (Cursor).
+    Flat,
+}
+
+/// One hook Stella wants in a settings file: the event, the matcher, and the handler object.
+pub struct Wanted {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+    pub handler: Value,
+}
+
+fn handler_command(v: &Value) -> Option<&str> {
+    v.get("command").and_then(Value::as_str)
+}
+
+/// Merge `wanted` into `settings` (under `hooks`), never touching anything else. An event that
+/// already holds a handler running `command` is left alone, so installing twice changes nothing.
+/// Returns whether anything was added.
+pub fn merge_hooks(
+    settings: &mut Map<String, Value>,
+    shape: Shape,
+    command: &str,
+    wanted: &[Wanted],
+) -> Result<bool, String> {
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        return Err("its 'hooks' is not an object".into());
+    };
+    let mut changed = false;
+    for w in wanted {
+        let list = hooks
+            .entry(w.event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = list else {
+            return Err(format!("its 'hooks.{}' is not a list", w.event));
+        };
+        let present = list.iter().any(|entry| match shape {
+            Shape::Flat => handler_command(entry) == Some(command),
+            Shape::Grouped => entry
+                .get("hooks")
+                .and_then(Value::as_array)
+                .is_some_and(|hs| hs.iter().any(|h| handler_command(h) == Some(command))),
+        });
+        if present {
+            continue;
+        }
+        let entry = match shape {
+            Shape::Flat => {
+                let mut h = w.handler.clone();
+                if let (Some(m), Value::Object(o)) = (w.matcher, &mut h) {
+                    o.insert("matcher".into(), Value::String(m.into()));
+                }
+                h
+            }
+            Shape::Grouped => {
+                let mut group = Map::new();
+                if let Some(m) = w.matcher {
+                    group.insert("matcher".into(), Value::String(m.into()));
+                }
+                group.insert("hooks".into(), Value::Array(vec![w.handler.clone()]));
+                Value::Object(group)
+            }
+        };
+        list.push(entry);
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// Remove every handler running `command`, then the groups, event lists and `hooks` object that
+/// removal left empty. Everything else stays as it was. Returns whether anything was removed.
+pub fn remove_hooks(settings: &mut Map<String, Value>, shape: Shape, command: &str) -> bool {
+    let Some(Value::Object(hooks)) = settings.get_mut("hooks") else {
+        return false;
+    };
+    let mut changed = false;
+    for list in hooks.values_mut() {
+        let Value::Array(list) = list else { continue };
+        let before = list.len();
+        match shape {
+            Shape::Flat => list.retain(|e| handler_command(e) != Some(command)),
+            Shape::Grouped => {
+                for group in list.iter_mut() {
+                    if let Some(Value::Array(hs)) = group.get_mut("hooks") {
+                        let n = hs.len();
+                        hs.retain(|h| handler_command(h) != Some(command));
+                        if hs.len() != n {
+                            changed = true;
+                            if hs.is_empty() {
+                                // Mark the group Stella emptied for removal below.
+                                *group = Value::Null;
+                            }
+                        }
+                    }
+                }
+                list.retain(|g| !g.is_null());
+            }
+        }
+        changed |= list.len() != before;
+    }
+    if changed {
+        hooks.retain(|_, v| !matches!(v, Value::Array(a) if a.is_empty()));
+        if hooks.is_empty() {
+            settings.remove("hooks");
+        }
+    }
+    changed
+}
+
+/// Merge `wanted` into the settings file at `path`. `header` is a top-level key and value the
+/// file must carry (Cursor's `"version": 1`), added only when absent. Whether anything changed.
+pub fn install_file(
+    path: &Path,
+    shape: Shape,
+    command: &str,
+    wanted: &[Wanted],
+    header: Option<(&str, Value)>,
+) -> Result<bool, Error> {
+    let mut settings = read_settings(path)?;
+    let mut changed = false;
+    if let Some((k, v)) = header
+        && !settings.contains_key(k)
+    {
+        settings.insert(k.to_owned(), v);
+        changed = true;
+    }
+    changed |=
+        merge_hooks(&mut settings, shape, command, wanted).map_err(|why| Error::Settings {
+            op: "merge hooks into",
+            path: path.to_owned(),
+            source: io::Error::new(io::ErrorKind::InvalidData, why),
+        })?;
+    if changed {
+        write_settings(path, &settings)?;
+    }
+    Ok(changed)
+}
+
+/// Remove the handlers running `command` from the settings file at `path`. When nothing but
+/// `header` is left, the file is removed: it then holds nothing [`install_file`] did not add.
+pub fn uninstall_file(
+    path: &Path,
+    shape: Shape,
+    command: &str,
+    header: Option<(&str, Value)>,
+) -> Result<bool, Error> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let mut settings = read_settings(path)?;
+    if !remove_hooks(&mut settings, shape, command) {
+        return Ok(false);
+    }
+    if let Some((k, v)) = header
+        && settings.len() == 1
+        && settings.get(k) == Some(&v)
+    {
+        settings.clear();
+    }
+    write_settings(path, &settings)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn wanted() -> Vec<Wanted> {
+        vec![Wanted {
+            event: "PreToolUse",
+            matcher: Some("apply_patch"),
+            handler: json!({"type": "command", "command": "git stella hook codex"}),
+        }]
+    }
+
+    #[test]
+    fn merging_keeps_the_users_entries_and_is_idempotent() {
+        let mut s: Map<String, Value> = serde_json::from_value(json!({
+            "model": "x",
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]}
+        }))
+        .unwrap();
+        let original = s.clone();
+        assert!(merge_hooks(&mut s, Shape::Grouped, "git stella hook codex", &wanted()).unwrap());
+        let once = s.clone();
+        assert!(!merge_hooks(&mut s, Shape::Grouped, "git stella hook codex", &wanted()).unwrap());
+        assert_eq!(s, once);
+        assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+        assert!(remove_hooks(
+            &mut s,
+            Shape::Grouped,
+            "git stella hook codex"
+        ));
+        assert_eq!(s, original);
+        let mut empty = Map::new();
+        merge_hooks(
+            &mut empty,
+            Shape::Grouped,
+            "git stella hook codex",
+            &wanted(),
+        )
+        .unwrap();
+        remove_hooks(&mut empty, Shape::Grouped, "git stella hook codex");
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn a_host_id_that_is_no_valid_session_id_maps_to_a_stable_one() {
+        assert_eq!(session_for("0f9e-aa").as_str(), "0f9e-aa");
+        let a = session_for("conv/with spaces");
+        assert_eq!(a, session_for("conv/with spaces"));
+        assert!(a.as_str().starts_with("h-"));
+    }
+}

@@ -1,0 +1,197 @@
+//! `git stella hook cursor`: the guard for Cursor's agent.
+//!
+//! Cursor is not on the npm registry as an agent CLI with a hooks schema, and its own page
+//! (cursor.com/docs/agent/hooks) could not be fetched here; the shapes below follow that page as
+//! reproduced by hook libraries that target it (Cursor 1.7 through 2.x). Hooks live in
+//! `.cursor/hooks.json`: `{"version": 1, "hooks": {"<event>": [{"command": …, "matcher"?: …}]}}`.
+//! Every payload carries `hook_event_name`, `conversation_id`, `generation_id` and
+//! `workspace_roots`; paths are absolute.
+//!
+//! - `preToolUse` (`tool_name`, `tool_input`): the guard. Writes are `Write` (`file_path`,
+//!   `contents`), deletes `Delete` (`file_path`), edits `Edit`/`StrReplace`/`MultiEdit`. A deny
+//!   answers `{"permission":"deny","agent_message":…,"user_message":…}`; the same answer also
+//!   carries `decision`/`reason`, the spelling some Cursor versions document for this event.
+//! - `beforeReadFile` (`file_path`, `content`): `content` is what the agent is about to see, so
+//!   that is what is recorded (see [`common::record_shown`]). The answer is
+//!   `{"permission":"allow"}`: Stella never hides a file.
+//! - `afterFileEdit` (`file_path`, `edits: [{old_string, new_string}]`): the edits applied to
+//!   what the session saw are recorded, so a change made after the edit stays visible.
+//! - `postToolUse` for `Write` and `Delete`: the written `contents` are recorded, a deleted path
+//!   dropped. Without it the session would still hold the digest it read before its own write,
+//!   and refuse its own next write.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::common::{self, Error, Shape, Wanted};
+use crate::digest::Digest;
+use crate::guard::Intent;
+use crate::workspace::Settings;
+
+/// The command the hooks file runs.
+pub const COMMAND: &str = "git stella hook cursor";
+
+fn path_of(ti: &Value) -> Option<&str> {
+    ["file_path", "path", "target_file"]
+        .iter()
+        .find_map(|k| ti.get(*k).and_then(Value::as_str))
+}
+
+/// Handle one hook payload; the JSON to print on stdout, if any.
+pub fn handle(
+    settings: &Settings,
+    fallback_cwd: &Path,
+    input: &[u8],
+) -> Result<Option<Value>, Error> {
+    let v = common::parse(input)?;
+    let event = common::str_field(&v, "hook_event_name")?;
+    let id = common::session_for(common::str_field(&v, "conversation_id")?);
+    let cwd: PathBuf = v
+        .get("cwd")
+        .and_then(Value::as_str)
+        .or_else(|| v.pointer("/workspace_roots/0").and_then(Value::as_str))
+        .map_or_else(|| fallback_cwd.to_owned(), Into::into);
+    let allow_read = || Some(json!({"permission": "allow"}));
+    let Some(ctx) = common::open(settings, &cwd, &id)? else {
+        return Ok((event == "beforeReadFile").then(allow_read).flatten());
+    };
+    match event {
+        "preToolUse" => {
+            let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
+            let ti = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            let intent = match tool {
+                "Write" => Intent::Write {
+                    content: ["contents", "content"]
+                        .iter()
+                        .find_map(|k| ti.get(*k).and_then(Value::as_str))
+                        .map(|c| Digest::of(c.as_bytes())),
+                },
+                "Edit" | "StrReplace" | "MultiEdit" | "search_replace" => {
+                    Intent::Write { content: None }
+                }
+                "Delete" => Intent::Delete,
+                _ => return Ok(None),
+            };
+            let Some(path) = path_of(&ti).and_then(|p| common::resolve(&ctx, &cwd, p)) else {
+                return Ok(None);
+            };
+            Ok(
+                common::guard_all(&ctx, &id, &[(path.clone(), intent)])?.map(|reason| {
+                    let first = reason.lines().next().unwrap_or_default().to_owned();
+                    json!({
+                        "permission": "deny",
+                        "agent_message": reason,
+                        "user_message": format!("Stella: {first}"),
+                        "decision": "deny",
+                        "reason": reason,
+                    })
+                }),
+            )
+        }
+        "beforeReadFile" => {
+            let (Some(raw), Some(content)) = (
+                v.get("file_path").and_then(Value::as_str),
+                v.get("content").and_then(Value::as_str),
+            ) else {
+                return Ok(allow_read());
+            };
+            if let Some(path) = common::resolve(&ctx, &cwd, raw) {
+                common::record_shown(&ctx, &id, &path, content)?;
+            }
+            Ok(allow_read())
+        }
+        "postToolUse" => {
+            let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
+            let ti = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            if !matches!(tool, "Write" | "Delete") {
+                return Ok(None);
+            }
+            let Some(path) = path_of(&ti).and_then(|p| common::resolve(&ctx, &cwd, p)) else {
+                return Ok(None);
+            };
+            let contents = ["contents", "content"]
+                .iter()
+                .find_map(|k| ti.get(*k).and_then(Value::as_str))
+                .filter(|_| tool == "Write");
+            common::record_written(&ctx, &id, &path, contents.map(str::as_bytes))?;
+            Ok(None)
+        }
+        "afterFileEdit" => {
+            let Some(path) = v
+                .get("file_path")
+                .and_then(Value::as_str)
+                .and_then(|p| common::resolve(&ctx, &cwd, p))
+            else {
+                return Ok(None);
+            };
+            let edits: Vec<(String, String, bool)> = v
+                .get("edits")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|e| {
+                            let s = |k| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                            (s("old_string"), s("new_string"), false)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            common::record_edited(&ctx, &id, &path, &edits)?;
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The project's hooks file.
+pub fn settings_path(root: &Path) -> PathBuf {
+    root.join(".cursor/hooks.json")
+}
+
+fn wanted() -> Vec<Wanted> {
+    let handler = json!({"command": COMMAND});
+    vec![
+        Wanted {
+            event: "preToolUse",
+            matcher: Some("Write|Edit|StrReplace|MultiEdit|Delete"),
+            handler: handler.clone(),
+        },
+        Wanted {
+            event: "postToolUse",
+            matcher: Some("Write|Delete"),
+            handler: handler.clone(),
+        },
+        Wanted {
+            event: "beforeReadFile",
+            matcher: None,
+            handler: handler.clone(),
+        },
+        Wanted {
+            event: "afterFileEdit",
+            matcher: None,
+            handler,
+        },
+    ]
+}
+
+/// Merge Stella's hooks into `.cursor/hooks.json` under `root`; whether anything changed.
+pub fn install(root: &Path) -> Result<bool, Error> {
+    common::install_file(
+        &settings_path(root),
+        Shape::Flat,
+        COMMAND,
+        &wanted(),
+        Some(("version", json!(1))),
+    )
+}
+
+/// Remove exactly the hooks [`install`] added; whether anything changed.
+pub fn uninstall(root: &Path) -> Result<bool, Error> {
+    common::uninstall_file(
+        &settings_path(root),
+        Shape::Flat,
+        COMMAND,
+        Some(("version", json!(1))),
+    )
+}

@@ -1,0 +1,487 @@
+//! The guarded file tools behind `git stella mcp`, as plain synchronous functions.
+//!
+//! Each tool answers with a [`Reply`]: text for the model and whether it is an error. A refusal
+//! is a reply with `is_error` set and the refusal message as its text (SPEC §7): the model reads
+//! it as a failed tool call and can recover, and the connection stays open. The MCP glue in
+//! [`super::server`] only moves these replies onto the wire, so every decision here is testable
+//! without a server.
+
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use crate::guard::{self, Intent};
+use crate::hooks::common;
+use crate::ids::SessionId;
+use crate::paths::{self, RelPath};
+use crate::session::{self, Context, Freshness, Outcome};
+use crate::workspace::{Notice, Settings};
+
+/// Files larger than this are not returned whole: the model is told to ask for a line range.
+pub const MAX_READ_BYTES: usize = 8 << 20;
+
+/// What a tool answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl Reply {
+    pub fn ok(text: impl Into<String>) -> Reply {
+        Reply {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> Reply {
+        Reply {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// One MCP connection's tools: one workspace, one session.
+pub struct Tools {
+    pub ctx: Context,
+    pub id: SessionId,
+}
+
+/// How the connection's session was chosen, for the server's instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionOrigin {
+    /// Named by the caller (`--session` or `$STELLA_SESSION`); created if it did not exist.
+    Given,
+    /// Minted for this connection.
+    Minted,
+}
+
+impl Tools {
+    /// Open the workspace around `cwd` and the connection's session: `session` when given
+    /// (created when new, so a fixed id per agent survives restarts), else a minted one.
+    pub fn open(
+        settings: &Settings,
+        cwd: &Path,
+        session: Option<SessionId>,
+    ) -> Result<(Tools, SessionOrigin, Vec<Notice>), session::Error> {
+        let (ctx, notices) = Context::open(settings, cwd)?;
+        let (id, origin) = match session {
+            Some(id) => {
+                ctx.ensure_session(&id)?;
+                (id, SessionOrigin::Given)
+            }
+            None => (ctx.start_session(None)?, SessionOrigin::Minted),
+        };
+        Ok((Tools { ctx, id }, origin, notices))
+    }
+
+    /// Resolve a path the model gave: relative to the workspace root, or absolute inside it.
+    fn resolve(&self, path: &str) -> Result<RelPath, Reply> {
+        if path.is_empty() {
+            return Err(Reply::error(
+                "error: 'path' is empty; name a file in the workspace",
+            ));
+        }
+        self.ctx
+            .resolve(&self.ctx.ws.root, Path::new(path))
+            .map_err(|e| match e {
+                session::Error::Path(paths::Error::Outside { .. }) => Reply::error(format!(
+                    "error: '{path}' is outside the workspace '{}'; nothing was touched. These tools only act on files inside the workspace.",
+                    self.ctx.ws.root.display()
+                )),
+                e => error_reply(&e, "nothing was touched"),
+            })
+    }
+
+    /// Return a file's content (or a range of its lines) and record that the session saw it.
+    ///
+    /// The bytes are read once; what is returned is cut from those bytes and their digest is what
+    /// is recorded, so the record is exactly the version the model saw, whatever happens on disk
+    /// meanwhile. A line range records the whole file it was cut from: the model saw part of that
+    /// version, and any later change to it is a change it did not see.
+    pub fn read_file(&self, path: &str, offset: Option<u64>, limit: Option<u64>) -> Reply {
+        let rel = match self.resolve(path) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let abs = self.ctx.abs(&rel);
+        let bytes = match std::fs::read(&abs) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Reply::error(format!(
+                    "error: '{rel}' does not exist; nothing was recorded. To create it, call write_file."
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+                return Reply::error(format!("error: '{rel}' is a folder, not a file"));
+            }
+            Err(e) => {
+                return Reply::error(format!("error: could not read '{rel}'\ncaused by: {e}"));
+            }
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return Reply::error(format!(
+                "error: '{rel}' is not UTF-8 text (a binary file?); it was not shown and nothing was recorded"
+            ));
+        };
+        let ranged = offset.is_some() || limit.is_some();
+        let shown = if ranged {
+            let start = offset.unwrap_or(1).max(1) as usize;
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            let total = lines.len();
+            if total == 0 {
+                if let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes) {
+                    return error_reply(&e, "the read was not recorded");
+                }
+                return Reply::ok(format!("[{rel} is empty]"));
+            }
+            if start > total {
+                return Reply::error(format!(
+                    "error: '{rel}' has {total} lines; offset {start} is past the end; nothing was recorded"
+                ));
+            }
+            let end = match limit {
+                Some(n) => (start - 1).saturating_add(n as usize).min(total),
+                None => total,
+            };
+            let mut out: String = lines[start - 1..end].concat();
+            let _ = write!(
+                out,
+                "{}[lines {start}-{end} of {total} of {rel}]",
+                if out.ends_with('\n') || out.is_empty() {
+                    ""
+                } else {
+                    "\n"
+                }
+            );
+            out
+        } else {
+            if bytes.len() > MAX_READ_BYTES {
+                return Reply::error(format!(
+                    "error: '{rel}' is {} bytes, more than {MAX_READ_BYTES} bytes; ask for a line range with 'offset' and 'limit'",
+                    bytes.len()
+                ));
+            }
+            text.to_owned()
+        };
+        if let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes) {
+            return error_reply(
+                &e,
+                "the read was not recorded, so a later write may pass unguarded",
+            );
+        }
+        Reply::ok(shown)
+    }
+
+    /// Replace (or create) a file with `content`, refused when it changed since the session saw it.
+    pub fn write_file(&self, path: &str, content: &str) -> Reply {
+        let rel = match self.resolve(path) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let existed = self.ctx.abs(&rel).exists();
+        match self.ctx.write(&self.id, &rel, content.as_bytes()) {
+            Ok(Outcome::Done(_)) => Reply::ok(format!(
+                "{} {rel} ({} bytes)",
+                if existed { "wrote" } else { "created" },
+                content.len()
+            )),
+            Ok(Outcome::Refused(checks)) => self.refusal(&checks),
+            Err(e) => error_reply(&e, "nothing was written"),
+        }
+    }
+
+    /// Replace `old` with `new` in a file: exactly one occurrence, or every one with `all`.
+    pub fn edit_file(&self, path: &str, old: &str, new: &str, all: bool) -> Reply {
+        let rel = match self.resolve(path) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        if old.is_empty() {
+            return Reply::error(
+                "error: 'old_string' is empty; give the exact text to replace (use write_file to create a file)",
+            );
+        }
+        // The guard first: a stale file is refused whether or not the old text is still there.
+        let check = match self.ctx.guard(
+            &self.id,
+            std::slice::from_ref(&rel),
+            Intent::Write { content: None },
+        ) {
+            Ok(mut c) => c.remove(0),
+            Err(e) => return error_reply(&e, "nothing was written"),
+        };
+        if check.refused() {
+            return self.refusal(std::slice::from_ref(&check));
+        }
+        let bytes = match std::fs::read(self.ctx.abs(&rel)) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Reply::error(format!(
+                    "error: '{rel}' does not exist; nothing was written. To create it, call write_file."
+                ));
+            }
+            Err(e) => {
+                return Reply::error(format!(
+                    "error: could not read '{rel}'; nothing was written\ncaused by: {e}"
+                ));
+            }
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return Reply::error(format!(
+                "error: '{rel}' is not UTF-8 text; edit_file works on text. Nothing was written."
+            ));
+        };
+        let count = text.matches(old).count();
+        let edited = match (count, all) {
+            (0, _) => {
+                return Reply::error(format!(
+                    "error: 'old_string' was not found in {rel}; nothing was written. Re-read {rel} with read_file and copy the exact text, whitespace included."
+                ));
+            }
+            (1, _) | (_, true) => text.replace(old, new),
+            (n, false) => {
+                return Reply::error(format!(
+                    "error: 'old_string' occurs {n} times in {rel}; nothing was written. Include more surrounding text so it matches exactly once, or set replace_all to true to replace every occurrence."
+                ));
+            }
+        };
+        // A file the session never saw: the edit was applied to these bytes, so they are what it
+        // saw; recording them makes the write below refuse a change made in between.
+        if check.entry.is_none()
+            && let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes)
+        {
+            return error_reply(&e, "nothing was written");
+        }
+        match self.ctx.write(&self.id, &rel, edited.as_bytes()) {
+            Ok(Outcome::Done(_)) => Reply::ok(format!(
+                "edited {rel}: replaced {} occurrence{}",
+                count,
+                if count == 1 { "" } else { "s" }
+            )),
+            Ok(Outcome::Refused(checks)) => self.refusal(&checks),
+            Err(e) => error_reply(&e, "nothing was written"),
+        }
+    }
+
+    /// Delete a file, refused when it changed since the session saw it.
+    pub fn delete_file(&self, path: &str) -> Reply {
+        let rel = match self.resolve(path) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let abs = self.ctx.abs(&rel);
+        if abs.is_dir() {
+            return Reply::error(format!(
+                "error: '{rel}' is a folder; delete_file deletes files"
+            ));
+        }
+        let existed = abs.symlink_metadata().is_ok();
+        match self.ctx.rm(&self.id, std::slice::from_ref(&rel)) {
+            Ok(Outcome::Done(_)) if existed => Reply::ok(format!("deleted {rel}")),
+            Ok(Outcome::Done(_)) => Reply::ok(format!("{rel} did not exist; nothing to delete")),
+            Ok(Outcome::Refused(checks)) => self.refusal(&checks),
+            Err(e) => error_reply(&e, "nothing was deleted"),
+        }
+    }
+
+    /// Every file the session tracks and whether it is fresh, changed or gone.
+    pub fn status(&self) -> Reply {
+        match self.ctx.status(&self.id) {
+            Ok(entries) => {
+                let mut out = format!("session {}\n", self.id);
+                if entries.is_empty() {
+                    out.push_str("no tracked files: read a file with read_file first\n");
+                }
+                for (e, f) in &entries {
+                    let _ = writeln!(out, "{:<10} {}", f.as_str(), e.path);
+                }
+                if entries.iter().any(|(_, f)| *f != Freshness::Fresh) {
+                    out.push_str("changed or gone files must be re-read with read_file before they are written\n");
+                }
+                Reply::ok(out)
+            }
+            Err(e) => error_reply(&e, "nothing was changed"),
+        }
+    }
+
+    fn refusal(&self, checks: &[guard::Check]) -> Reply {
+        let journal = self.ctx.journal();
+        let text = checks
+            .iter()
+            .filter(|c| c.refused())
+            .map(|c| guard::refusal_message(&journal, &self.ctx.ws.root, c))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        Reply::error(text)
+    }
+}
+
+/// An error as git would say it: `error:`, then `caused by:` lines, then what it means here.
+fn error_reply(e: &(dyn StdError + 'static), consequence: &str) -> Reply {
+    let mut text = format!("error: {e}; {consequence}");
+    let mut source = e.source();
+    while let Some(s) = source {
+        let line = s.to_string();
+        if !text.contains(&line) {
+            let _ = write!(text, "\ncaused by: {line}");
+        }
+        source = s.source();
+    }
+    Reply::error(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Repo {
+        _tmp: tempfile::TempDir,
+        root: std::path::PathBuf,
+        settings: Settings,
+    }
+
+    fn repo() -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        Repo {
+            settings: Settings::new(base.join("stella")),
+            root,
+            _tmp: tmp,
+        }
+    }
+
+    fn open(r: &Repo, id: Option<&str>) -> Tools {
+        let id = id.map(|s| SessionId::parse(s).unwrap());
+        Tools::open(&r.settings, &r.root, id).unwrap().0
+    }
+
+    #[test]
+    fn a_fixed_session_keeps_its_guard_across_a_reconnect() {
+        let r = repo();
+        std::fs::write(r.root.join("f.txt"), "seen\n").unwrap();
+        let t = open(&r, Some("agent-one"));
+        assert_eq!(t.read_file("f.txt", None, None), Reply::ok("seen\n"));
+        drop(t);
+        std::fs::write(r.root.join("f.txt"), "theirs\n").unwrap();
+        let t = open(&r, Some("agent-one"));
+        let reply = t.write_file("f.txt", "mine\n");
+        assert!(reply.is_error);
+        assert!(
+            reply.text.starts_with("refusing to write: f.txt\n"),
+            "{}",
+            reply.text
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
+            "theirs\n"
+        );
+        // A minted session is a fresh one: it never saw the file, so its write is a blind one.
+        let other = open(&r, None);
+        assert_ne!(other.id.as_str(), "agent-one");
+        assert_eq!(
+            other.write_file("f.txt", "blind\n"),
+            Reply::ok("wrote f.txt (6 bytes)")
+        );
+    }
+
+    #[test]
+    fn ambiguous_absent_and_empty_old_text_write_nothing() {
+        let r = repo();
+        std::fs::write(r.root.join("f.txt"), "a b a\n").unwrap();
+        let t = open(&r, Some("s"));
+        assert_eq!(
+            t.edit_file("f.txt", "a", "x", false),
+            Reply::error(
+                "error: 'old_string' occurs 2 times in f.txt; nothing was written. Include more surrounding text so it matches exactly once, or set replace_all to true to replace every occurrence."
+            )
+        );
+        assert_eq!(
+            t.edit_file("f.txt", "", "x", false),
+            Reply::error(
+                "error: 'old_string' is empty; give the exact text to replace (use write_file to create a file)"
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
+            "a b a\n"
+        );
+        assert_eq!(
+            t.edit_file("f.txt", "a", "x", true),
+            Reply::ok("edited f.txt: replaced 2 occurrences")
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
+            "x b x\n"
+        );
+        // The blind edit recorded what it edited: a later outside change is caught.
+        std::fs::write(r.root.join("f.txt"), "x b x y\n").unwrap();
+        assert!(t.edit_file("f.txt", "b", "c", false).is_error);
+    }
+
+    #[test]
+    fn paths_outside_the_workspace_touch_nothing() {
+        let r = repo();
+        let t = open(&r, Some("s"));
+        let outside = r.root.parent().unwrap().join("outside.txt");
+        let reply = t.write_file(outside.to_str().unwrap(), "x");
+        assert!(reply.is_error);
+        assert!(
+            reply.text.contains("is outside the workspace"),
+            "{}",
+            reply.text
+        );
+        assert!(!outside.exists());
+        std::fs::write(&outside, "keep").unwrap();
+        assert!(t.delete_file("../outside.txt").is_error);
+        assert!(t.edit_file("../outside.txt", "keep", "x", false).is_error);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+    }
+
+    #[test]
+    fn a_stale_delete_is_refused_and_a_fresh_one_goes_through() {
+        let r = repo();
+        std::fs::write(r.root.join("f.txt"), "seen\n").unwrap();
+        let t = open(&r, Some("s"));
+        t.read_file("f.txt", None, None);
+        std::fs::write(r.root.join("f.txt"), "theirs\n").unwrap();
+        let reply = t.delete_file("f.txt");
+        assert!(reply.is_error);
+        assert!(
+            reply.text.starts_with("refusing to delete: f.txt\n"),
+            "{}",
+            reply.text
+        );
+        assert!(
+            reply.text.contains("Nothing was deleted."),
+            "{}",
+            reply.text
+        );
+        assert!(r.root.join("f.txt").exists());
+        t.read_file("f.txt", Some(1), Some(1));
+        assert_eq!(t.delete_file("f.txt"), Reply::ok("deleted f.txt"));
+        assert_eq!(
+            t.delete_file("f.txt"),
+            Reply::ok("f.txt did not exist; nothing to delete")
+        );
+        assert_eq!(
+            t.read_file("f.txt", None, None),
+            Reply::error(
+                "error: 'f.txt' does not exist; nothing was recorded. To create it, call write_file."
+            )
+        );
+    }
+}

@@ -1,0 +1,181 @@
+"""Drive `git stella mcp` with the official Python MCP SDK client (PyPI package `mcp`).
+
+Run by tests/cli/mcp.rs. Usage:
+    client.py guard   GIT_STELLA REPO        the stale-write scenario, over one connection
+    client.py soak    GIT_STELLA REPO N      N tool calls over one connection; prints RSS numbers
+    client.py reconnect GIT_STELLA REPO ID   read on one connection, write on a second one with
+                                            the same --session after an outside edit
+
+Every check raises on failure, so a non-zero exit with a traceback is a failed test. The result
+of each step is printed as one JSON line on stdout for the Rust side to assert on too.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def emit(step, **fields):
+    print(json.dumps({"step": step, **fields}), flush=True)
+
+
+def server_params(git_stella, repo, extra=()):
+    env = dict(os.environ)
+    return StdioServerParameters(command=git_stella, args=["mcp", *extra], env=env, cwd=repo)
+
+
+async def guard(git_stella, repo):
+    notes = os.path.join(repo, "notes.txt")
+    async with stdio_client(server_params(git_stella, repo)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            emit("initialize", instructions=init.instructions or "")
+
+            tools = await session.list_tools()
+            names = sorted(t.name for t in tools.tools)
+            emit("list_tools", names=names,
+                 schemas={t.name: t.input_schema for t in tools.tools})
+
+            r = await session.call_tool("read_file", {"path": "notes.txt"})
+            assert not r.is_error, text_of(r)
+            emit("read", text=text_of(r))
+
+            # Another process edits the file behind the session's back.
+            with open(notes, "w") as f:
+                f.write("alpha\nbetamax\ngamma\n")
+
+            r = await session.call_tool("write_file", {"path": "notes.txt", "content": "alpha\nBETA\ngamma\n"})
+            assert r.is_error, "a stale write_file must be refused"
+            emit("write_refused", text=text_of(r))
+
+            r = await session.call_tool("edit_file", {"path": "notes.txt", "old_string": "gamma", "new_string": "GAMMA"})
+            assert r.is_error, "a stale edit_file must be refused"
+            emit("edit_refused", text=text_of(r))
+
+            with open(notes) as f:
+                emit("disk_after_refusals", text=f.read())
+
+            r = await session.call_tool("read_file", {"path": "notes.txt"})
+            assert not r.is_error, text_of(r)
+            emit("reread", text=text_of(r))
+
+            r = await session.call_tool("edit_file", {"path": "notes.txt", "old_string": "gamma", "new_string": "GAMMA"})
+            assert not r.is_error, text_of(r)
+            emit("edit_after_reread", text=text_of(r))
+
+            r = await session.call_tool("edit_file", {"path": "notes.txt", "old_string": "nowhere", "new_string": "x"})
+            assert r.is_error
+            emit("edit_absent", text=text_of(r))
+
+            r = await session.call_tool("read_file", {"path": "../outside.txt"})
+            assert r.is_error
+            emit("outside", text=text_of(r))
+
+            r = await session.call_tool("read_file", {"path": "notes.txt", "offset": 2, "limit": 1})
+            assert not r.is_error, text_of(r)
+            emit("ranged", text=text_of(r))
+
+            r = await session.call_tool("status", {})
+            assert not r.is_error, text_of(r)
+            emit("status", text=text_of(r))
+
+            # The connection is still open and answering after every refusal.
+            await session.send_ping()
+            emit("ping", ok=True)
+
+            with open(notes) as f:
+                emit("disk_final", text=f.read())
+
+
+async def reconnect(git_stella, repo, session_id):
+    notes = os.path.join(repo, "notes.txt")
+    params = server_params(git_stella, repo, ["--session", session_id])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            emit("first_connection", instructions=init.instructions or "")
+            r = await session.call_tool("read_file", {"path": "notes.txt"})
+            assert not r.is_error, text_of(r)
+    # The first server is gone (as after a crash); someone edits the file meanwhile.
+    with open(notes, "w") as f:
+        f.write("alpha\nbetamax\ngamma\n")
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("write_file", {"path": "notes.txt", "content": "mine\n"})
+            assert r.is_error, "the reconnected session must remember its read"
+            emit("second_connection_refused", text=text_of(r))
+    with open(notes) as f:
+        emit("disk", text=f.read())
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def soak(git_stella, repo, n):
+    async with stdio_client(server_params(git_stella, repo)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            pid = None
+            # Find the server: the only git-stella-mcp process whose cwd is this repo.
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit():
+                    continue
+                try:
+                    exe = os.readlink(f"/proc/{entry}/exe")
+                    cwd = os.readlink(f"/proc/{entry}/cwd")
+                except OSError:
+                    continue
+                if os.path.basename(exe) == "git-stella-mcp" and os.path.realpath(cwd) == os.path.realpath(repo):
+                    pid = int(entry)
+            assert pid is not None, "the git-stella-mcp process was not found"
+
+            async def round_(i):
+                kind = i % 4
+                if kind == 0:
+                    r = await session.call_tool("read_file", {"path": "soak.txt"})
+                elif kind == 1:
+                    r = await session.call_tool("write_file", {"path": "soak.txt", "content": f"line {i}\n"})
+                elif kind == 2:
+                    r = await session.call_tool("edit_file", {"path": "soak.txt", "old_string": f"line {i - 1}", "new_string": f"line {i}"})
+                else:
+                    r = await session.call_tool("status", {})
+                assert not r.is_error, (i, text_of(r))
+
+            # Warm up: caches, allocator arenas and the runtime's threads reach their steady size.
+            for i in range(200):
+                await round_(i)
+            before = rss_kib(pid)
+            for i in range(200, 200 + n):
+                await round_(i)
+            after = rss_kib(pid)
+            emit("soak", calls=n, warmup=200, rss_before_kib=before, rss_after_kib=after, pid=pid)
+
+
+def main():
+    mode, git_stella, repo = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "guard":
+        asyncio.run(guard(git_stella, repo))
+    elif mode == "reconnect":
+        asyncio.run(reconnect(git_stella, repo, sys.argv[4]))
+    elif mode == "soak":
+        asyncio.run(soak(git_stella, repo, int(sys.argv[4])))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()
