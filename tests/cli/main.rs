@@ -2,6 +2,8 @@
 
 mod common;
 
+mod completion;
+mod docs;
 mod guard;
 mod identity;
 mod journal;
