@@ -306,7 +306,10 @@ mod tests {
         );
         let text = roff.to_roff();
         assert!(text.contains("\\fBgit stella gc\\fR"), "{text}");
-        assert!(text.contains("\n\\fBstella gc \\-\\-grace 0\\fR."), "{text}");
+        assert!(
+            text.contains("\n\\fBstella gc \\-\\-grace 0\\fR."),
+            "{text}"
+        );
         assert!(text.contains(".nf\na   b\nc   d\n.fi"), "{text}");
     }
 
@@ -318,14 +321,21 @@ mod tests {
             .filter(|(p, _)| p.starts_with("man"))
             .map(|(p, b)| (p.to_string_lossy().into_owned(), String::from_utf8_lossy(b)))
             .collect();
-        for name in ["git-stella.1", "git-stella-read.1", "git-stella-session-start.1"] {
+        for name in [
+            "git-stella.1",
+            "git-stella-read.1",
+            "git-stella-session-start.1",
+        ] {
             assert!(
                 pages.iter().any(|(p, _)| p.ends_with(name)),
                 "no page {name}"
             );
         }
         for (p, text) in &pages {
-            assert!(text.contains(".SH \"EXIT STATUS\""), "{p} has no exit status");
+            assert!(
+                text.contains(".SH \"EXIT STATUS\""),
+                "{p} has no exit status"
+            );
             assert!(text.contains(".SH DESCRIPTION"), "{p} has no description");
         }
     }

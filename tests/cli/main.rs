@@ -6,5 +6,6 @@ mod completion;
 mod docs;
 mod guard;
 mod identity;
+mod install;
 mod journal;
 mod turns;
