@@ -8,4 +8,5 @@ mod guard;
 mod identity;
 mod install;
 mod journal;
+mod offline;
 mod turns;
