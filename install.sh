@@ -10,7 +10,8 @@
 #   man pages     beside them in share/man/man1/: man finds them because that bin/ is on PATH
 #   bash          ${XDG_DATA_HOME:-~/.local/share}/bash-completion/completions/git-stella
 #   zsh           ${XDG_DATA_HOME:-~/.local/share}/zsh/site-functions/_git-stella (add to fpath)
-#   fish          ${XDG_CONFIG_HOME:-~/.config}/fish/completions/git-stella.fish
+#   fish          ${XDG_CONFIG_HOME:-~/.config}/fish/completions/git-stella.fish, and for
+#                 `git stella`, conf.d/git-stella.fish beside it
 set -euo pipefail
 
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,6 +52,7 @@ install -D -m 0644 "$src/completions/_git-stella" "$data/zsh/site-functions/_git
 say "installed zsh completion in $data/zsh/site-functions/_git-stella"
 
 install -D -m 0644 "$src/completions/git-stella.fish" "$config/fish/completions/git-stella.fish"
+install -D -m 0644 "$src/completions/git-stella.conf.fish" "$config/fish/conf.d/git-stella.fish"
 say "installed fish completion in $config/fish/completions/git-stella.fish"
 
 say ""

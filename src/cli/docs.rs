@@ -65,6 +65,17 @@ _git_stella() {
 }
 "#;
 
+/// Glue between fish's git completion and ours, for fish's `conf.d/`.
+///
+/// fish's git completion registers each `git-*` program under its full name up to fish 3.6
+/// (`__fish_git_using_command git-stella`), so `git stella <TAB>` never reaches
+/// `completions/git-stella.fish`; this registers it as `stella`. The condition is evaluated when
+/// completing, after fish has loaded its git completion.
+const FISH_GIT_GLUE: &str = "# `git stella <TAB>`: hand over to the completion of git-stella (fish 3.6 and older register
+# git-* programs under their full name, which never matches `git stella`).
+complete -c git -f -n '__fish_git_using_command stella' -a '(__fish_git_complete_custom_command stella)'
+";
+
 /// Every generated file: its path relative to the repository root, and its bytes.
 pub fn render_all() -> Vec<(PathBuf, Vec<u8>)> {
     let mut files = Vec::new();
@@ -90,6 +101,10 @@ pub fn render_all() -> Vec<(PathBuf, Vec<u8>)> {
     ] {
         files.push((Path::new("completions").join(file), completion(shell)));
     }
+    files.push((
+        Path::new("completions").join("git-stella.conf.fish"),
+        FISH_GIT_GLUE.as_bytes().to_vec(),
+    ));
     files.sort();
     files
 }

@@ -113,6 +113,7 @@ fn install_on_a_clean_home_gives_man_pages_and_completions() {
         pages
     );
     assert!(!h.home.join(".cargo/bin/git-stella.d").exists());
+    assert!(h.home.join(".config/fish/conf.d/git-stella.fish").is_file());
 
     // `git stella --help` is the man page, found through ~/.cargo/bin on PATH.
     let help = h.cmd("git").args(["stella", "--help"]).output().unwrap();
