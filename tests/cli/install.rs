@@ -164,12 +164,15 @@ fn install_on_a_clean_home_gives_man_pages_and_completions() {
             &["git", "stella", ""],
             &["git-stella", ""],
             &["git", "stella", "session", "d"],
+            &["git", "ste"],
         ],
     );
     let spaced: Vec<String> = commands().iter().map(|c| format!("{c} ")).collect();
     assert_eq!(words(&r[0]), spaced);
     assert_eq!(words(&r[1]), commands());
     assert_eq!(r[2], ["drop "]);
+    // git offers the command itself once git-stella is on PATH.
+    assert_eq!(r[3], ["stella "]);
 }
 
 #[test]
