@@ -15,14 +15,26 @@ use super::{CliError, Ctx, Result};
 /// gives identical bytes.
 ///
 /// Default output: .stella/private/checkpoints/<session-id>.stella.bundle, which git never
-/// tracks. Files are created with mode 0600. Prints the path written.
-///
-/// CONTENTS WARNING: the artifact holds the conversation verbatim — the full bytes of every file
-/// the agent read, whatever its commands printed, anything it read outside the workspace — and,
-/// in its history, every version of every file the session saw, plus the history of any session
-/// it was replayed from. Any secrets in them travel too (a .env, keys in tests, customer rows in
-/// fixtures). Stella does not encrypt, redact, classify or expire it.
+/// tracks. Files are created with mode 0600. Prints the path written. Stella only writes the
+/// bytes locally: storing, moving and authorising artifacts is yours.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Contents warning:
+The artifact holds the conversation verbatim, which means the full bytes of every file the agent
+read, whatever commands printed and anything it read outside the workspace, and, in its history,
+every version of every file the session saw, plus the history of any session it was replayed
+from. Any secrets in them travel too (a .env, keys in tests, customer rows in fixtures). Stella
+does not encrypt, redact, classify or expire it. It is written with mode 0600.
+
+Examples:
+  git stella --session agent-1 checkpoint
+  git stella --session agent-1 checkpoint -o ../agent-1.stella.bundle
+  git stella --session agent-1 checkpoint -o - | ssh host 'cat > agent-1.stella.bundle'
+  git bundle verify agent-1.stella.bundle     # stock git reads it
+
+Exit status:
+  0  written
+  2  an error: no session given or an unknown one, the output cannot be
+     written")]
 pub struct Args {
     /// Write the artifact here ('-' for stdout)
     #[arg(short = 'o', long = "output", value_name = "FILE")]

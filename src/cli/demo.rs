@@ -12,6 +12,13 @@ use super::{CliError, Ctx, Result};
 /// no network connection is opened. Exits 0 when every step behaved as shown (the stale writes
 /// refused, the fresh ones allowed), 2 otherwise.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella demo
+  git stella demo --keep     # look around the two repositories afterwards
+
+Exit status:
+  0  every step behaved as shown
+  2  a step did not, or the walkthrough could not run")]
 pub struct Args {
     /// Keep the temp folder and print where it is
     #[arg(long)]

@@ -11,6 +11,13 @@ use crate::guard::{Intent, change_summary};
 /// whole of it, where a refusal shows only the first lines. Prints nothing for a file that did
 /// not change.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella diff src/lib.rs
+
+Exit status:
+  0  shown (a change is not an error)
+  2  an error: no session given or an unknown one, a path outside the
+     workspace")]
 pub struct Args {
     /// Tracked files, relative to the current folder or absolute
     #[arg(required = true, value_name = "PATH")]

@@ -10,6 +10,14 @@ use super::{Ctx, Result};
 /// its objects before it moves its session's ref. A dropped session's steps are forgotten once
 /// they are older than the grace period.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session drop old-agent && git stella gc
+  git stella gc --grace 0     # only when no other git-stella runs
+
+Exit status:
+  0  repacked and pruned
+  2  an error: not inside a git working tree, the store cannot be
+     repacked")]
 pub struct Args {
     /// Keep unreachable objects younger than this many seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]

@@ -16,9 +16,29 @@ use crate::journal::Seen;
 /// create, a path it cannot read, a write whose bytes (--content) already equal the disk, and
 /// a delete of a path already gone. Nothing is written or recorded.
 ///
+/// An agent host runs it before every tool that updates or deletes a file, and lets the tool run
+/// only on exit 0. Nothing is written or recorded, whatever the outcome: after the tool ran,
+/// record what it wrote with `git stella wrote`. `git stella write` and `git stella rm` do the
+/// check, the change and the record in one step.
+///
 /// A refusal's first line is `refusing to write: <path>` (or `refusing to delete:`), followed by
 /// why, the fix, and a short diff of what changed.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = concat!(decision_table!(), "
+Examples:
+  git stella guard src/lib.rs && apply-my-edit src/lib.rs
+  git stella guard --delete old.txt && rm old.txt
+  generate >new.rs
+  git stella guard --content new.rs src/lib.rs   # equal bytes pass
+  git stella guard --json src/a.rs src/b.rs
+
+Exit status:
+  0  every path is allowed
+  1  a path is refused (each refusal is printed); nothing was written
+  2  an error: no session given or an unknown one, a path outside the
+     workspace, an unreadable --content file; with refusals too, both
+     are reported
+"))]
 pub struct Args {
     /// Files inside the workspace, relative to the current folder or absolute
     #[arg(required = true, value_name = "PATH")]

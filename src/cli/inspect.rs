@@ -15,6 +15,15 @@ use crate::artifact::CONTENTS_WARNING;
 /// bytes of every file the session read, secrets included; Stella does not encrypt, redact or
 /// expire it.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella inspect agent-1.stella.bundle
+  git stella inspect --json agent-1.stella.bundle | jq .fingerprint
+
+Exit status:
+  0  shown
+  2  the file cannot be read, is not a Stella artifact (garbage, a plain
+     git bundle, a truncated head), or has a format this build does not
+     read")]
 pub struct Args {
     /// The artifact
     #[arg(value_name = "FILE")]

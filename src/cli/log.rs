@@ -13,6 +13,13 @@ use crate::session::format_time;
 /// are named as forks of it. The same history is readable with plain git:
 /// `git --git-dir="$(git stella store-path)" log refs/stella/sessions/<id>`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella log agent-1
+  git stella log | head
+
+Exit status:
+  0  shown
+  2  an error: an unknown session, not inside a git working tree")]
 pub struct Args {
     /// The session (default: --session or STELLA_SESSION; none: every session)
     pub id: Option<String>,

@@ -17,6 +17,37 @@ use crate::journal;
 use crate::session::{self, Context};
 use crate::workspace::{self, Settings};
 
+pub mod docs;
+/// The guard's decision table (SPEC section 4), for the pages of the commands that consult it.
+macro_rules! decision_table {
+    () => {
+        "Decision table:
+  session's map   disk now             update   delete
+  not tracked     anything             allow    allow
+  tracked         cannot be read       allow    allow
+  tracked         gone                 REFUSE   allow
+  tracked         the bytes to write   allow    -
+  tracked         the bytes it saw     allow    allow
+  tracked         other bytes          REFUSE   REFUSE
+
+The first row that matches decides. A path the session never read or wrote is not its
+business, and a create (nothing on disk, nothing in the map) loses nothing. A path that cannot
+be read is let through: the tool's own error says that better. Bytes on disk that already equal
+the bytes about to be written lose nothing (HTTP's If-Match rule); the guard knows them only
+when the caller says (`git stella write` reads them from stdin, `git stella guard --content
+FILE`). Writing a file someone deleted would re-create what they removed, so it is refused;
+deleting a file that is already gone is the end state asked for. A file that changed while the
+session was reading it (it may have seen either version) counts as other bytes until it is
+read again.
+
+A refusal is exit status 1 with nothing written. Its message on stderr begins `refusing to
+write: PATH` (or `refusing to delete: PATH`), says the file changed since this session last
+read it, gives the fix (re-read the file and redo the change against what is there now) and
+ends with a short diff of what changed.
+"
+    };
+}
+
 mod agent_hook;
 mod checkpoint;
 mod demo;
@@ -46,12 +77,56 @@ mod wrote;
 /// delete, the bytes on disk are hashed again; if they changed, the write is refused with a
 /// message that names the file and says how to recover. No locks, no daemon, no shared state
 /// between agents.
+///
+/// A session is one agent's (or person's) line of work, named by --session or STELLA_SESSION.
+/// There is no implicit current session, so two agents never share one by accident. What a
+/// session has seen is kept in a private bare git repository outside the working tree (`git
+/// stella store-path`), durable before each command returns: an agent that crashed resumes
+/// exactly as guarded as it was.
+///
+/// The guard sees only what it is told: a write made without asking it, or a file the session
+/// never read, is not protected. An agent host calls it before every file-touching tool. Stella
+/// opens no network connection and writes nothing into the repository but `.stella/` and the
+/// files a guarded write was asked to write.
 #[derive(Parser, Debug)]
 #[command(
     name = "git-stella",
     bin_name = "git stella",
     version,
-    max_term_width = 100
+    max_term_width = 100,
+    after_long_help = "Examples:
+Two agents share a working tree; each has its own session:
+
+  export STELLA_SESSION=$(git stella session start)
+  git stella read src/lib.rs
+  # ... another agent or a person edits src/lib.rs ...
+  git stella write src/lib.rs <new.rs    # refused, exit 1
+  git stella diff src/lib.rs             # what changed meanwhile
+  git stella read src/lib.rs             # re-read, redo the change
+  git stella write src/lib.rs <new.rs    # allowed
+  git stella status
+
+Exit status:
+  0  done, or the write is allowed
+  1  refused by a check (a stale write, a fingerprint mismatch, a
+     materialize that would overwrite someone's work); nothing was
+     written
+  2  an error: bad usage, not inside a git working tree, an unknown
+     session, an unreadable file, an I/O failure
+
+Environment:
+  STELLA_SESSION  the session to act on when --session is not given
+  STELLA_HOME     where Stella keeps its data (default:
+                  ~/.local/share/stella)
+  STELLA_LOG      what to log on stderr, in tracing's EnvFilter
+                  syntax (default: warn)
+
+Files:
+  .stella/private/
+      this working tree's id; ignored by its own .gitignore, so it is
+      never committed
+  $STELLA_HOME/workspaces/<id>/store.git
+      the journal: a bare git repository that plain git reads"
 )]
 pub struct Cli {
     /// Run as if started in DIR

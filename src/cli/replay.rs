@@ -24,6 +24,18 @@ use crate::replay::{Options, Outcome};
 /// --ignore-fingerprint is the only override; Stella never takes it on its own. Mismatched paths
 /// keep the artifact's digests, so a write to them is refused until they are re-read.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella replay agent-1.stella.bundle
+  git stella replay --materialize agent-1.stella.bundle    # a fresh clone at the base
+  git stella replay --materialize --as 0bb3a8b0-21cf agent-1.stella.bundle
+  git stella replay --ignore-fingerprint agent-1.stella.bundle
+
+Exit status:
+  0  a new session started; its id is printed
+  1  refused: the fingerprint does not match this tree, or materialize
+     would overwrite someone's work; nothing was consumed or written
+  2  an error: not a readable artifact, an unsupported format, a hostile
+     path, an existing --as id")]
 pub struct Args {
     /// The artifact
     #[arg(value_name = "FILE")]

@@ -12,6 +12,14 @@ use crate::session::Freshness;
 /// files the session tracks, and which of them changed on disk since the session saw them: a
 /// resuming agent should re-read those before writing. Always exits 0.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella resume
+  git stella resume --json
+  git stella resume --transcript session.jsonl >conversation.jsonl
+
+Exit status:
+  0  shown, whether or not a turn was left open
+  2  an error: no session given or an unknown one, no such transcript")]
 pub struct Args {
     /// Print JSON: {session, turn, tracked, changed}
     #[arg(long)]

@@ -10,6 +10,18 @@ use crate::session::Outcome;
 /// Every path is checked first; if any is stale, nothing is deleted. A path already gone is
 /// fine. Deleted paths are dropped from the session's map, so re-creating them later passes.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = concat!(decision_table!(), "
+Examples:
+  git stella read old.rs
+  git stella rm old.rs            # refused if old.rs changed meanwhile
+
+Exit status:
+  0  deleted (or already gone) and recorded
+  1  refused: a path changed since the session saw it; nothing was
+     deleted
+  2  an error: no session given or an unknown one, a path outside the
+     workspace, an I/O failure
+"))]
 pub struct Args {
     /// Files inside the workspace, relative to the current folder or absolute
     #[arg(required = true, value_name = "PATH")]

@@ -8,7 +8,22 @@ use crate::journal::Tip;
 use crate::session::format_time;
 
 /// Start, list, show and drop sessions
+///
+/// A session is one agent's (or person's) line of work: the files it read and wrote, and the
+/// digests of what it saw, as commits on `refs/stella/sessions/<id>` in the store. Each agent
+/// needs its own: a session cannot clobber itself, so two agents sharing one are not guarded
+/// from each other.
 #[derive(clap::Subcommand, Debug)]
+#[command(after_long_help = "Examples:
+  export STELLA_SESSION=$(git stella session start)
+  git stella session start --id agent-1
+  git stella session list
+  git stella session show agent-1
+  git stella session drop agent-1
+
+Exit status:
+  0  done
+  2  an error: an unknown session, an id already taken, an invalid id")]
 pub enum SessionCommand {
     Start(StartArgs),
     List(ListArgs),
@@ -21,6 +36,15 @@ pub enum SessionCommand {
 /// Prints only the id on stdout, so `export STELLA_SESSION=$(git stella session start)` works.
 /// There is no implicit current session: pass the id with `--session` or STELLA_SESSION.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  export STELLA_SESSION=$(git stella session start)
+  git stella session start --id claude-1
+
+Exit status:
+  0  started; the id is on stdout
+  2  an error: the id is taken or invalid (ids are [A-Za-z0-9._-], 1
+     to 128 characters, not starting with . or -, without .., not
+     ending in .lock)")]
 pub struct StartArgs {
     /// Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)
     #[arg(long, value_name = "ID")]
@@ -29,6 +53,13 @@ pub struct StartArgs {
 
 /// List the sessions of this workspace
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session list
+  git stella session list --json
+
+Exit status:
+  0  listed
+  2  an error: not inside a git working tree")]
 pub struct ListArgs {
     /// Print JSON instead of a table
     #[arg(long)]
@@ -37,6 +68,12 @@ pub struct ListArgs {
 
 /// Show one session: when it started, its steps and tracked files
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session show agent-1
+
+Exit status:
+  0  shown
+  2  an error: no session given or an unknown one")]
 pub struct ShowArgs {
     /// The session (default: --session or STELLA_SESSION)
     pub id: Option<String>,
@@ -47,6 +84,12 @@ pub struct ShowArgs {
 
 /// Delete a session and its reflog, so gc can forget what it saw
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session drop agent-1 && git stella gc
+
+Exit status:
+  0  dropped
+  2  an error: an unknown session")]
 pub struct DropArgs {
     /// The session to drop (required: nothing is dropped by default)
     pub id: String,

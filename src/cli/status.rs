@@ -10,6 +10,13 @@ use crate::journal::Seen;
 ///
 /// A changed or gone file is one a write would be refused for: re-read it first.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella status
+  git stella status --json | jq -r '.[] | select(.state != \"fresh\") | .path'
+
+Exit status:
+  0  listed (changed files are not an error)
+  2  an error: no session given or an unknown one")]
 pub struct Args {
     /// Print JSON: a list of {path, state, seen}
     #[arg(long)]

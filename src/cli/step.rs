@@ -10,6 +10,13 @@ use crate::turn::Transcript;
 /// Advances the resume point. The transcript is stored verbatim, byte for byte as handed in;
 /// when the file only grew since the last step, only the new bytes are stored.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella step --note 'tests pass' --transcript ~/.agent/session.jsonl
+
+Exit status:
+  0  recorded
+  2  an error: no open turn, no session given or an unknown one, an
+     unreadable transcript")]
 pub struct Args {
     /// The conversation so far, stored verbatim
     #[arg(long, value_name = "FILE")]

@@ -8,6 +8,13 @@ use super::{Ctx, Result};
 /// The store is a bare git repository: `git --git-dir="$(git stella store-path)" log
 /// refs/stella/sessions/<id>` shows a session's steps.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git --git-dir=\"$(git stella store-path)\" log refs/stella/sessions/agent-1
+  git --git-dir=\"$(git stella store-path)\" for-each-ref refs/stella
+
+Exit status:
+  0  printed
+  2  an error: not inside a git working tree")]
 pub struct Args {}
 
 pub fn run(ctx: &mut Ctx<'_>, _args: &Args, out: &mut dyn Write) -> Result {

@@ -5,7 +5,19 @@ use super::{CliError, Ctx, Result};
 use crate::turn::TurnError;
 
 /// Open or end a turn (one prompt to the end of its answer)
+///
+/// An agent host opens a turn when a prompt arrives and ends it when the answer is done; `git
+/// stella step` marks the steps between. While a turn is open the journal holds a resume point,
+/// so a process that dies mid-turn leaves behind where it stood (`git stella resume`).
 #[derive(clap::Subcommand, Debug)]
+#[command(after_long_help = "Examples:
+  git stella turn begin
+  git stella step --note 'edited the parser'
+  git stella turn end
+
+Exit status:
+  0  done
+  2  an error: no open turn to end, no session given or an unknown one")]
 pub enum TurnCommand {
     Begin(BeginArgs),
     End(EndArgs),
@@ -18,6 +30,13 @@ pub enum TurnCommand {
 /// still open (its host died before ending it), it is ended and the new one begins, and this is
 /// said on stderr.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella turn begin
+  git stella turn begin --id prompt-7
+
+Exit status:
+  0  opened; the turn id is on stdout
+  2  an error: no session given or an unknown one, an unusable turn id")]
 pub struct BeginArgs {
     /// Name the turn (default: a minted id)
     #[arg(long, value_name = "T")]
@@ -26,6 +45,12 @@ pub struct BeginArgs {
 
 /// End the open turn: the resume point is retracted, the staleness map stays
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella turn end
+
+Exit status:
+  0  ended
+  2  an error: no open turn, no session given or an unknown one")]
 pub struct EndArgs {}
 
 impl From<TurnError> for CliError {

@@ -10,6 +10,15 @@ use super::{Ctx, Result};
 /// Re-hashes every path in the artifact's fingerprint here. Exit 0 when all match; exit 1 when
 /// not, naming each path and how it differs (changed, missing). Nothing is written anywhere.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella verify agent-1.stella.bundle
+
+Exit status:
+  0  every file of the fingerprint matches this tree
+  1  some do not; each is named with how it differs (changed, missing,
+     unreadable)
+  2  an error: not a git tree, not a readable artifact, an unsupported
+     format")]
 pub struct Args {
     /// The artifact
     #[arg(value_name = "FILE")]

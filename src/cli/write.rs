@@ -12,7 +12,23 @@ use crate::session::Outcome;
 /// over the file (so a change made meanwhile is still caught), then recorded. An existing file
 /// keeps its permissions. An existing file that cannot be read is an error: Stella never replaces
 /// bytes it cannot compare.
+///
+/// Use it where a person or a script writes on behalf of a session: it is `guard`, the write
+/// and `wrote` in one step, so nothing changes between the check and the record unseen.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = concat!(decision_table!(), "
+Examples:
+  git stella read config.toml
+  sed 's/false/true/' config.toml | git stella write config.toml
+  printf 'fresh\\n' | git stella write new-file.txt     # a create passes
+
+Exit status:
+  0  written and recorded
+  1  refused: the file changed (or was deleted) since the session saw
+     it; nothing was written
+  2  an error: no session given or an unknown one, a path outside the
+     workspace, an existing file that cannot be read, an I/O failure
+"))]
 pub struct Args {
     /// The file to write, inside the workspace
     #[arg(value_name = "PATH")]

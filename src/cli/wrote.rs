@@ -11,6 +11,16 @@ use super::{CliError, Ctx, Result};
 /// the disk already differs, someone changed the file after the write, and that change is not
 /// absorbed (the next write to it is refused).
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  apply-my-edit src/lib.rs && git stella wrote src/lib.rs
+  generate >out.rs && cp out.rs src/gen.rs
+  git stella wrote --content out.rs src/gen.rs
+  rm old.rs && git stella wrote old.rs   # a delete drops the entry
+
+Exit status:
+  0  recorded
+  2  an error: no session given or an unknown one, a path outside the
+     workspace, an unreadable --content file (nothing is recorded)")]
 pub struct Args {
     /// Files inside the workspace, relative to the current folder or absolute
     #[arg(required = true, value_name = "PATH")]

@@ -4,11 +4,15 @@ mod common;
 
 mod agents;
 mod artifact;
+mod completion;
 mod demo;
+mod docs;
 mod guard;
 mod hostile;
 mod identity;
+mod install;
 mod journal;
 mod mcp;
+mod offline;
 mod properties;
 mod turns;

@@ -1,0 +1,317 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_git_stella_global_optspecs
+    string join \n C= session= q/quiet v/verbose h/help V/version
+end
+
+function __fish_git_stella_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_git_stella_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_git_stella_using_subcommand
+    set -l cmd (__fish_git_stella_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c git-stella -n "__fish_git_stella_needs_command" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_needs_command" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_needs_command" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_needs_command" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_needs_command" -s V -l version -d 'Print version'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "session" -d 'Start, list, show and drop sessions'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "read" -d 'Record that the session read these files'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "wrote" -d 'Record writes or deletes that already happened'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "guard" -d 'Check files before an update or delete; exit 1 when a write would clobber someone\'s work'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "write" -d 'Write stdin to a file, refused when the file changed since the session saw it'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "rm" -d 'Delete files, refused when any changed since the session saw it'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "status" -d 'Show every tracked file of the session: fresh, changed or gone since the session saw it'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "diff" -d 'Show what changed on disk since the session saw these files'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "turn" -d 'Open or end a turn (one prompt to the end of its answer)'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "step" -d 'Mark a step boundary inside the open turn, optionally storing the transcript'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "resume" -d 'Show where the session stands: its open turn, if any, and what to re-read'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "checkpoint" -d 'Pack the session into one self-contained file (a git bundle) a colleague can replay'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "inspect" -d 'Show an artifact\'s manifest, base commit, fingerprint and what it holds'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "verify" -d 'Check an artifact against this tree without consuming it'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "replay" -d 'Start a new session from an artifact, refused when it does not belong to this tree'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "log" -d 'Show a session\'s steps, newest first; without a session, every session\'s'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "store-path" -d 'Print where this workspace\'s journal store is, for plain git'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "gc" -d 'Repack the store and prune what no session reaches'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "demo" -d 'Run a short, real walkthrough in a temp folder: two sessions, a refused write, a checkpoint, a replay into a fresh clone'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "hook" -d 'Answer one hook call of an agent CLI: read its JSON on stdin, guard or record'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "agent-hooks" -d 'Wire the guard into an agent\'s project hook settings, or take it out again'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "mcp" -d 'Serve guarded file tools over MCP on stdin and stdout'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "start" -d 'Start a session and print its id'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "list" -d 'List the sessions of this workspace'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l id -d 'Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "start" -d 'Start a session and print its id'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the sessions of this workspace'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l content -d 'The bytes that were written (one PATH only; \'-\' reads stdin)' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l content -d 'The bytes about to be written (\'-\' reads stdin): equal bytes on disk lose nothing' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l delete -d 'Check for a delete instead of an update'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l json -d 'Print one JSON object per path: {path, decision, reason, seen, now}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: a list of {path, state, seen}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l id -d 'Name the turn (default: a minted id)' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l transcript -d 'The conversation so far, stored verbatim' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l note -d 'A short note saying where the turn stands' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l transcript -d 'Print the stored transcript NAME verbatim instead' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l json -d 'Print JSON: {session, turn, tracked, changed}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s o -l output -d 'Write the artifact here (\'-\' for stdout)' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l json -d 'Print JSON'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l as -d 'Name the new session (an existing id is an error)' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l materialize -d 'Write the session\'s files into the tree first'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l ignore-fingerprint -d 'Replay even when the fingerprint does not match this tree'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l grace -d 'Keep unreachable objects younger than this many seconds' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l keep -d 'Keep the temp folder and print where it is'
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from codex gemini cursor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s h -l help -d 'Print help'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s h -l help -d 'Print help'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s h -l help -d 'Print help'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -s h -l help -d 'Print help'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "install" -d 'Merge Stella\'s hooks into the agent\'s settings file, keeping everything already there'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "uninstall" -d 'Remove exactly the hooks \'install\' added'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from install" -l agent -d 'The agent: codex (.codex/hooks.json), gemini (.gemini/settings.json), cursor (.cursor/hooks.json)' -r -f -a "codex\t''
+gemini\t''
+cursor\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from install" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from install" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from install" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from install" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from uninstall" -l agent -d 'The agent: codex (.codex/hooks.json), gemini (.gemini/settings.json), cursor (.cursor/hooks.json)' -r -f -a "codex\t''
+gemini\t''
+cursor\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from uninstall" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from uninstall" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from uninstall" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from uninstall" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from help" -f -a "install" -d 'Merge Stella\'s hooks into the agent\'s settings file, keeping everything already there'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Remove exactly the hooks \'install\' added'
+complete -c git-stella -n "__fish_git_stella_using_subcommand agent-hooks; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "session" -d 'Start, list, show and drop sessions'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "read" -d 'Record that the session read these files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "wrote" -d 'Record writes or deletes that already happened'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "guard" -d 'Check files before an update or delete; exit 1 when a write would clobber someone\'s work'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "write" -d 'Write stdin to a file, refused when the file changed since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "rm" -d 'Delete files, refused when any changed since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "status" -d 'Show every tracked file of the session: fresh, changed or gone since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "diff" -d 'Show what changed on disk since the session saw these files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "turn" -d 'Open or end a turn (one prompt to the end of its answer)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "step" -d 'Mark a step boundary inside the open turn, optionally storing the transcript'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "resume" -d 'Show where the session stands: its open turn, if any, and what to re-read'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "checkpoint" -d 'Pack the session into one self-contained file (a git bundle) a colleague can replay'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "inspect" -d 'Show an artifact\'s manifest, base commit, fingerprint and what it holds'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "verify" -d 'Check an artifact against this tree without consuming it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "replay" -d 'Start a new session from an artifact, refused when it does not belong to this tree'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "log" -d 'Show a session\'s steps, newest first; without a session, every session\'s'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "store-path" -d 'Print where this workspace\'s journal store is, for plain git'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "gc" -d 'Repack the store and prune what no session reaches'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "demo" -d 'Run a short, real walkthrough in a temp folder: two sessions, a refused write, a checkpoint, a replay into a fresh clone'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "hook" -d 'Answer one hook call of an agent CLI: read its JSON on stdin, guard or record'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "agent-hooks" -d 'Wire the guard into an agent\'s project hook settings, or take it out again'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "mcp" -d 'Serve guarded file tools over MCP on stdin and stdout'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "start" -d 'Start a session and print its id'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List the sessions of this workspace'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from agent-hooks" -f -a "install" -d 'Merge Stella\'s hooks into the agent\'s settings file, keeping everything already there'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from agent-hooks" -f -a "uninstall" -d 'Remove exactly the hooks \'install\' added'
