@@ -191,3 +191,27 @@ fn the_trace_sees_a_connection_attempt() {
         trace.calls
     );
 }
+
+#[test]
+fn the_demonstration_opens_no_connection() {
+    // The README's first command, whole: two repositories, a checkpoint, a replay, stock git.
+    let w = World::new();
+    let (outputs, trace) = run_offline(&w, &[step(&["git-stella", "demo"], 0)]);
+    assert!(
+        String::from_utf8_lossy(&outputs[0].stdout).contains("# Done: two stale writes refused"),
+        "{}",
+        String::from_utf8_lossy(&outputs[0].stderr)
+    );
+    assert!(
+        trace.attempts.is_empty(),
+        "{} network connection attempts:\n{}",
+        trace.attempts.len(),
+        trace.attempts.join("\n")
+    );
+    // The trace followed the demonstration's children: git clone among them.
+    assert!(
+        trace.programs.iter().any(|l| l.contains("\"clone\"")),
+        "{}",
+        trace.programs.join("\n")
+    );
+}
