@@ -14,6 +14,7 @@ pub mod cli;
 pub mod digest;
 pub mod fsutil;
 pub mod guard;
+pub mod hooks;
 pub mod ids;
 pub mod journal;
 pub mod paths;

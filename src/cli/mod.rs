@@ -20,6 +20,8 @@ use crate::workspace::{self, Settings};
 mod diff;
 mod gc;
 mod guard;
+mod hook;
+mod hooks;
 mod init;
 mod log;
 mod read;
@@ -82,6 +84,10 @@ pub enum Command {
     Log(log::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
 }
 
 /// An error or refusal to report, in git's voice.
@@ -334,7 +340,11 @@ pub fn main_with(
         Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
         Err(e) => {
             e.print(err);
-            ExitCode::from(e.code)
+            // To an agent host, 2 means "block": a hook's own failure is 1 (SPEC §7).
+            match (&cli.command, e.code) {
+                (Command::Hook(_), 2) => ExitCode::from(1),
+                _ => ExitCode::from(e.code),
+            }
         }
     }
 }
@@ -356,6 +366,8 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Log(a) => log::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
+        Command::Hook(a) => hook::run(ctx, a, out),
+        Command::Hooks(a) => hooks::run(ctx, a, out),
     }
 }
 
