@@ -465,7 +465,17 @@ impl Hook {
     ) -> Result<(), Error> {
         self.ensure_session()?;
         let id = self.session.clone();
-        self.context()?.record(&id, verb, paths, map, root)?;
+        let ctx = self.context()?;
+        if paths.is_empty() {
+            let step = journal::Step {
+                summary: verb.to_owned(),
+                map,
+                root,
+            };
+            ctx.journal().record(&id, &step)?;
+        } else {
+            ctx.record(&id, verb, paths, map, root)?;
+        }
         self.forget_command_notes(paths);
         Ok(())
     }

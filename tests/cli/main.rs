@@ -2,6 +2,7 @@
 
 mod common;
 
+mod claude_code;
 mod guard;
 mod identity;
 mod journal;
