@@ -4,6 +4,7 @@ mod common;
 
 mod claude_code;
 mod guard;
+mod hooks_install;
 mod identity;
 mod journal;
 mod turns;
