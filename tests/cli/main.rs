@@ -3,6 +3,7 @@
 mod common;
 
 mod claude_code;
+mod claude_real;
 mod guard;
 mod hooks_install;
 mod identity;
