@@ -36,6 +36,8 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
     let env = Env {
         settings: ctx.settings.clone(),
         cwd: ctx.cwd.clone(),
+        plain_discovery: std::env::var_os("GIT_DIR").is_none()
+            && std::env::var_os("GIT_WORK_TREE").is_none(),
     };
     let answer = match command {
         HookCommand::ClaudeCode => hooks::claude_code::answer_within(env, budget(), || {

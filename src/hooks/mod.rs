@@ -134,6 +134,10 @@ impl From<crate::store::Error> for Error {
 pub struct Env {
     pub settings: Settings,
     pub cwd: PathBuf,
+    /// Whether the environment leaves git's discovery alone (no `GIT_DIR`, no `GIT_WORK_TREE`):
+    /// then the workspace root is found by walking up for `.git` alone, without opening the
+    /// repository and parsing its configuration — a millisecond saved before every edit.
+    pub plain_discovery: bool,
 }
 
 /// Run `work` with a bounded time budget: a hook runs before every edit, and a host waiting on a
@@ -331,12 +335,29 @@ impl Hook {
         cwd: &Path,
         session: SessionId,
     ) -> Result<Option<Hook>, Error> {
-        let root = match workspace::discover_root(cwd) {
-            Ok(root) => root,
-            Err(workspace::Error::NotARepository { .. } | workspace::Error::Bare { .. }) => {
-                return Ok(None);
+        let root = if env.plain_discovery {
+            match gix::discover::upwards(cwd) {
+                Ok((path, _)) => match path.into_repository_and_work_tree_directories() {
+                    (_, Some(work_dir)) => {
+                        let work_dir = cwd.join(work_dir);
+                        work_dir.canonicalize().map_err(|source| Error::Io {
+                            op: "resolve the workspace root",
+                            path: work_dir,
+                            source,
+                        })?
+                    }
+                    (_, None) => return Ok(None),
+                },
+                Err(_) => return Ok(None),
             }
-            Err(e) => return Err(e.into()),
+        } else {
+            match workspace::discover_root(cwd) {
+                Ok(root) => root,
+                Err(workspace::Error::NotARepository { .. } | workspace::Error::Bare { .. }) => {
+                    return Ok(None);
+                }
+                Err(e) => return Err(e.into()),
+            }
         };
         Ok(Some(Hook {
             root,
