@@ -77,7 +77,10 @@ impl Mock {
     fn result(&self, i: usize) -> Option<(String, bool)> {
         let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
         let requests = self.shared.requests.lock().unwrap();
-        requests.iter().rev().find_map(|r| tool_results(r).remove(&id))
+        requests
+            .iter()
+            .rev()
+            .find_map(|r| tool_results(r).remove(&id))
     }
 
     /// Whether any request of the current run contains `text` anywhere.
@@ -234,7 +237,10 @@ fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std
             text.len()
         );
     }
-    let mut events = vec![("message_start", json!({"type": "message_start", "message": message}))];
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": message}),
+    )];
     for (i, b) in blocks.iter().enumerate() {
         let (start, delta) = if b["type"] == "tool_use" {
             (
@@ -247,9 +253,18 @@ fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std
                 json!({"type": "text_delta", "text": b["text"]}),
             )
         };
-        events.push(("content_block_start", json!({"type": "content_block_start", "index": i, "content_block": start})));
-        events.push(("content_block_delta", json!({"type": "content_block_delta", "index": i, "delta": delta})));
-        events.push(("content_block_stop", json!({"type": "content_block_stop", "index": i})));
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": start}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        ));
     }
     events.push((
         "message_delta",
@@ -271,11 +286,17 @@ fn claude_bin() -> Option<PathBuf> {
     match std::env::var_os("STELLA_CLAUDE_BIN").filter(|v| !v.is_empty()) {
         Some(bin) => {
             let bin = PathBuf::from(bin);
-            assert!(bin.is_file(), "STELLA_CLAUDE_BIN names no file: {}", bin.display());
+            assert!(
+                bin.is_file(),
+                "STELLA_CLAUDE_BIN names no file: {}",
+                bin.display()
+            );
             Some(bin)
         }
         None if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
-            panic!("CI is set but STELLA_CLAUDE_BIN is not: the real Claude Code client must run in CI (.ci/run installs it)")
+            panic!(
+                "CI is set but STELLA_CLAUDE_BIN is not: the real Claude Code client must run in CI (.ci/run installs it)"
+            )
         }
         None => None,
     }
@@ -292,13 +313,21 @@ impl Client<'_> {
         let mut cmd = Command::new(&self.bin);
         clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
         cmd.current_dir(&self.w.repo)
-            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", self.mock.port))
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", self.mock.port),
+            )
             .env("ANTHROPIC_API_KEY", "sk-offline-test")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
             .env("DISABLE_AUTOUPDATER", "1")
-            .args(["--output-format", "json", "--permission-mode", "acceptEdits"])
+            .args([
+                "--output-format",
+                "json",
+                "--permission-mode",
+                "acceptEdits",
+            ])
             .args(["--allowedTools", "Read,Edit,Write,Bash"])
             .args(args)
             .stdin(Stdio::null())
@@ -352,10 +381,15 @@ fn rewrite(path: &Path, content: &'static str) -> Action {
 /// What the model was told when Stella refused an edit of notes.txt.
 fn assert_refused_by_stella(result: Option<(String, bool)>) {
     let (text, is_error) = result.expect("the client sent the Edit's result back to the model");
-    assert!(is_error, "the refused Edit must be a failed tool call: {text}");
+    assert!(
+        is_error,
+        "the refused Edit must be a failed tool call: {text}"
+    );
     assert!(
         text.contains("PreToolUse:Edit hook error")
-            && text.contains("refusing to write: notes.txt\nnotes.txt changed since this session last read it")
+            && text.contains(
+                "refusing to write: notes.txt\nnotes.txt changed since this session last read it"
+            )
             && text.contains("Nothing was written. To recover, re-read notes.txt"),
         "the model must receive Stella's refusal: {text}"
     );
@@ -372,35 +406,55 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     // (a) Read → another process edits → Edit refused; the turn goes on.
     let w = World::new();
     w.ok(&["hooks", "install", "--agent", "claude-code"]);
-    let c = Client { bin: bin.clone(), w: &w, mock: &mock };
+    let c = Client {
+        bin: bin.clone(),
+        w: &w,
+        mock: &mock,
+    };
     let notes = w.repo.join("notes.txt");
     w.write("notes.txt", "alpha\nbeta\n");
     mock.script(
         "toolu_a_",
-        vec![("Read", read(&notes)), ("Edit", edit(&notes, "beta", "BETA"))],
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
         vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
     );
     let (_, result) = c.run(&["-p", "Please update notes.txt"]);
     assert_refused_by_stella(mock.result(1));
-    assert_eq!(w.read("notes.txt"), "alpha\nbeta\ngamma (another process)\n");
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ngamma (another process)\n"
+    );
     // The turn went on: the model answered after the refusal, and the run ended normally.
     assert_eq!(mock.requests(), 3);
     assert_eq!(result["result"], "Done.");
     assert_eq!(result["is_error"], false);
     let sid = result["session_id"].as_str().unwrap().to_owned();
     let log = w.ok(&["log", &sid]);
-    assert!(log.contains("read notes.txt") && log.contains("turn end"), "{log}");
+    assert!(
+        log.contains("read notes.txt") && log.contains("turn end"),
+        "{log}"
+    );
 
     // (b) The betamax case: the change is inside the text the edit matches.
     w.write("notes.txt", "alpha\nbeta\n");
     mock.script(
         "toolu_b_",
-        vec![("Read", read(&notes)), ("Edit", edit(&notes, "beta", "BETA"))],
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
         vec![(1, rewrite(&notes, "alpha\nbetamax\n"))],
     );
     c.run(&["-p", "Please update notes.txt"]);
     assert_refused_by_stella(mock.result(1));
-    assert_eq!(w.read("notes.txt"), "alpha\nbetamax\n", "no BETAmax: Stella refused the edit");
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbetamax\n",
+        "no BETAmax: Stella refused the edit"
+    );
 
     // (d) Edit and Write of a file never read, and Write of a new file: allowed.
     w.write("other.txt", "one\ntwo\n");
@@ -409,9 +463,15 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     mock.script(
         "toolu_d_",
         vec![
-            ("Write", json!({"file_path": fresh, "content": "new file\n"})),
+            (
+                "Write",
+                json!({"file_path": fresh, "content": "new file\n"}),
+            ),
             ("Edit", edit(&other, "two", "TWO")),
-            ("Write", json!({"file_path": other, "content": "replaced\n"})),
+            (
+                "Write",
+                json!({"file_path": other, "content": "replaced\n"}),
+            ),
         ],
         vec![],
     );
@@ -465,7 +525,10 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     }
     // The client itself refuses to edit a file that is not UTF-8 (nothing for Stella to do).
     let (text, _) = mock.result(4).unwrap();
-    assert!(text.contains("File is not valid UTF-8") && !text.contains("refusing"), "{text}");
+    assert!(
+        text.contains("File is not valid UTF-8") && !text.contains("refusing"),
+        "{text}"
+    );
     assert_eq!(std::fs::read(&crlf).unwrap(), b"ONE\r\nTWO\r\n");
     assert_eq!(std::fs::read(&latin1).unwrap(), b"caf\xe9\nbar\n");
     let sid = result["session_id"].as_str().unwrap().to_owned();
@@ -481,7 +544,10 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         "toolu_g_",
         vec![
             ("Read", read(&notes)),
-            ("Bash", json!({"command": "sed -i s/beta/bet/ notes.txt", "description": "tweak"})),
+            (
+                "Bash",
+                json!({"command": "sed -i s/beta/bet/ notes.txt", "description": "tweak"}),
+            ),
             ("Edit", edit(&notes, "alpha", "ALPHA")),
         ],
         vec![],
@@ -491,16 +557,85 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     assert!(is_error, "{text}");
     assert!(
         text.contains("refusing to write: notes.txt")
-            && text.contains("notes.txt changed while your shell command ran (`sed -i s/beta/bet/ notes.txt`)"),
+            && text.contains(
+                "notes.txt changed while your shell command ran (`sed -i s/beta/bet/ notes.txt`)"
+            ),
         "{text}"
     );
     assert_eq!(w.read("notes.txt"), "alpha\nbet\n");
+
+    // Someone writes after Stella's check passed and before the tool runs (here: another
+    // PreToolUse hook that Claude Code runs beside Stella's, as a permission prompt would give
+    // time for): the edit lands on bytes the session never saw. Stella keeps them, and the
+    // model is told how to get them back.
+    w.write("notes.txt", "alpha\nbeta\n");
+    let settings_path = w.repo.join(".claude/settings.json");
+    let mut settings: Value =
+        serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
+    let sneak = format!(
+        "sleep 1; printf 'alpha\\nbeta\\nsneaked in\\n' > '{}'",
+        notes.display()
+    );
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"matcher": "Edit", "hooks": [{"type": "command", "command": sneak}]}));
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    mock.script(
+        "toolu_h_",
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
+        vec![],
+    );
+    c.run(&["-p", "Please update notes.txt"]);
+    let (text, is_error) = mock.result(1).unwrap();
+    assert!(!is_error, "{text}");
+    assert_eq!(w.read("notes.txt"), "alpha\nBETA\nsneaked in\n");
+    assert!(
+        mock.sent(
+            "Stella: notes.txt changed on disk after this session last read it and before Edit ran"
+        ),
+        "the model must be told its edit overwrote bytes it never saw"
+    );
+    let told = mock
+        .shared
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    let blob = told
+        .split("cat-file -p ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        w.store_git(&["cat-file", "-p", &blob]),
+        "alpha\nbeta\nsneaked in"
+    );
+    let mut settings: Value =
+        serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
 
     // (c) Read, SIGKILL the client, edit the file, resume, Edit without re-reading: refused,
     // and the resumed session is told which file changed.
     let w = World::new();
     w.ok(&["hooks", "install", "--agent", "claude-code"]);
-    let c = Client { bin, w: &w, mock: &mock };
+    let c = Client {
+        bin,
+        w: &w,
+        mock: &mock,
+    };
     let notes = w.repo.join("notes.txt");
     w.write("notes.txt", "alpha\nbeta\n");
     let sid = "3f0a1d6e-5b7c-4e1a-9d2b-7c8e9f0a1b2c";
@@ -509,7 +644,10 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     let held = Arc::clone(&killed);
     mock.script(
         "toolu_c1_",
-        vec![("Read", read(&notes)), ("Edit", edit(&notes, "beta", "BETA"))],
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
         vec![(
             1,
             Box::new(move || {
@@ -534,12 +672,22 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     child.wait().unwrap();
     killed.store(true, Ordering::SeqCst);
     assert_eq!(w.read("notes.txt"), "alpha\nbeta\n");
-    w.write("notes.txt", "alpha\nbeta\nchanged while the agent was dead\n");
-    mock.script("toolu_c2_", vec![("Edit", edit(&notes, "beta", "BETA"))], vec![]);
+    w.write(
+        "notes.txt",
+        "alpha\nbeta\nchanged while the agent was dead\n",
+    );
+    mock.script(
+        "toolu_c2_",
+        vec![("Edit", edit(&notes, "beta", "BETA"))],
+        vec![],
+    );
     let (_, result) = c.run(&["-p", "Go on", "--resume", sid]);
     assert_eq!(result["session_id"], sid);
     assert_refused_by_stella(mock.result(0));
-    assert_eq!(w.read("notes.txt"), "alpha\nbeta\nchanged while the agent was dead\n");
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\nchanged while the agent was dead\n"
+    );
     assert!(
         mock.sent("Stella: while this session was away, files it had read or written changed on disk (another agent or a person edited them):\\n- notes.txt (changed)"),
         "the resumed model must be told notes.txt changed"

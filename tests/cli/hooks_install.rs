@@ -72,16 +72,33 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     let keys: Vec<&String> = merged["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["PreToolUse", "Notification", "SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"]
+        [
+            "PreToolUse",
+            "Notification",
+            "SessionStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd"
+        ]
     );
-    assert_eq!(merged["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "echo mine");
-    assert_eq!(merged["hooks"]["PreToolUse"][1], stella_entries(&exe())["PreToolUse"][0]);
+    assert_eq!(
+        merged["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "echo mine"
+    );
+    assert_eq!(
+        merged["hooks"]["PreToolUse"][1],
+        stella_entries(&exe())["PreToolUse"][0]
+    );
     // Twice is once: not a byte changes.
     let before = std::fs::read(&path).unwrap();
     let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!("stella: Stella's hooks are already installed in '{}'\n", path.display())
+        format!(
+            "stella: Stella's hooks are already installed in '{}'\n",
+            path.display()
+        )
     );
     assert_eq!(std::fs::read(&path).unwrap(), before);
     // Uninstall gives back the user's settings.
@@ -90,7 +107,10 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
         stderr(&out),
         format!("stella: removed Stella's hooks from '{}'\n", path.display())
     );
-    assert_eq!(settings(&path), serde_json::from_str::<Value>(original).unwrap());
+    assert_eq!(
+        settings(&path),
+        serde_json::from_str::<Value>(original).unwrap()
+    );
     let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
@@ -111,7 +131,10 @@ fn invalid_settings_are_refused_by_name_and_left_alone() {
             w.repo.join(".claude/settings.json").display()
         )
     );
-    assert_eq!(w.read(".claude/settings.json"), "{ \"model\": \"opus\", }\n");
+    assert_eq!(
+        w.read(".claude/settings.json"),
+        "{ \"model\": \"opus\", }\n"
+    );
     w.write(".claude/settings.json", "{ \"hooks\": [] }\n");
     let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
     assert_eq!(code(&out), 2);
@@ -169,10 +192,24 @@ fn the_git_hook_adds_one_session_trailer_and_amend_does_not_repeat_it() {
     assert_eq!(last_message(&w), "by a person");
     commit(&w, Some("s-1"), &["-m", "by an agent"]);
     assert_eq!(last_message(&w), "by an agent\n\nStella-Session: s-1");
-    commit(&w, Some("s-1"), &["--amend", "-m", "by an agent, amended\n\nStella-Session: s-1"]);
-    assert_eq!(last_message(&w), "by an agent, amended\n\nStella-Session: s-1");
+    commit(
+        &w,
+        Some("s-1"),
+        &[
+            "--amend",
+            "-m",
+            "by an agent, amended\n\nStella-Session: s-1",
+        ],
+    );
+    assert_eq!(
+        last_message(&w),
+        "by an agent, amended\n\nStella-Session: s-1"
+    );
     commit(&w, Some("s-1"), &["--amend", "--no-edit"]);
-    assert_eq!(last_message(&w), "by an agent, amended\n\nStella-Session: s-1");
+    assert_eq!(
+        last_message(&w),
+        "by an agent, amended\n\nStella-Session: s-1"
+    );
     // Idempotent, and uninstall leaves no hook behind.
     let before = std::fs::read(&hook).unwrap();
     w.ok(&["hooks", "install", "--git"]);
