@@ -651,6 +651,42 @@ mod tests {
     }
 
     #[test]
+    fn answers_are_computed_in_process_and_never_exit_2() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Env {
+            settings: crate::workspace::Settings {
+                data_dir: tmp.path().join("stella"),
+            },
+            cwd: tmp.path().to_owned(),
+            plain_discovery: true,
+        };
+        // Outside any repository: nothing done, nothing written.
+        let payload = json!({"session_id": "s", "cwd": tmp.path(), "hook_event_name": "PreToolUse",
+            "tool_name": "Edit", "tool_input": {"file_path": tmp.path().join("a")}});
+        assert_eq!(
+            answer(&env, payload.to_string().as_bytes()),
+            Answer::nothing()
+        );
+        assert!(!tmp.path().join("stella").exists());
+        let bad = answer(&env, b"{");
+        assert_eq!((bad.code, bad.stdout.is_empty()), (1, true));
+        assert!(
+            bad.stderr
+                .starts_with("stella: error: the hook payload is not valid JSON\n")
+        );
+        // A hung worker: the budget answers instead.
+        let late = crate::hooks::within_budget(
+            Duration::from_millis(20),
+            || {
+                std::thread::sleep(Duration::from_secs(5));
+                Answer::nothing()
+            },
+            |e| Answer::failed(&e),
+        );
+        assert_eq!(late.code, 1);
+    }
+
+    #[test]
     fn mcp_filesystem_tools_are_known_by_their_names() {
         let root = Path::new("/nonexistent");
         let p = json!({"tool_name": "mcp__filesystem__write_file", "tool_input": {"path": "/r/a", "content": "x"}});
