@@ -304,11 +304,18 @@ pub fn main_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            // To an agent host, 2 means "block": a hook command with bad arguments is 1.
+            let code = match (e.use_stderr(), is_hook_call(&args)) {
+                (false, _) => 0,
+                (true, true) => 1,
+                (true, false) => 2,
+            };
+            return ExitCode::from(code);
         }
     };
     init_tracing(cli.verbose);
@@ -347,6 +354,22 @@ pub fn main_with(
             }
         }
     }
+}
+
+/// Whether the command line names the `hook` command (its first word that is not an option or
+/// an option's value).
+fn is_hook_call(args: &[OsString]) -> bool {
+    let mut rest = args.iter().skip(1);
+    while let Some(a) = rest.next() {
+        match a.to_str() {
+            Some("-C" | "--session") => {
+                rest.next();
+            }
+            Some(s) if s.starts_with('-') => {}
+            other => return other == Some("hook"),
+        }
+    }
+    false
 }
 
 fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {

@@ -481,6 +481,12 @@ fn errors_exit_1_never_2_unless_the_project_chose_fail_closed() {
         stderr(&out),
         "stella: error: the hook payload is not valid JSON\ncaused by: expected ident at line 1 column 2\n"
     );
+    // Bad arguments in the settings' command: still 1, never 2.
+    let mut bad_args = hook_cmd(&w, &w.repo);
+    bad_args.arg("--bogus");
+    let out = feed(bad_args, b"{}");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error: unexpected argument '--bogus' found"));
     let out = feed(hook_cmd(&w, &w.repo), br#"{"session_id":"x","cwd":"/"}"#);
     assert_eq!(code(&out), 1);
     assert_eq!(
