@@ -97,9 +97,15 @@ pub fn on_failure(env: &Env, payload: Option<&Value>, e: &Error) -> Answer {
         .and_then(|p| p["cwd"].as_str())
         .map(PathBuf::from)
         .unwrap_or_else(|| env.cwd.clone());
+    // Reads and shell commands are never denied: fail-closed is about writes.
     let guarded_call = payload.is_some_and(|p| {
-        p["hook_event_name"] == "PreToolUse"
-            && !matches!(p["tool_name"].as_str(), Some("Read" | "Bash"))
+        let tool = p["tool_name"].as_str().unwrap_or_default();
+        let read = matches!(tool, "Read" | "Bash")
+            || (tool.starts_with("mcp__")
+                && ["__read_file", "__read_text_file", "__read_media_file"]
+                    .iter()
+                    .any(|r| tool.ends_with(r)));
+        p["hook_event_name"] == "PreToolUse" && !read
     });
     if guarded_call && super::on_error(&cwd) == OnError::Deny {
         return deny(&format!(
