@@ -573,7 +573,7 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     let mut settings: Value =
         serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
     let sneak = format!(
-        "sleep 1; printf 'alpha\\nbeta\\nsneaked in\\n' > '{}'",
+        "sleep 3; printf 'alpha\\nbeta\\nsneaked in\\n' > '{}'",
         notes.display()
     );
     settings["hooks"]["PreToolUse"]
