@@ -131,6 +131,19 @@ fn writes_of_new_and_never_read_files_pass_and_write_is_if_match() {
     assert_eq!(hook(&w, &fixture(&w, "PostToolUse-Write-create.json")), "");
     let status = w.ok(&["--session", SID, "status"]);
     assert_eq!(status, "fresh      new.txt\nfresh      notes.txt");
+    // A Write over a file the session read: recorded as the content written (the disk here).
+    let mut update = fixture(&w, "PostToolUse-Write-update.json");
+    update["session_id"] = json!(SID);
+    let mut pre_update = update.clone();
+    pre_update["hook_event_name"] = json!("PreToolUse");
+    pre_update.as_object_mut().unwrap().remove("tool_response");
+    assert_eq!(hook(&w, &pre_update), "");
+    w.write("notes.txt", "alpha\nBETA\n");
+    assert_eq!(hook(&w, &update), "");
+    assert_eq!(
+        w.ok(&["--session", SID, "status"]),
+        "fresh      new.txt\nfresh      notes.txt"
+    );
     // A file the session never read: allowed.
     w.write("other.txt", "someone's\n");
     let mut pre = fixture(&w, "PreToolUse-Edit.json");
