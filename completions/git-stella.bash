@@ -16,9 +16,6 @@ _git__stella() {
             ",$1")
                 cmd="git__stella"
                 ;;
-            git__stella,agent-hooks)
-                cmd="git__stella__subcmd__agent__subcmd__hooks"
-                ;;
             git__stella,checkpoint)
                 cmd="git__stella__subcmd__checkpoint"
                 ;;
@@ -39,6 +36,9 @@ _git__stella() {
                 ;;
             git__stella,hook)
                 cmd="git__stella__subcmd__hook"
+                ;;
+            git__stella,hooks)
+                cmd="git__stella__subcmd__hooks"
                 ;;
             git__stella,init)
                 cmd="git__stella__subcmd__init"
@@ -88,27 +88,6 @@ _git__stella() {
             git__stella,wrote)
                 cmd="git__stella__subcmd__wrote"
                 ;;
-            git__stella__subcmd__agent__subcmd__hooks,help)
-                cmd="git__stella__subcmd__agent__subcmd__hooks__subcmd__help"
-                ;;
-            git__stella__subcmd__agent__subcmd__hooks,install)
-                cmd="git__stella__subcmd__agent__subcmd__hooks__subcmd__install"
-                ;;
-            git__stella__subcmd__agent__subcmd__hooks,uninstall)
-                cmd="git__stella__subcmd__agent__subcmd__hooks__subcmd__uninstall"
-                ;;
-            git__stella__subcmd__agent__subcmd__hooks__subcmd__help,help)
-                cmd="git__stella__subcmd__agent__subcmd__hooks__subcmd__help__subcmd__help"
-                ;;
-            git__stella__subcmd__agent__subcmd__hooks__subcmd__help,install)
-                cmd="git__stella__subcmd__agent__subcmd__hooks__subcmd__help__subcmd__install"
-                ;;
-            git__stella__subcmd__agent__subcmd__hooks__subcmd__help,uninstall)
-                cmd="git__stella__subcmd__agent__subcmd__hooks__subcmd__help__subcmd__uninstall"
-                ;;
-            git__stella__subcmd__help,agent-hooks)
-                cmd="git__stella__subcmd__help__subcmd__agent__subcmd__hooks"
-                ;;
             git__stella__subcmd__help,checkpoint)
                 cmd="git__stella__subcmd__help__subcmd__checkpoint"
                 ;;
@@ -129,6 +108,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help,hook)
                 cmd="git__stella__subcmd__help__subcmd__hook"
+                ;;
+            git__stella__subcmd__help,hooks)
+                cmd="git__stella__subcmd__help__subcmd__hooks"
                 ;;
             git__stella__subcmd__help,init)
                 cmd="git__stella__subcmd__help__subcmd__init"
@@ -178,11 +160,8 @@ _git__stella() {
             git__stella__subcmd__help,wrote)
                 cmd="git__stella__subcmd__help__subcmd__wrote"
                 ;;
-            git__stella__subcmd__help__subcmd__agent__subcmd__hooks,install)
-                cmd="git__stella__subcmd__help__subcmd__agent__subcmd__hooks__subcmd__install"
-                ;;
-            git__stella__subcmd__help__subcmd__agent__subcmd__hooks,uninstall)
-                cmd="git__stella__subcmd__help__subcmd__agent__subcmd__hooks__subcmd__uninstall"
+            git__stella__subcmd__help__subcmd__hook,claude-code)
+                cmd="git__stella__subcmd__help__subcmd__hook__subcmd__claude__subcmd__code"
                 ;;
             git__stella__subcmd__help__subcmd__hook,codex)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__codex"
@@ -192,6 +171,12 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help__subcmd__hook,gemini)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__gemini"
+                ;;
+            git__stella__subcmd__help__subcmd__hooks,install)
+                cmd="git__stella__subcmd__help__subcmd__hooks__subcmd__install"
+                ;;
+            git__stella__subcmd__help__subcmd__hooks,uninstall)
+                cmd="git__stella__subcmd__help__subcmd__hooks__subcmd__uninstall"
                 ;;
             git__stella__subcmd__help__subcmd__session,drop)
                 cmd="git__stella__subcmd__help__subcmd__session__subcmd__drop"
@@ -211,6 +196,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__turn,end)
                 cmd="git__stella__subcmd__help__subcmd__turn__subcmd__end"
                 ;;
+            git__stella__subcmd__hook,claude-code)
+                cmd="git__stella__subcmd__hook__subcmd__claude__subcmd__code"
+                ;;
             git__stella__subcmd__hook,codex)
                 cmd="git__stella__subcmd__hook__subcmd__codex"
                 ;;
@@ -223,6 +211,9 @@ _git__stella() {
             git__stella__subcmd__hook,help)
                 cmd="git__stella__subcmd__hook__subcmd__help"
                 ;;
+            git__stella__subcmd__hook__subcmd__help,claude-code)
+                cmd="git__stella__subcmd__hook__subcmd__help__subcmd__claude__subcmd__code"
+                ;;
             git__stella__subcmd__hook__subcmd__help,codex)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__codex"
                 ;;
@@ -234,6 +225,24 @@ _git__stella() {
                 ;;
             git__stella__subcmd__hook__subcmd__help,help)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__help"
+                ;;
+            git__stella__subcmd__hooks,help)
+                cmd="git__stella__subcmd__hooks__subcmd__help"
+                ;;
+            git__stella__subcmd__hooks,install)
+                cmd="git__stella__subcmd__hooks__subcmd__install"
+                ;;
+            git__stella__subcmd__hooks,uninstall)
+                cmd="git__stella__subcmd__hooks__subcmd__uninstall"
+                ;;
+            git__stella__subcmd__hooks__subcmd__help,help)
+                cmd="git__stella__subcmd__hooks__subcmd__help__subcmd__help"
+                ;;
+            git__stella__subcmd__hooks__subcmd__help,install)
+                cmd="git__stella__subcmd__hooks__subcmd__help__subcmd__install"
+                ;;
+            git__stella__subcmd__hooks__subcmd__help,uninstall)
+                cmd="git__stella__subcmd__hooks__subcmd__help__subcmd__uninstall"
                 ;;
             git__stella__subcmd__session,drop)
                 cmd="git__stella__subcmd__session__subcmd__drop"
@@ -290,142 +299,12 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks)
-            opts="-C -q -v -h --session --quiet --verbose --help install uninstall help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks__subcmd__help)
-            opts="install uninstall help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks__subcmd__help__subcmd__install)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks__subcmd__help__subcmd__uninstall)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks__subcmd__install)
-            opts="-C -q -v -h --agent --session --quiet --verbose --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --agent)
-                    COMPREPLY=($(compgen -W "codex gemini cursor" -- "${cur}"))
-                    return 0
-                    ;;
-                -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__agent__subcmd__hooks__subcmd__uninstall)
-            opts="-C -q -v -h --agent --session --quiet --verbose --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --agent)
-                    COMPREPLY=($(compgen -W "codex gemini cursor" -- "${cur}"))
-                    return 0
-                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -568,50 +447,8 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help)
-            opts="init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook agent-hooks mcp help"
+            opts="init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__help__subcmd__agent__subcmd__hooks)
-            opts="install uninstall"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__help__subcmd__agent__subcmd__hooks__subcmd__install)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__stella__subcmd__help__subcmd__agent__subcmd__hooks__subcmd__uninstall)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -708,8 +545,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook)
-            opts="codex gemini cursor"
+            opts="claude-code codex gemini cursor"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hook__subcmd__claude__subcmd__code)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -750,6 +601,48 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook__subcmd__gemini)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hooks)
+            opts="install uninstall"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hooks__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hooks__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1072,8 +965,30 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook)
-            opts="-C -q -v -h --session --quiet --verbose --help codex gemini cursor help"
+            opts="-C -q -v -h --session --quiet --verbose --help claude-code codex gemini cursor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__claude__subcmd__code)
+            opts="-C -q -v -h --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1160,8 +1075,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__help)
-            opts="codex gemini cursor help"
+            opts="claude-code codex gemini cursor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__help__subcmd__claude__subcmd__code)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1222,6 +1151,136 @@ _git__stella() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks)
+            opts="-C -q -v -h --session --quiet --verbose --help install uninstall help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks__subcmd__help)
+            opts="install uninstall help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks__subcmd__install)
+            opts="-C -q -v -h --agent --user --git --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hooks__subcmd__uninstall)
+            opts="-C -q -v -h --agent --user --git --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -158,6 +158,27 @@ impl Context {
         Ok(point)
     }
 
+    /// Store the transcript's new bytes as a step of its own, inside a turn or not: a host may
+    /// flush its transcript after the event that ended the turn, so adapters capture it again at
+    /// the next event. Records nothing when the stored copy is already complete.
+    pub fn capture_transcript(
+        &self,
+        id: &SessionId,
+        transcript: Transcript<'_>,
+    ) -> Result<Option<Tip>, TurnError> {
+        let summary = format!("transcript {}", transcript.name);
+        let edits = self.transcript_edits(id, transcript)?;
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        let step = Step {
+            summary,
+            map: Vec::new(),
+            root: edits,
+        };
+        Ok(Some(self.journal().record(id, &step)?))
+    }
+
     fn put_turn(
         &self,
         id: &SessionId,

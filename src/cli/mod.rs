@@ -54,6 +54,8 @@ mod demo;
 mod diff;
 mod gc;
 mod guard;
+mod hook;
+mod hooks;
 mod init;
 mod inspect;
 mod log;
@@ -170,9 +172,9 @@ pub enum Command {
     Gc(gc::Args),
     Demo(demo::Args),
     #[command(subcommand)]
-    Hook(agent_hook::HookCommand),
+    Hook(hook::HookCommand),
     #[command(subcommand)]
-    AgentHooks(agent_hook::AgentHooksCommand),
+    Hooks(hooks::HooksCommand),
     Mcp(mcp::Args),
 }
 
@@ -406,11 +408,18 @@ pub fn main_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            // To an agent host, 2 means "block": a hook command with bad arguments is 1.
+            let code = match (e.use_stderr(), is_hook_call(&args)) {
+                (false, _) => 0,
+                (true, true) => 1,
+                (true, false) => 2,
+            };
+            return ExitCode::from(code);
         }
     };
     init_tracing(cli.verbose);
@@ -440,9 +449,29 @@ pub fn main_with(
         Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
         Err(e) => {
             e.print(err);
-            ExitCode::from(e.code)
+            // To an agent host, 2 means "block": a hook's own failure is 1 (SPEC §7).
+            match (&cli.command, e.code) {
+                (Command::Hook(_), 2) => ExitCode::from(1),
+                _ => ExitCode::from(e.code),
+            }
         }
     }
+}
+
+/// Whether the command line names the `hook` command (its first word that is not an option or
+/// an option's value).
+fn is_hook_call(args: &[OsString]) -> bool {
+    let mut rest = args.iter().skip(1);
+    while let Some(a) = rest.next() {
+        match a.to_str() {
+            Some("-C" | "--session") => {
+                rest.next();
+            }
+            Some(s) if s.starts_with('-') => {}
+            other => return other == Some("hook"),
+        }
+    }
+    false
 }
 
 fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
@@ -467,8 +496,8 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
         Command::Demo(a) => demo::run(ctx, a, out),
-        Command::Hook(a) => agent_hook::run_hook(ctx, a, out),
-        Command::AgentHooks(a) => agent_hook::run_install(ctx, a, out),
+        Command::Hook(a) => hook::run(ctx, a, out),
+        Command::Hooks(a) => hooks::run(ctx, a, out),
         Command::Mcp(a) => mcp::run(ctx, a, out),
     }
 }

@@ -493,7 +493,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     );
     let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
 
-    let out = w.run(&["agent-hooks", "install", "--agent", "gemini"]);
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     assert_eq!(
         stderr(&out),
         "installed Stella's hooks in .gemini/settings.json\n"
@@ -509,17 +509,17 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
         json!({"matcher": "^(read_file|write_file|replace)$",
             "hooks": [{"type": "command", "command": "git stella hook gemini", "name": "stella"}]})
     );
-    let out = w.run(&["agent-hooks", "install", "--agent", "gemini"]);
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     assert_eq!(
         stderr(&out),
         "Stella's hooks are already in .gemini/settings.json\n"
     );
     assert_eq!(read(".gemini/settings.json"), installed);
-    w.ok(&["agent-hooks", "uninstall", "--agent", "gemini"]);
+    w.ok(&["hooks", "uninstall", "--agent", "gemini"]);
     assert_eq!(read(".gemini/settings.json"), user);
 
     // Files Stella created are removed again whole.
-    w.ok(&["agent-hooks", "install", "--agent", "codex"]);
+    w.ok(&["hooks", "install", "--agent", "codex"]);
     assert_eq!(
         read(".codex/hooks.json"),
         json!({"hooks": {
@@ -527,7 +527,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
             "PostToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": "git stella hook codex"}]}],
         }})
     );
-    w.ok(&["agent-hooks", "install", "--agent", "cursor"]);
+    w.ok(&["hooks", "install", "--agent", "cursor"]);
     assert_eq!(
         read(".cursor/hooks.json"),
         json!({"version": 1, "hooks": {
@@ -538,11 +538,11 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
         }})
     );
     for agent in ["codex", "cursor"] {
-        w.ok(&["agent-hooks", "uninstall", "--agent", agent]);
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
     }
     assert!(!w.repo.join(".codex/hooks.json").exists());
     assert!(!w.repo.join(".cursor/hooks.json").exists());
-    let out = w.run(&["agent-hooks", "uninstall", "--agent", "cursor"]);
+    let out = w.run(&["hooks", "uninstall", "--agent", "cursor"]);
     assert_eq!(
         stderr(&out),
         "no Stella hooks in .cursor/hooks.json; nothing to remove\n"

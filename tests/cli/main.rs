@@ -4,10 +4,13 @@ mod common;
 
 mod agents;
 mod artifact;
+mod claude_code;
+mod claude_real;
 mod completion;
 mod demo;
 mod docs;
 mod guard;
+mod hooks_install;
 mod hostile;
 mod identity;
 mod install;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmark: `git stella hook claude-code` on a PreToolUse Edit payload (the hot path: it runs
+# before every edit) against `git hash-object` of the same file, measured in the same run.
+# Prints hyperfine's tables and the ratio per file size. Needs hyperfine and a release build:
+#   cargo build --release && bench/hook.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="$PWD/target/release/git-stella"
+[ -x "$BIN" ] || { echo "error: build first: cargo build --release" >&2; exit 2; }
+command -v hyperfine >/dev/null || { echo "error: hyperfine is not installed" >&2; exit 2; }
+
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+export STELLA_HOME="$TMP/stella" HOME="$TMP/home" GIT_CONFIG_NOSYSTEM=1
+mkdir -p "$HOME"
+REPO="$TMP/repo"
+git init -q "$REPO"
+cd "$REPO"
+git -c user.name=b -c user.email=b@b commit -q --allow-empty -m init
+SID=bench-session
+"$BIN" session start --id "$SID" >/dev/null
+
+for size in 1K 1M 16M; do
+    FILE="$REPO/file-$size.txt"
+    head -c "$size" /dev/urandom | base64 > "$FILE"
+    "$BIN" --session "$SID" read "$FILE"
+    PAYLOAD="$TMP/payload-$size.json"
+    printf '{"session_id":"%s","transcript_path":"%s/t.jsonl","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s","old_string":"a","new_string":"b","replace_all":false},"tool_use_id":"toolu_bench"}' \
+        "$SID" "$TMP" "$REPO" "$FILE" > "$PAYLOAD"
+    # The hook must allow (a fresh file) and say nothing.
+    [ -z "$("$BIN" hook claude-code < "$PAYLOAD")" ]
+    bytes=$(stat -c %s "$FILE")
+    echo "== file of $bytes bytes"
+    # Both through the same shell (hyperfine subtracts its start-up), so stdin can be redirected.
+    hyperfine --warmup 20 --min-runs 200 --export-json "$TMP/h-$size.json" \
+        -n "git hash-object" "git hash-object '$FILE' </dev/null" \
+        -n "hook claude-code" "'$BIN' hook claude-code < '$PAYLOAD'" >&2
+    python3 - "$TMP/h-$size.json" "$bytes" <<'PY'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+g, h = r["git hash-object"], r["hook claude-code"]
+print(f"{sys.argv[2]:>9} bytes: git hash-object {g['mean']*1e3:.2f} ms (median {g['median']*1e3:.2f}), "
+      f"hook {h['mean']*1e3:.2f} ms (median {h['median']*1e3:.2f}), ratio {h['mean']/g['mean']:.2f}x (medians {h['median']/g['median']:.2f}x)")
+PY
+done

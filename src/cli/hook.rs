@@ -1,0 +1,70 @@
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::{Ctx, Result};
+use crate::hooks::{self, Answer, Env};
+
+/// Answer an agent host's hook call: read its payload on stdin, act, answer in its protocol
+///
+/// Installed by 'git stella hooks install --agent NAME'; not meant to be run by hand.
+#[derive(clap::Subcommand, Debug)]
+pub enum HookCommand {
+    /// Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)
+    ///
+    /// Exit status is never 2 (Claude Code reads 2 as "block"): 0 for every handled outcome,
+    /// a refusal included (a 'deny' answer on stdout); 0 with nothing done outside a git
+    /// repository or for paths outside the workspace; 1 with the reason on stderr when the hook
+    /// itself fails, unless the project chose fail-closed ('.stella/config.toml' with
+    /// 'hooks.on-error = "deny"', or 'git config stella.hookOnError deny').
+    ClaudeCode,
+    /// Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)
+    Codex,
+    /// Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)
+    Gemini,
+    /// Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)
+    Cursor,
+}
+
+/// How long one hook call may take before it gives up (and says so), unless
+/// `STELLA_HOOK_TIMEOUT_MS` says otherwise.
+pub const BUDGET: Duration = Duration::from_secs(10);
+
+/// The budget for one call, read at the edge.
+fn budget() -> Duration {
+    std::env::var("STELLA_HOOK_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(BUDGET, Duration::from_millis)
+}
+
+pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Result {
+    use super::agent_hook::{JsonAgent, answer};
+    match command {
+        HookCommand::ClaudeCode => {}
+        HookCommand::Codex => return answer(ctx, JsonAgent::Codex, out),
+        HookCommand::Gemini => return answer(ctx, JsonAgent::Gemini, out),
+        HookCommand::Cursor => return answer(ctx, JsonAgent::Cursor, out),
+    }
+    let env = Env {
+        settings: ctx.settings.clone(),
+        cwd: ctx.cwd.clone(),
+    };
+    let answer = match command {
+        HookCommand::ClaudeCode => hooks::claude_code::answer_within(env, budget(), || {
+            let mut input = Vec::new();
+            std::io::stdin().lock().read_to_end(&mut input)?;
+            Ok(input)
+        }),
+        _ => unreachable!("the JSON agents were answered above"),
+    };
+    Ok(emit(ctx, &answer, out))
+}
+
+/// Write an answer out; never exit 2, whatever the answer says.
+pub fn emit(ctx: &mut Ctx<'_>, answer: &Answer, out: &mut dyn Write) -> ExitCode {
+    let _ = out.write_all(&answer.stdout);
+    let _ = out.flush();
+    let _ = ctx.err.write_all(answer.stderr.as_bytes());
+    ExitCode::from(if answer.code == 2 { 1 } else { answer.code })
+}

@@ -1,0 +1,695 @@
+//! End to end with the real Claude Code CLI, offline: a loopback mock of the Anthropic Messages
+//! API plays the model and scripts every tool call; Stella's hooks are installed by
+//! `git stella hooks install --agent claude-code`; real files change under the client.
+//!
+//! The client is found through `STELLA_CLAUDE_BIN` (`.ci/run` installs it and sets it). Unset,
+//! the test says it was skipped — unless `CI` is set, where a missing client fails the test.
+//! The scenarios run one after another in one test: the machine has 2 cores.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// Something to do when the mock is about to answer a step: another process editing a file,
+/// or telling the test to kill the client.
+type Action = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct Script {
+    /// Tool-use ids of this run start with it, so old turns (after `--resume`) never count.
+    prefix: String,
+    steps: Vec<(String, Value)>,
+    /// Run before answering step `i`, i.e. once the results of steps `0..i` arrived.
+    actions: HashMap<usize, Action>,
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<Script>,
+    /// Every main-loop request body, as received.
+    requests: Mutex<Vec<Value>>,
+}
+
+/// The model: a loopback HTTP server answering `POST /v1/messages` from a script.
+struct Mock {
+    port: u16,
+    shared: Arc<Shared>,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared::default());
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let s = Arc::clone(&s);
+                std::thread::spawn(move || {
+                    let _ = serve(conn, &s);
+                });
+            }
+        });
+        Mock { port, shared }
+    }
+
+    fn script(&self, prefix: &str, steps: Vec<(&str, Value)>, actions: Vec<(usize, Action)>) {
+        *self.shared.script.lock().unwrap() = Script {
+            prefix: prefix.to_owned(),
+            steps: steps.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+            actions: actions.into_iter().collect(),
+        };
+        self.shared.requests.lock().unwrap().clear();
+    }
+
+    /// The result the client sent back for step `i` of the current script: (text, is_error).
+    fn result(&self, i: usize) -> Option<(String, bool)> {
+        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
+        let requests = self.shared.requests.lock().unwrap();
+        requests
+            .iter()
+            .rev()
+            .find_map(|r| tool_results(r).remove(&id))
+    }
+
+    /// Whether any request of the current run contains `text` anywhere.
+    fn sent(&self, text: &str) -> bool {
+        self.shared
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.to_string().contains(text))
+    }
+
+    fn requests(&self) -> usize {
+        self.shared.requests.lock().unwrap().len()
+    }
+}
+
+/// Every tool result in a request: id → (text, is_error).
+fn tool_results(body: &Value) -> HashMap<String, (String, bool)> {
+    let mut out = HashMap::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] != "tool_result" {
+                continue;
+            }
+            let text = match &b["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+                _ => String::new(),
+            };
+            let id = b["tool_use_id"].as_str().unwrap_or_default().to_owned();
+            out.insert(id, (text, b["is_error"] == true));
+        }
+    }
+    out
+}
+
+fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(120)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut conn = conn;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let mut parts = line.split_whitespace();
+        let (method, path) = (
+            parts.next().unwrap_or_default().to_owned(),
+            parts.next().unwrap_or_default().to_owned(),
+        );
+        let mut length = 0;
+        let mut chunked = false;
+        loop {
+            let mut h = String::new();
+            reader.read_line(&mut h)?;
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let lower = h.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                reader.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                let mut chunk = vec![0; n + 2];
+                reader.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else {
+            body.resize(length, 0);
+            reader.read_exact(&mut body)?;
+        }
+        let path = path.split('?').next().unwrap_or_default();
+        if method == "POST" && path == "/v1/messages" {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            return answer_messages(&mut conn, shared, request);
+        }
+        let reply = if path.ends_with("/count_tokens") {
+            r#"{"input_tokens":10}"#
+        } else {
+            "{}"
+        };
+        write!(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+            reply.len()
+        )?;
+    }
+}
+
+fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Result<()> {
+    let file_tools = request["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "Edit"));
+    let stream = request["stream"] == true;
+    let next = if file_tools && request["max_tokens"].as_u64().unwrap_or(100) > 1 {
+        shared.requests.lock().unwrap().push(request.clone());
+        let results = tool_results(&request);
+        let (n, action) = {
+            let mut script = shared.script.lock().unwrap();
+            let n = (0..script.steps.len())
+                .take_while(|i| results.contains_key(&format!("{}{i}", script.prefix)))
+                .count();
+            (n, script.actions.remove(&n))
+        };
+        if let Some(action) = action {
+            action();
+        }
+        let script = shared.script.lock().unwrap();
+        script
+            .steps
+            .get(n)
+            .map(|(name, input)| (format!("{}{n}", script.prefix), name.clone(), input.clone()))
+    } else {
+        None
+    };
+    let (blocks, stop) = match &next {
+        Some((id, name, input)) => (
+            vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})],
+            "tool_use",
+        ),
+        None => (vec![json!({"type": "text", "text": "Done."})], "end_turn"),
+    };
+    let message = json!({
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": "claude-mock",
+        "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 1}, "content": []
+    });
+    if !stream {
+        let mut full = message.clone();
+        full["content"] = json!(blocks);
+        full["stop_reason"] = json!(stop);
+        let text = full.to_string();
+        return write!(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+            text.len()
+        );
+    }
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": message}),
+    )];
+    for (i, b) in blocks.iter().enumerate() {
+        let (start, delta) = if b["type"] == "tool_use" {
+            (
+                json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": b["input"].to_string()}),
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": b["text"]}),
+            )
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": start}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    let mut text = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+    );
+    for (name, data) in events {
+        text.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    conn.write_all(text.as_bytes())?;
+    conn.flush()
+}
+
+/// The client's binary, or `None` (skipped) — a failure under CI.
+fn claude_bin() -> Option<PathBuf> {
+    match std::env::var_os("STELLA_CLAUDE_BIN").filter(|v| !v.is_empty()) {
+        Some(bin) => {
+            let bin = PathBuf::from(bin);
+            assert!(
+                bin.is_file(),
+                "STELLA_CLAUDE_BIN names no file: {}",
+                bin.display()
+            );
+            Some(bin)
+        }
+        None if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
+            panic!(
+                "CI is set but STELLA_CLAUDE_BIN is not: the real Claude Code client must run in CI (.ci/run installs it)"
+            )
+        }
+        None => None,
+    }
+}
+
+struct Client<'a> {
+    bin: PathBuf,
+    w: &'a World,
+    mock: &'a Mock,
+}
+
+impl Client<'_> {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
+        cmd.current_dir(&self.w.repo)
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", self.mock.port),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-offline-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .args([
+                "--output-format",
+                "json",
+                "--permission-mode",
+                "acceptEdits",
+            ])
+            .args(["--allowedTools", "Read,Edit,Write,Bash"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Run the client to the end (bounded), returning its output and final JSON.
+    fn run(&self, args: &[&str]) -> (Output, Value) {
+        let child = self.command(args).spawn().unwrap();
+        let out = wait_bounded(child, Duration::from_secs(180));
+        let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+            panic!(
+                "the client printed no JSON (status {:?}):\nstdout: {}\nstderr: {}",
+                out.status,
+                stdout(&out),
+                stderr(&out)
+            )
+        });
+        (out, json)
+    }
+}
+
+fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn read(path: &Path) -> Value {
+    json!({"file_path": path})
+}
+
+fn edit(path: &Path, old: &str, new: &str) -> Value {
+    json!({"file_path": path, "old_string": old, "new_string": new, "replace_all": false})
+}
+
+/// A file change made by "another process" when the mock reaches a step.
+fn rewrite(path: &Path, content: &'static str) -> Action {
+    let path = path.to_owned();
+    Box::new(move || std::fs::write(path, content).unwrap())
+}
+
+/// What the model was told when Stella refused an edit of notes.txt.
+fn assert_refused_by_stella(result: Option<(String, bool)>) {
+    let (text, is_error) = result.expect("the client sent the Edit's result back to the model");
+    assert!(
+        is_error,
+        "the refused Edit must be a failed tool call: {text}"
+    );
+    assert!(
+        text.contains("PreToolUse:Edit hook error")
+            && text.contains(
+                "refusing to write: notes.txt\nnotes.txt changed since this session last read it"
+            )
+            && text.contains("Nothing was written. To recover, re-read notes.txt"),
+        "the model must receive Stella's refusal: {text}"
+    );
+}
+
+#[test]
+fn the_real_claude_code_client_is_guarded_by_stella() {
+    let Some(bin) = claude_bin() else {
+        eprintln!("skipped: set STELLA_CLAUDE_BIN to the Claude Code binary to run this test");
+        return;
+    };
+    let mock = Mock::start();
+
+    // (a) Read → another process edits → Edit refused; the turn goes on.
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    let c = Client {
+        bin: bin.clone(),
+        w: &w,
+        mock: &mock,
+    };
+    let notes = w.repo.join("notes.txt");
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "toolu_a_",
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
+    );
+    let (_, result) = c.run(&["-p", "Please update notes.txt"]);
+    assert_refused_by_stella(mock.result(1));
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ngamma (another process)\n"
+    );
+    // The turn went on: the model answered after the refusal, and the run ended normally.
+    assert_eq!(mock.requests(), 3);
+    assert_eq!(result["result"], "Done.");
+    assert_eq!(result["is_error"], false);
+    let sid = result["session_id"].as_str().unwrap().to_owned();
+    let log = w.ok(&["log", &sid]);
+    assert!(
+        log.contains("read notes.txt") && log.contains("turn end"),
+        "{log}"
+    );
+
+    // (b) The betamax case: the change is inside the text the edit matches.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "toolu_b_",
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbetamax\n"))],
+    );
+    c.run(&["-p", "Please update notes.txt"]);
+    assert_refused_by_stella(mock.result(1));
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbetamax\n",
+        "no BETAmax: Stella refused the edit"
+    );
+
+    // (d) Edit and Write of a file never read, and Write of a new file: allowed.
+    w.write("other.txt", "one\ntwo\n");
+    let other = w.repo.join("other.txt");
+    let fresh = w.repo.join("fresh.txt");
+    mock.script(
+        "toolu_d_",
+        vec![
+            (
+                "Write",
+                json!({"file_path": fresh, "content": "new file\n"}),
+            ),
+            ("Edit", edit(&other, "two", "TWO")),
+            (
+                "Write",
+                json!({"file_path": other, "content": "replaced\n"}),
+            ),
+        ],
+        vec![],
+    );
+    c.run(&["-p", "Write the files"]);
+    for i in 0..3 {
+        let (text, is_error) = mock.result(i).unwrap();
+        assert!(!is_error && !text.contains("refusing"), "step {i}: {text}");
+    }
+    assert_eq!(w.read("fresh.txt"), "new file\n");
+    assert_eq!(w.read("other.txt"), "replaced\n");
+
+    // (e) Read → Edit → Edit again: the session's own writes never stale it.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "toolu_e_",
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+            ("Edit", edit(&notes, "alpha", "ALPHA")),
+        ],
+        vec![],
+    );
+    c.run(&["-p", "Edit twice"]);
+    for i in 1..3 {
+        let (text, is_error) = mock.result(i).unwrap();
+        assert!(!is_error, "edit {i} must pass: {text}");
+    }
+    assert_eq!(w.read("notes.txt"), "ALPHA\nBETA\n");
+
+    // CRLF and invalid UTF-8: the client renders them as text; read, edit, edit again — no
+    // false refusal, and the bytes Stella records are the ones on disk.
+    std::fs::write(w.repo.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    std::fs::write(w.repo.join("latin1.txt"), b"caf\xe9\nbar\n").unwrap();
+    let crlf = w.repo.join("crlf.txt");
+    let latin1 = w.repo.join("latin1.txt");
+    mock.script(
+        "toolu_f_",
+        vec![
+            ("Read", read(&crlf)),
+            ("Edit", edit(&crlf, "two", "TWO")),
+            ("Edit", edit(&crlf, "one", "ONE")),
+            ("Read", read(&latin1)),
+            ("Edit", edit(&latin1, "bar", "BAR")),
+        ],
+        vec![],
+    );
+    let (_, result) = c.run(&["-p", "Edit the odd files"]);
+    for i in [0, 1, 2, 3] {
+        let (text, is_error) = mock.result(i).unwrap();
+        assert!(!is_error, "step {i}: {text}");
+    }
+    // The client itself refuses to edit a file that is not UTF-8 (nothing for Stella to do).
+    let (text, _) = mock.result(4).unwrap();
+    assert!(
+        text.contains("File is not valid UTF-8") && !text.contains("refusing"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&crlf).unwrap(), b"ONE\r\nTWO\r\n");
+    assert_eq!(std::fs::read(&latin1).unwrap(), b"caf\xe9\nbar\n");
+    let sid = result["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        w.ok(&["--session", &sid, "status"]),
+        "fresh      crlf.txt\nfresh      latin1.txt"
+    );
+
+    // A file changed while the session's own shell command ran: refused, and the refusal says
+    // the change happened during that command.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "toolu_g_",
+        vec![
+            ("Read", read(&notes)),
+            (
+                "Bash",
+                json!({"command": "sed -i s/beta/bet/ notes.txt", "description": "tweak"}),
+            ),
+            ("Edit", edit(&notes, "alpha", "ALPHA")),
+        ],
+        vec![],
+    );
+    c.run(&["-p", "Tweak notes.txt"]);
+    let (text, is_error) = mock.result(2).unwrap();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("refusing to write: notes.txt")
+            && text.contains(
+                "notes.txt changed while your shell command ran (`sed -i s/beta/bet/ notes.txt`)"
+            ),
+        "{text}"
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\nbet\n");
+
+    // Someone writes after Stella's check passed and before the tool runs (here: another
+    // PreToolUse hook that Claude Code runs beside Stella's, as a permission prompt would give
+    // time for): the edit lands on bytes the session never saw. Stella keeps them, and the
+    // model is told how to get them back.
+    w.write("notes.txt", "alpha\nbeta\n");
+    let settings_path = w.repo.join(".claude/settings.json");
+    let mut settings: Value =
+        serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
+    let sneak = format!(
+        "sleep 3; printf 'alpha\\nbeta\\nsneaked in\\n' > '{}'",
+        notes.display()
+    );
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"matcher": "Edit", "hooks": [{"type": "command", "command": sneak}]}));
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    mock.script(
+        "toolu_h_",
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
+        vec![],
+    );
+    c.run(&["-p", "Please update notes.txt"]);
+    let (text, is_error) = mock.result(1).unwrap();
+    assert!(!is_error, "{text}");
+    assert_eq!(w.read("notes.txt"), "alpha\nBETA\nsneaked in\n");
+    assert!(
+        mock.sent(
+            "Stella: notes.txt changed on disk after this session last read it and before Edit ran"
+        ),
+        "the model must be told its edit overwrote bytes it never saw"
+    );
+    let told = mock
+        .shared
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    let blob = told
+        .split("cat-file -p ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        w.store_git(&["cat-file", "-p", &blob]),
+        "alpha\nbeta\nsneaked in"
+    );
+    let mut settings: Value =
+        serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+
+    // (c) Read, SIGKILL the client, edit the file, resume, Edit without re-reading: refused,
+    // and the resumed session is told which file changed.
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    let c = Client {
+        bin,
+        w: &w,
+        mock: &mock,
+    };
+    let notes = w.repo.join("notes.txt");
+    w.write("notes.txt", "alpha\nbeta\n");
+    let sid = "3f0a1d6e-5b7c-4e1a-9d2b-7c8e9f0a1b2c";
+    let (tx, rx) = mpsc::channel();
+    let killed = Arc::new(AtomicBool::new(false));
+    let held = Arc::clone(&killed);
+    mock.script(
+        "toolu_c1_",
+        vec![
+            ("Read", read(&notes)),
+            ("Edit", edit(&notes, "beta", "BETA")),
+        ],
+        vec![(
+            1,
+            Box::new(move || {
+                // The Read's result reached the model (its PostToolUse hook ran): kill the
+                // client now, before it can do anything else.
+                tx.send(()).unwrap();
+                let until = Instant::now() + Duration::from_secs(30);
+                while !held.load(Ordering::SeqCst) && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }),
+        )],
+    );
+    let mut child = c
+        .command(&["-p", "Please update notes.txt", "--session-id", sid])
+        .spawn()
+        .unwrap();
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("the client reached the model with the Read's result");
+    // SIGKILL: no Stop, no SessionEnd.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    killed.store(true, Ordering::SeqCst);
+    assert_eq!(w.read("notes.txt"), "alpha\nbeta\n");
+    w.write(
+        "notes.txt",
+        "alpha\nbeta\nchanged while the agent was dead\n",
+    );
+    mock.script(
+        "toolu_c2_",
+        vec![("Edit", edit(&notes, "beta", "BETA"))],
+        vec![],
+    );
+    let (_, result) = c.run(&["-p", "Go on", "--resume", sid]);
+    assert_eq!(result["session_id"], sid);
+    assert_refused_by_stella(mock.result(0));
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\nchanged while the agent was dead\n"
+    );
+    assert!(
+        mock.sent("Stella: while this session was away, files it had read or written changed on disk (another agent or a person edited them):\\n- notes.txt (changed)"),
+        "the resumed model must be told notes.txt changed"
+    );
+}

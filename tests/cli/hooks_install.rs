@@ -1,0 +1,246 @@
+//! `git stella hooks install` / `uninstall`: Claude Code's settings merged and restored, and
+//! git's commit-trailer hook with real commits.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn exe() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("git-stella")
+        .canonicalize()
+        .unwrap()
+}
+
+fn settings(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The entries Stella adds, for the binary at `exe`.
+fn stella_entries(exe: &Path) -> Value {
+    let cmd = format!("{} hook claude-code", exe.display());
+    let plain = json!([{ "hooks": [{ "type": "command", "command": cmd }] }]);
+    let tools = json!([{
+        "matcher": "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*",
+        "hooks": [{ "type": "command", "command": cmd }]
+    }]);
+    json!({
+        "SessionStart": plain,
+        "UserPromptSubmit": plain,
+        "PreToolUse": tools,
+        "PostToolUse": tools,
+        "Stop": plain,
+        "SessionEnd": plain,
+    })
+}
+
+#[test]
+fn claude_settings_are_created_merged_idempotent_and_restored() {
+    let w = World::new();
+    let path = w.repo.join(".claude/settings.json");
+    // A fresh install creates the file with exactly Stella's entries.
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stderr(&out),
+        format!("stella: installed Stella's hooks in '{}'\n", path.display())
+    );
+    assert_eq!(settings(&path), json!({ "hooks": stella_entries(&exe()) }));
+    // Uninstall removes exactly that: the file Stella created goes.
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert!(!path.exists());
+
+    // An existing file keeps every key and hook, in order.
+    let original = r#"{
+  "model": "opus",
+  "permissions": { "allow": ["Bash(ls:*)"] },
+  "hooks": {
+    "PreToolUse": [
+      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "echo mine" }] }
+    ],
+    "Notification": [{ "hooks": [{ "type": "command", "command": "notify-send hi" }] }]
+  }
+}
+"#;
+    w.write(".claude/settings.json", original);
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    let merged = settings(&path);
+    assert_eq!(merged["model"], "opus");
+    assert_eq!(merged["permissions"], json!({ "allow": ["Bash(ls:*)"] }));
+    let keys: Vec<&String> = merged["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "PreToolUse",
+            "Notification",
+            "SessionStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd"
+        ]
+    );
+    assert_eq!(
+        merged["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "echo mine"
+    );
+    assert_eq!(
+        merged["hooks"]["PreToolUse"][1],
+        stella_entries(&exe())["PreToolUse"][0]
+    );
+    // Twice is once: not a byte changes.
+    let before = std::fs::read(&path).unwrap();
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: Stella's hooks are already installed in '{}'\n",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Uninstall gives back the user's settings.
+    let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert_eq!(
+        stderr(&out),
+        format!("stella: removed Stella's hooks from '{}'\n", path.display())
+    );
+    assert_eq!(
+        settings(&path),
+        serde_json::from_str::<Value>(original).unwrap()
+    );
+    let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert_eq!(
+        stderr(&out),
+        format!("stella: no Stella hooks in '{}'\n", path.display())
+    );
+}
+
+#[test]
+fn invalid_settings_are_refused_by_name_and_left_alone() {
+    let w = World::new();
+    w.write(".claude/settings.json", "{ \"model\": \"opus\", }\n");
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: '{}' is not valid JSON; nothing was changed\ncaused by: trailing comma at line 1 column 20\n",
+            w.repo.join(".claude/settings.json").display()
+        )
+    );
+    assert_eq!(
+        w.read(".claude/settings.json"),
+        "{ \"model\": \"opus\", }\n"
+    );
+    w.write(".claude/settings.json", "{ \"hooks\": [] }\n");
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: '{}' has an unexpected shape: 'hooks' is not an object; nothing was changed\n",
+            w.repo.join(".claude/settings.json").display()
+        )
+    );
+}
+
+#[test]
+fn user_settings_live_in_home() {
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code", "--user"]);
+    let path = w.home.join(".claude/settings.json");
+    assert_eq!(settings(&path), json!({ "hooks": stella_entries(&exe()) }));
+    assert!(!w.repo.join(".claude").exists());
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--user"]);
+    assert!(!path.exists());
+}
+
+/// `git commit` in `w`, with `$STELLA_SESSION` when given.
+fn commit(w: &World, session: Option<&str>, args: &[&str]) {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    if let Some(s) = session {
+        cmd.env("STELLA_SESSION", s);
+    }
+    let out = cmd
+        .current_dir(&w.repo)
+        .args(["commit", "-q", "--allow-empty"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git commit failed: {}", stderr(&out));
+}
+
+fn last_message(w: &World) -> String {
+    w.git(&["log", "-1", "--format=%B"])
+}
+
+#[test]
+fn the_git_hook_adds_one_session_trailer_and_amend_does_not_repeat_it() {
+    let w = World::new();
+    let out = w.run(&["hooks", "install", "--git"]);
+    assert_eq!(code(&out), 0);
+    let hook = w.repo.join(".git/hooks/prepare-commit-msg");
+    assert_eq!(
+        stderr(&out),
+        format!("stella: installed Stella's hooks in '{}'\n", hook.display())
+    );
+    commit(&w, None, &["-m", "by a person"]);
+    assert_eq!(last_message(&w), "by a person");
+    commit(&w, Some("s-1"), &["-m", "by an agent"]);
+    assert_eq!(last_message(&w), "by an agent\n\nStella-Session: s-1");
+    commit(
+        &w,
+        Some("s-1"),
+        &[
+            "--amend",
+            "-m",
+            "by an agent, amended\n\nStella-Session: s-1",
+        ],
+    );
+    assert_eq!(
+        last_message(&w),
+        "by an agent, amended\n\nStella-Session: s-1"
+    );
+    commit(&w, Some("s-1"), &["--amend", "--no-edit"]);
+    assert_eq!(
+        last_message(&w),
+        "by an agent, amended\n\nStella-Session: s-1"
+    );
+    // Idempotent, and uninstall leaves no hook behind.
+    let before = std::fs::read(&hook).unwrap();
+    w.ok(&["hooks", "install", "--git"]);
+    assert_eq!(std::fs::read(&hook).unwrap(), before);
+    w.ok(&["hooks", "uninstall", "--git"]);
+    assert!(!hook.exists());
+    commit(&w, Some("s-1"), &["-m", "after uninstall"]);
+    assert_eq!(last_message(&w), "after uninstall");
+}
+
+#[test]
+fn an_existing_hook_is_chained_and_restored_and_core_hooks_path_is_honoured() {
+    let w = World::new();
+    w.git(&["config", "core.hooksPath", "githooks"]);
+    let dir = w.repo.join("githooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let theirs = "#!/bin/sh\necho \"Ticket: T-7\" >> \"$1\"\n";
+    let hook = dir.join("prepare-commit-msg");
+    std::fs::write(&hook, theirs).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = w.run(&["hooks", "install", "--git"]);
+    assert_eq!(
+        stderr(&out),
+        format!("stella: installed Stella's hooks in '{}'\n", hook.display())
+    );
+    assert!(!w.repo.join(".git/hooks/prepare-commit-msg").exists());
+    commit(&w, Some("s-2"), &["-m", "work"]);
+    assert_eq!(last_message(&w), "work\nTicket: T-7\n\nStella-Session: s-2");
+    commit(&w, None, &["-m", "plain"]);
+    assert_eq!(last_message(&w), "plain\nTicket: T-7");
+    w.ok(&["hooks", "uninstall", "--git"]);
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), theirs);
+    assert!(!dir.join("prepare-commit-msg.stella-chained").exists());
+}
