@@ -438,3 +438,58 @@ fn two_replays_of_one_artifact_are_forks() {
         serde_json::from_str(&a.ok(&["inspect", "--json", again.to_str().unwrap()])).unwrap();
     assert_eq!(json["provenance"][0]["session"], s.as_str());
 }
+
+#[test]
+fn checkpoint_takes_the_hosts_transcript_as_it_is_now() {
+    let w = World::new();
+    let transcript = w.base().join("host-1.jsonl");
+    std::fs::write(&transcript, "{\"type\":\"user\"}\n").unwrap();
+    let payload = serde_json::json!({
+        "session_id": "host-1",
+        "transcript_path": transcript,
+        "cwd": w.repo,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let out = w.run_stdin(&["hook", "claude-code"], payload.to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The host appends after its last hook call, and fires no Stop before the checkpoint.
+    let full = "{\"type\":\"user\"}\n{\"type\":\"assistant\",\"late\":true}\n";
+    std::fs::write(&transcript, full).unwrap();
+    let artifact = w.base().join("host.bundle");
+    w.ok(&[
+        "--session",
+        "host-1",
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    let json: serde_json::Value =
+        serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
+    assert_eq!(json["transcripts"]["host-1.jsonl"], full.len());
+    let fresh = w.base().join("fresh.git");
+    git_in(
+        &w.base(),
+        &w.home,
+        &["init", "-q", "--bare", fresh.to_str().unwrap()],
+    );
+    git_in(
+        &fresh,
+        &w.home,
+        &[
+            "fetch",
+            "-q",
+            artifact.to_str().unwrap(),
+            "refs/stella/*:refs/stella/*",
+        ],
+    );
+    let stored = git_in(
+        &fresh,
+        &w.home,
+        &[
+            "show",
+            "refs/stella/checkpoints/host-1:transcript/host-1.jsonl",
+        ],
+    );
+    assert_eq!(stored + "\n", full);
+}
