@@ -40,7 +40,7 @@ mkdir -p many
 for i in $(seq 1 10000); do echo "$i" > "many/f$i"; done
 head -c 65536 /dev/urandom > small.bin
 S=$(git stella session start)
-(cd many && ls | sed 's|^|many/|' | (cd .. && xargs -n 2500 git stella --session "$S" read))
+seq 1 10000 | sed 's|^|many/f|' | xargs -n 2500 git stella --session "$S" read
 git stella --session "$S" read small.bin
 a=$(time_us git stella --session "$S" guard small.bin)
 b=$(time_us git hash-object small.bin)
@@ -57,9 +57,9 @@ row "guard, 50 MB file" "$a" "git hash-object" "$b" "≤ 0.3×"
 mkdir -p huge
 for i in $(seq 1 100000); do echo "$i" > "huge/f$i"; done
 L=$(git stella session start)
-ls huge | sed 's|^|huge/|' | xargs -n 5000 git stella --session "$L" read
+seq 1 100000 | sed 's|^|huge/f|' | xargs -n 5000 git stella --session "$L" read
 T=$(git stella session start)
-ls huge | head -100 | sed 's|^|huge/|' | xargs git stella --session "$T" read
+seq 1 100 | sed 's|^|huge/f|' | xargs git stella --session "$T" read
 echo probe > probe.txt
 a=$(time_us git stella --session "$L" read probe.txt)
 b=$(time_us git stella --session "$T" read probe.txt)
@@ -69,7 +69,7 @@ row "read step, 100,000 tracked paths" "$a" "read step, 100 tracked paths" "$b" 
 mkdir -p ck
 for i in $(seq 1 1000); do head -c 50000 /dev/urandom > "ck/f$i"; done
 C=$(git stella session start)
-ls ck | sed 's|^|ck/|' | xargs -n 250 git stella --session "$C" read
+seq 1 1000 | sed 's|^|ck/f|' | xargs -n 250 git stella --session "$C" read
 STORE=$(git stella store-path)
 git --git-dir="$STORE" gc --quiet
 a=$(time_us git stella --session "$C" checkpoint -o "$WORK/ck.bundle")

@@ -44,13 +44,8 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
     let id = ctx.session_id()?;
-    let mut bytes = Vec::new();
-    let cp = context.checkpoint(&id, &mut bytes).map_err(artifact_err)?;
     let path = match &args.output {
-        Some(p) if p.as_os_str() == "-" => {
-            out.write_all(&bytes)?;
-            None
-        }
+        Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(ctx.cwd.join(p)),
         None => {
             let dir = context.ws.private_dir().join("checkpoints");
@@ -58,14 +53,30 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             Some(dir.join(format!("{id}.stella.bundle")))
         }
     };
-    if let Some(path) = &path {
-        crate::fsutil::write_atomic(path, &bytes, 0o600).map_err(|e| {
-            let mut err = CliError::new(format!("could not write '{}'", path.display()));
-            err.causes.push(e.to_string());
-            err
-        })?;
-        writeln!(out, "{}", path.display())?;
-    }
+    let cp = match &path {
+        None => context.checkpoint(&id, out).map_err(artifact_err)?,
+        Some(path) => {
+            let cant_write = |e: std::io::Error| {
+                let mut err = CliError::new(format!("could not write '{}'", path.display()));
+                err.causes.push(e.to_string());
+                err
+            };
+            // Streamed into a temp file beside the target (mode 0600), renamed when complete.
+            let dir = path.parent().unwrap_or(std::path::Path::new("."));
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".stella-tmp-")
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .tempfile_in(dir)
+                .map_err(cant_write)?;
+            let mut writer = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+            let cp = context.checkpoint(&id, &mut writer).map_err(artifact_err)?;
+            writer.flush().map_err(cant_write)?;
+            drop(writer);
+            tmp.persist(path).map_err(|e| cant_write(e.error))?;
+            writeln!(out, "{}", path.display())?;
+            cp
+        }
+    };
     match cp.manifest.base_commit() {
         Some(base) => ctx.say(format_args!(
             "stella: checkpoint of session {id}: {} files; base commit {base} is recorded, not carried: changes outside these files are not in the artifact",
