@@ -376,8 +376,12 @@ impl<'s> Journal<'s> {
 
     /// The entry for `path` in the session's current map.
     pub fn lookup(&self, id: &SessionId, path: &RelPath) -> Result<Option<Entry>, Error> {
-        let tip = self.tip(id)?;
-        let tree = self.git("read a tree", self.repo().find_tree(tip.tree))?;
+        self.lookup_at(self.tip(id)?.tree, path)
+    }
+
+    /// The entry for `path` in the map of one step's tree (a [`Tip::tree`]).
+    pub fn lookup_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<Entry>, Error> {
+        let tree = self.git("read a tree", self.repo().find_tree(tree))?;
         self.entry_in(&tree, path)
     }
 

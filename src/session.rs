@@ -210,17 +210,20 @@ impl Context {
         intent: Intent,
     ) -> Result<Vec<Check>, Error> {
         let journal = self.journal();
-        journal.tip(id)?;
+        // One read of the session's tip serves every path.
+        let tree = journal.tip(id)?.tree;
         paths
             .iter()
-            .map(|p| Ok(guard::check(&journal, id, &self.ws.root, p, intent)?))
+            .map(|p| {
+                let entry = journal.lookup_at(tree, p)?;
+                Ok(guard::check_entry(entry, &self.ws.root, p, intent))
+            })
             .collect()
     }
 
     /// A guarded write: check, write atomically (re-checking just before the rename), record.
     pub fn write(&self, id: &SessionId, path: &RelPath, content: &[u8]) -> Result<Outcome, Error> {
         let journal = self.journal();
-        journal.tip(id)?;
         let intent = Intent::Write {
             content: Some(Digest::of(content)),
         };

@@ -249,21 +249,7 @@ impl Context {
             }
             (1, &bytes[..])
         };
-        let blob = journal.write_blob(new_bytes)?;
-        edits.push(RootEdit::Put {
-            name: format!("{dir}/chunks/{chunk_no:08}"),
-            blob,
-        });
-        let meta = TranscriptMeta {
-            len: bytes.len() as u64,
-            digest: Digest::of(&bytes).to_hex(),
-            chunks: chunk_no,
-        };
-        let blob = journal.write_blob(toml::to_string(&meta).expect("serialises").as_bytes())?;
-        edits.push(RootEdit::Put {
-            name: format!("{dir}/meta"),
-            blob,
-        });
+        edits.extend(self.chunk_edits(t.name, &bytes, chunk_no, new_bytes)?);
         Ok(edits)
     }
 
@@ -273,17 +259,29 @@ impl Context {
         name: &str,
         bytes: &[u8],
     ) -> Result<Vec<RootEdit>, crate::journal::Error> {
+        self.chunk_edits(name, bytes, 1, bytes)
+    }
+
+    /// The edits that store `new_bytes` as chunk `chunk_no` of transcript `name`, whose whole
+    /// content is now `whole`, with the meta that says so.
+    fn chunk_edits(
+        &self,
+        name: &str,
+        whole: &[u8],
+        chunk_no: u64,
+        new_bytes: &[u8],
+    ) -> Result<Vec<RootEdit>, crate::journal::Error> {
         let dir = format!("transcript/{name}");
         let journal = self.journal();
         let meta = TranscriptMeta {
-            len: bytes.len() as u64,
-            digest: Digest::of(bytes).to_hex(),
-            chunks: 1,
+            len: whole.len() as u64,
+            digest: Digest::of(whole).to_hex(),
+            chunks: chunk_no,
         };
         Ok(vec![
             RootEdit::Put {
-                name: format!("{dir}/chunks/{:08}", 1),
-                blob: journal.write_blob(bytes)?,
+                name: format!("{dir}/chunks/{chunk_no:08}"),
+                blob: journal.write_blob(new_bytes)?,
             },
             RootEdit::Put {
                 name: format!("{dir}/meta"),

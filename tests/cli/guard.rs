@@ -97,18 +97,25 @@ fn an_unreadable_path_passes_the_guard() {
 }
 
 #[test]
-fn permission_denied_passes_the_guard_when_not_root() {
-    if unsafe_is_root() {
-        // Root reads through mode 000; the folder case above covers unreadable paths.
-        return;
-    }
+fn a_file_that_cannot_be_opened_passes_the_guard() {
     let w = World::new();
     let s = session(&w);
     w.write("f", "x");
     w.ok(&["--session", &s, "read", "f"]);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(w.repo.join("f"), std::fs::Permissions::from_mode(0o000)).unwrap();
-    assert_eq!(code(&w.run(&["--session", &s, "guard", "f"])), 0);
+    let path = w.repo.join("f");
+    let _listener = if unsafe_is_root() {
+        // Root reads through mode 000; a socket in the file's place cannot be opened by anyone.
+        std::fs::remove_file(&path).unwrap();
+        Some(std::os::unix::net::UnixListener::bind(&path).unwrap())
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        None
+    };
+    let out = w.run(&["--session", &s, "guard", "f", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["reason"], "unreadable");
 }
 
 fn unsafe_is_root() -> bool {
