@@ -3,9 +3,9 @@
 //! | event | what Stella does |
 //! |---|---|
 //! | `SessionStart` | get or create the session named from `session_id` (+ `agent_id`); remember `transcript_path`; on `resume`, tell the model which tracked files changed while it was away |
-//! | `UserPromptSubmit` | capture the transcript (the host flushes it late), then begin a turn |
-//! | `Stop` | a step carrying the transcript, then end the turn |
-//! | `SessionEnd` | capture the transcript |
+//! | `UserPromptSubmit` | remember `transcript_path` when it moved, capture the transcript (the host flushes it late), then begin a turn |
+//! | `Stop` | remember `transcript_path` when it moved; a step carrying the transcript, then end the turn |
+//! | `SessionEnd` | remember `transcript_path` when it moved; capture the transcript |
 //! | `PreToolUse` Edit, MultiEdit, Write, NotebookEdit, MCP writes | the guard; a refusal is a `deny` with Stella's message |
 //! | `PreToolUse` Read, MCP reads | remember the disk's digest |
 //! | `PostToolUse` Read | record what the model saw ([`Hook::after_read`]) |
@@ -159,6 +159,7 @@ fn handle(env: &Env, p: &Value) -> Result<Answer, Error> {
         "SessionStart" => session_start(&mut hook, p)?,
         "UserPromptSubmit" => {
             hook.ensure_session()?;
+            remember_transcript_path(&mut hook, p)?;
             capture_transcript(&mut hook, p)?;
             let id = hook.session.clone();
             hook.context()?.turn_begin(&id, p["prompt_id"].as_str())?;
@@ -170,6 +171,7 @@ fn handle(env: &Env, p: &Value) -> Result<Answer, Error> {
         }
         "SessionEnd" => {
             if hook.session_exists()? {
+                remember_transcript_path(&mut hook, p)?;
                 capture_transcript(&mut hook, p)?;
             }
             Answer::nothing()
@@ -187,23 +189,7 @@ fn handle(env: &Env, p: &Value) -> Result<Answer, Error> {
 fn session_start(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
     hook.ensure_session()?;
     let id = hook.session.clone();
-    if let Some(path) = p["transcript_path"].as_str() {
-        let text = format!("transcript_path = {}\n", toml_string(path));
-        let ctx = hook.context()?;
-        let known = ctx.journal().root_file(&id, HOST_FILE)?;
-        if known.as_deref() != Some(text.as_bytes()) {
-            let blob = ctx.journal().write_blob(text.as_bytes())?;
-            hook.record(
-                "remember transcript path",
-                &[],
-                Vec::new(),
-                vec![RootEdit::Put {
-                    name: HOST_FILE.into(),
-                    blob,
-                }],
-            )?;
-        }
-    }
+    remember_transcript_path(hook, p)?;
     capture_transcript(hook, p)?;
     if p["source"] != "resume" {
         return Ok(Answer::nothing());
@@ -243,6 +229,45 @@ fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
 
+/// Remember where the host writes the transcript (the session must exist): `checkpoint` reads
+/// that file again, for the bytes written after the last hook call.
+///
+/// The payload's path wins, except a path that names no file over a remembered one that does.
+/// `claude --resume ID` finds the transcript in any project folder under `~/.claude/projects/`
+/// and keeps appending to it there, yet its `SessionStart` names the file under the current
+/// folder's project folder (absent when the transcript was copied elsewhere, or the checkout is
+/// another path than where the session began); its later events name the file it really writes.
+fn remember_transcript_path(hook: &mut Hook, p: &Value) -> Result<(), Error> {
+    let Some(path) = p["transcript_path"].as_str() else {
+        return Ok(());
+    };
+    let text = format!("transcript_path = {}\n", toml_string(path));
+    let id = hook.session.clone();
+    let ctx = hook.context()?;
+    let known = ctx.journal().root_file(&id, HOST_FILE)?;
+    if known.as_deref() == Some(text.as_bytes()) {
+        return Ok(());
+    }
+    let known_exists = known
+        .as_deref()
+        .and_then(|k| std::str::from_utf8(k).ok()?.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("transcript_path")?.as_str().map(PathBuf::from))
+        .is_some_and(|k| k.is_file());
+    if known_exists && !Path::new(path).is_file() {
+        return Ok(());
+    }
+    let blob = ctx.journal().write_blob(text.as_bytes())?;
+    hook.record(
+        "remember transcript path",
+        &[],
+        Vec::new(),
+        vec![RootEdit::Put {
+            name: HOST_FILE.into(),
+            blob,
+        }],
+    )
+}
+
 /// Store the transcript's new bytes, outside any turn step (the host may have flushed them
 /// after the last `Stop`).
 fn capture_transcript(hook: &mut Hook, p: &Value) -> Result<(), Error> {
@@ -271,6 +296,7 @@ fn stop(hook: &mut Hook, p: &Value) -> Result<(), Error> {
     if !hook.session_exists()? {
         return Ok(());
     }
+    remember_transcript_path(hook, p)?;
     let id = hook.session.clone();
     let t = transcript(p);
     let ctx = hook.context()?;

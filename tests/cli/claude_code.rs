@@ -306,6 +306,62 @@ fn stop_stores_the_transcript_verbatim_and_the_next_event_catches_up() {
     assert_eq!(w.steps(SID), steps);
 }
 
+/// `claude --resume ID` finds a transcript copied into any project folder and keeps appending
+/// to it there, but its `SessionStart` names the file under the current folder's project folder,
+/// which does not exist (observed with 2.1.328; the later events name the real file). Stella
+/// follows the file the host writes, so a checkpoint after a crash still carries its last bytes.
+#[test]
+fn the_transcript_path_follows_the_file_the_host_really_writes() {
+    let w = World::new();
+    let projects = w.home.join(".claude/projects");
+    let named = projects.join(format!("-home-dev-src-demo/{SID}.jsonl"));
+    let real = projects.join(format!("-elsewhere/{SID}.jsonl"));
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "{\"type\":\"user\"}\n").unwrap();
+    w.ok(&["session", "start", "--id", SID]);
+    let mut resume = fixture(&w, "SessionStart-resume.json");
+    resume["session_id"] = json!(SID);
+    resume["transcript_path"] = json!(named);
+    let mut prompt = fixture(&w, "UserPromptSubmit.json");
+    prompt["transcript_path"] = json!(real);
+    let remembered = || {
+        w.store_git(&[
+            "cat-file",
+            "-p",
+            &format!("refs/stella/sessions/{SID}:hosts/claude-code.toml"),
+        ])
+    };
+    assert_eq!(hook(&w, &resume), "");
+    assert_eq!(hook(&w, &prompt), "");
+    assert_eq!(
+        remembered(),
+        format!("transcript_path = \"{}\"", real.display())
+    );
+    // The next resume names the absent file again: the one that exists stays remembered.
+    assert_eq!(hook(&w, &resume), "");
+    assert_eq!(
+        remembered(),
+        format!("transcript_path = \"{}\"", real.display())
+    );
+    // The host appends mid-turn and is killed: no more hook calls.
+    let full = "{\"type\":\"user\"}\n{\"type\":\"assistant\",\"late\":true}\n";
+    std::fs::write(&real, full).unwrap();
+    let artifact = w.base().join("moved.bundle");
+    w.ok(&[
+        "--session",
+        SID,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    let json: Value =
+        serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
+    assert_eq!(
+        json["transcripts"],
+        json!({ format!("{SID}.jsonl"): full.len() })
+    );
+}
+
 #[test]
 fn crlf_and_invalid_utf8_files_read_whole_are_not_refused() {
     let w = World::new();

@@ -380,6 +380,11 @@ fn rewrite(path: &Path, content: &'static str) -> Action {
 
 /// What the model was told when Stella refused an edit of notes.txt.
 fn assert_refused_by_stella(result: Option<(String, bool)>) {
+    assert_refused_by_stella_on(result, "notes.txt");
+}
+
+/// What the model was told when Stella refused an edit of `file`.
+fn assert_refused_by_stella_on(result: Option<(String, bool)>, file: &str) {
     let (text, is_error) = result.expect("the client sent the Edit's result back to the model");
     assert!(
         is_error,
@@ -387,12 +392,27 @@ fn assert_refused_by_stella(result: Option<(String, bool)>) {
     );
     assert!(
         text.contains("PreToolUse:Edit hook error")
-            && text.contains(
-                "refusing to write: notes.txt\nnotes.txt changed since this session last read it"
-            )
-            && text.contains("Nothing was written. To recover, re-read notes.txt"),
+            && text.contains(&format!(
+                "refusing to write: {file}\n{file} changed since this session last read it"
+            ))
+            && text.contains(&format!("Nothing was written. To recover, re-read {file}")),
         "the model must receive Stella's refusal: {text}"
     );
+}
+
+/// Where the client keeps the transcript of a session started in `cwd`:
+/// `$HOME/.claude/projects/<cwd with every character but ASCII letters and digits turned into
+/// '-'>/<session id>.jsonl` (for paths up to 200 characters; longer ones are cut and hashed).
+fn transcript_file(home: &Path, cwd: &Path, session: &str) -> PathBuf {
+    let folder: String = cwd
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".claude/projects")
+        .join(folder)
+        .join(format!("{session}.jsonl"))
 }
 
 #[test]
@@ -632,7 +652,7 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     let w = World::new();
     w.ok(&["hooks", "install", "--agent", "claude-code"]);
     let c = Client {
-        bin,
+        bin: bin.clone(),
         w: &w,
         mock: &mock,
     };
@@ -692,4 +712,143 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         mock.sent("Stella: while this session was away, files it had read or written changed on disk (another agent or a person edited them):\\n- notes.txt (changed)"),
         "the resumed model must be told notes.txt changed"
     );
+
+    // (f) Cross-machine: a session works on machine A and is checkpointed; a colleague on
+    // machine B (another HOME, another STELLA_HOME, a clone at another path) replays it with
+    // `replay --materialize --as <id>`, puts the transcript where the client looks and runs
+    // `claude --resume <id>`. B's session is guarded exactly as A's was.
+    let a = World::new();
+    a.ok(&["hooks", "install", "--agent", "claude-code"]);
+    a.write("notes.txt", "alpha\nbeta\n");
+    a.write("todo.txt", "one\ntwo\n");
+    a.git(&["add", "notes.txt", "todo.txt"]);
+    a.git(&["commit", "-q", "-m", "notes and todo"]);
+    let ca = Client {
+        bin: bin.clone(),
+        w: &a,
+        mock: &mock,
+    };
+    let sid = "7d4c2b1a-0e9f-4a8b-8c7d-6e5f4a3b2c1d";
+    mock.script(
+        "toolu_xa_",
+        vec![
+            ("Read", read(&a.repo.join("notes.txt"))),
+            ("Read", read(&a.repo.join("todo.txt"))),
+            ("Edit", edit(&a.repo.join("todo.txt"), "one", "ONE")),
+        ],
+        vec![],
+    );
+    let (_, result) = ca.run(&["-p", "Start on the notes", "--session-id", sid]);
+    assert_eq!(result["session_id"], sid);
+    for i in 0..3 {
+        let (text, is_error) = mock.result(i).unwrap();
+        assert!(!is_error, "A, step {i}: {text}");
+    }
+    assert_eq!(a.read("todo.txt"), "ONE\ntwo\n");
+    let on_a = transcript_file(&a.home, &a.repo, sid);
+    assert!(
+        on_a.is_file(),
+        "the client keeps its transcript at {on_a:?}"
+    );
+    let artifact = a.base().join("session.stella.bundle");
+    a.ok(&[
+        "--session",
+        sid,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+
+    let b = World::clone_of(&a);
+    assert_ne!(a.repo, b.repo);
+    b.ok(&["hooks", "install", "--agent", "claude-code"]);
+    let copied = b.base().join("session.stella.bundle");
+    std::fs::copy(&artifact, &copied).unwrap();
+    let cb = Client {
+        bin: bin.clone(),
+        w: &b,
+        mock: &mock,
+    };
+    // Without the transcript on B the client has nothing to resume (and no hook runs).
+    let out = cb
+        .command(&["-p", "Go on", "--resume", sid])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success()
+            && stderr(&out).contains(&format!("No conversation found with session ID: {sid}")),
+        "{out:?}"
+    );
+    assert_eq!(
+        b.ok(&[
+            "replay",
+            copied.to_str().unwrap(),
+            "--materialize",
+            "--as",
+            sid
+        ]),
+        sid
+    );
+    assert_eq!(
+        b.read("todo.txt"),
+        "ONE\ntwo\n",
+        "A's edit was materialized"
+    );
+    assert_eq!(b.read("notes.txt"), "alpha\nbeta\n");
+    // The transcript as the session stored it, byte for byte, placed where B's client looks.
+    let transcript_name = format!("{sid}.jsonl");
+    let stored_transcript =
+        || b.run(&["--session", sid, "resume", "--transcript", &transcript_name]);
+    let out = stored_transcript();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let from_a = std::fs::read(&on_a).unwrap();
+    assert!(out.stdout == from_a, "the stored transcript is A's file");
+    let on_b = transcript_file(&b.home, &b.repo, sid);
+    std::fs::create_dir_all(on_b.parent().unwrap()).unwrap();
+    std::fs::write(&on_b, &out.stdout).unwrap();
+    // Another process on B changes a file A read and wrote, before the session resumes.
+    b.write("todo.txt", "ONE\ntwo\nthree (another process on B)\n");
+    let notes_b = b.repo.join("notes.txt");
+    mock.script(
+        "toolu_xb_",
+        vec![
+            // A read notes.txt and nobody changed it: an Edit without re-reading passes.
+            ("Edit", edit(&notes_b, "beta", "BETA")),
+            // Another process changes it now: refused.
+            ("Edit", edit(&notes_b, "alpha", "ALPHA")),
+            // Changed before the resume: refused.
+            ("Edit", edit(&b.repo.join("todo.txt"), "two", "TWO")),
+        ],
+        vec![(1, rewrite(&notes_b, "alpha\nBETA\nanother process on B\n"))],
+    );
+    let (_, result) = cb.run(&["-p", "Go on", "--resume", sid]);
+    assert_eq!(result["session_id"], sid, "the same session continues on B");
+    assert!(
+        mock.sent("toolu_xa_0"),
+        "the model on B gets the conversation from A"
+    );
+    assert!(
+        mock.sent("Stella: while this session was away, files it had read or written changed on disk (another agent or a person edited them):\\n- todo.txt (changed)"),
+        "the resumed model on B must be told todo.txt changed"
+    );
+    let (text, is_error) = mock.result(0).unwrap();
+    assert!(
+        !is_error,
+        "the Edit of a file A read must pass on B: {text}"
+    );
+    assert_refused_by_stella(mock.result(1));
+    assert_eq!(b.read("notes.txt"), "alpha\nBETA\nanother process on B\n");
+    assert_refused_by_stella_on(mock.result(2), "todo.txt");
+    assert_eq!(
+        b.read("todo.txt"),
+        "ONE\ntwo\nthree (another process on B)\n"
+    );
+    // B's journal continues A's: the replay, then B's steps; its transcript continues A's.
+    let log = b.ok(&["log", sid]);
+    assert!(
+        log.contains(&format!("replay of session {sid}")) && log.contains("wrote notes.txt"),
+        "{log}"
+    );
+    let out = stored_transcript();
+    assert!(out.stdout.len() > from_a.len() && out.stdout.starts_with(&from_a));
 }
