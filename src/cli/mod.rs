@@ -120,8 +120,8 @@ Environment:
   STELLA_SESSION  the session to act on when --session is not given
   STELLA_HOME     where Stella keeps its data (default:
                   ~/.local/share/stella)
-  STELLA_LOG      what to log on stderr, in tracing's EnvFilter
-                  syntax (default: warn)
+  STELLA_LOG      what to log on stderr: a level (debug) or a list of
+                  target=level (warn,stella=trace); default: warn
 
 Files:
   .stella/private/
@@ -131,6 +131,15 @@ Files:
       the journal: a bare git repository that plain git reads"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options every command takes.
+#[derive(clap::Args, Debug)]
+pub struct Global {
     /// Run as if started in DIR
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
@@ -143,8 +152,45 @@ pub struct Cli {
     /// Say more on stderr (repeat for more)
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+}
+
+/// The commands an agent host runs before every edit, parsed by a command line that knows only
+/// them: building clap's whole tree (every command, every page of help) was a sixth of the
+/// guard's time. Same option types as `Cli`, so whatever this accepts means the same there;
+/// anything it does not accept (help, version, a mistake) goes to `Cli` for the full message.
+#[derive(Parser, Debug)]
+#[command(name = "git-stella", bin_name = "git stella")]
+struct HotCli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
-    pub command: Command,
+    command: HotCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum HotCommand {
+    Guard(guard::Args),
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
+}
+
+impl Cli {
+    /// Parse a command line, the hot commands without building the whole tree.
+    pub fn parse_args(args: &[OsString]) -> std::result::Result<Cli, clap::Error> {
+        if matches!(command_word(args), Some("guard" | "hook"))
+            && let Ok(hot) = HotCli::try_parse_from(args)
+        {
+            let command = match hot.command {
+                HotCommand::Guard(a) => Command::Guard(a),
+                HotCommand::Hook(a) => Command::Hook(a),
+            };
+            return Ok(Cli {
+                global: hot.global,
+                command,
+            });
+        }
+        Cli::try_parse_from(args)
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -384,21 +430,37 @@ pub fn data_dir() -> std::result::Result<PathBuf, CliError> {
 }
 
 fn init_tracing(verbose: u8) {
-    use tracing_subscriber::EnvFilter;
-    let filter = match std::env::var("STELLA_LOG") {
-        Ok(f) if !f.is_empty() => EnvFilter::new(f),
-        _ => EnvFilter::new(match verbose {
-            0 => "warn",
-            1 => "warn,stella=info",
-            2 => "warn,stella=debug",
-            _ => "warn,stella=trace",
-        }),
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    // `Targets` rather than `EnvFilter`: the same `target=level` lists without a regex engine to
+    // load on every call (the guard runs before every edit).
+    let verbosity = || {
+        let stella = match verbose {
+            0 => LevelFilter::WARN,
+            1 => LevelFilter::INFO,
+            2 => LevelFilter::DEBUG,
+            _ => LevelFilter::TRACE,
+        };
+        Targets::new()
+            .with_default(LevelFilter::WARN)
+            .with_target("stella", stella)
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_target(false)
-        .without_time()
+    let filter = match std::env::var("STELLA_LOG") {
+        Ok(f) if !f.is_empty() => f.parse::<Targets>().unwrap_or_else(|e| {
+            eprintln!("stella: ignoring STELLA_LOG: {e}");
+            verbosity()
+        }),
+        _ => verbosity(),
+    };
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(io::stderr)
+                .with_target(false)
+                .without_time(),
+        )
+        .with(filter)
         .try_init();
 }
 
@@ -409,7 +471,7 @@ pub fn main_with(
     err: &mut dyn Write,
 ) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::parse_args(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -422,10 +484,10 @@ pub fn main_with(
             return ExitCode::from(code);
         }
     };
-    init_tracing(cli.verbose);
+    init_tracing(cli.global.verbose);
     let result = (|| {
         let mut cwd = std::env::current_dir()?;
-        if let Some(dir) = &cli.dir {
+        if let Some(dir) = &cli.global.dir {
             cwd = cwd.join(dir);
             if !cwd.is_dir() {
                 return Err(CliError::new(format!(
@@ -437,8 +499,8 @@ pub fn main_with(
         let mut ctx = Ctx {
             settings: settings_from_env()?,
             cwd,
-            session: cli.session.clone(),
-            quiet: cli.quiet,
+            session: cli.global.session.clone(),
+            quiet: cli.global.quiet,
             err,
         };
         run(&mut ctx, &cli.command, out)
@@ -458,9 +520,13 @@ pub fn main_with(
     }
 }
 
-/// Whether the command line names the `hook` command (its first word that is not an option or
-/// an option's value).
+/// Whether the command line names the `hook` command.
 fn is_hook_call(args: &[OsString]) -> bool {
+    command_word(args) == Some("hook")
+}
+
+/// The command a command line names: its first word that is not an option or an option's value.
+fn command_word(args: &[OsString]) -> Option<&str> {
     let mut rest = args.iter().skip(1);
     while let Some(a) = rest.next() {
         match a.to_str() {
@@ -468,10 +534,10 @@ fn is_hook_call(args: &[OsString]) -> bool {
                 rest.next();
             }
             Some(s) if s.starts_with('-') => {}
-            other => return other == Some("hook"),
+            other => return other,
         }
     }
-    false
+    None
 }
 
 fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
@@ -521,4 +587,43 @@ pub fn report_refusals(
         );
     }
     ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    /// The hot commands' own parser means exactly what the whole command line means, and leaves
+    /// help, version and mistakes to it.
+    #[test]
+    fn the_hot_parser_agrees_with_the_whole_command_line() {
+        for line in [
+            "git-stella guard a.rs",
+            "git-stella --session s1 guard --delete a.rs b.rs",
+            "git-stella -C sub -q guard --content new.rs --json a.rs",
+            "git-stella guard a.rs --session s2 -vv",
+            "git-stella hook claude-code",
+            "git-stella -C sub hook codex",
+        ] {
+            let hot = Cli::parse_args(&args(line)).unwrap();
+            let whole = Cli::try_parse_from(args(line)).unwrap();
+            assert_eq!(format!("{hot:?}"), format!("{whole:?}"), "{line}");
+        }
+        for line in [
+            "git-stella guard",
+            "git-stella guard --delete --content x a.rs",
+            "git-stella guard --help",
+            "git-stella guard --version",
+            "git-stella hook nobody",
+        ] {
+            let hot = Cli::parse_args(&args(line)).unwrap_err();
+            let whole = Cli::try_parse_from(args(line)).unwrap_err();
+            assert_eq!(hot.kind(), whole.kind(), "{line}");
+            assert_eq!(hot.to_string(), whole.to_string(), "{line}");
+        }
+    }
 }
