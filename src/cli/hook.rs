@@ -51,11 +51,21 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         cwd: ctx.cwd.clone(),
     };
     let answer = match command {
-        HookCommand::ClaudeCode => hooks::claude_code::answer_within(env, budget(), || {
-            let mut input = Vec::new();
-            std::io::stdin().lock().read_to_end(&mut input)?;
-            Ok(input)
-        }),
+        HookCommand::ClaudeCode => hooks::claude_code::answer_within(
+            env,
+            budget(),
+            || {
+                let mut input = Vec::new();
+                std::io::stdin().lock().read_to_end(&mut input)?;
+                Ok(input)
+            },
+            // Out of time: answer the host now and end the process, which ends the work.
+            |answer| {
+                write_fd(1, &answer.stdout);
+                write_fd(2, answer.stderr.as_bytes());
+                std::process::exit(exit_code(&answer).into());
+            },
+        ),
         _ => unreachable!("the JSON agents were answered above"),
     };
     Ok(emit(ctx, &answer, out))
@@ -66,5 +76,20 @@ pub fn emit(ctx: &mut Ctx<'_>, answer: &Answer, out: &mut dyn Write) -> ExitCode
     let _ = out.write_all(&answer.stdout);
     let _ = out.flush();
     let _ = ctx.err.write_all(answer.stderr.as_bytes());
-    ExitCode::from(if answer.code == 2 { 1 } else { answer.code })
+    ExitCode::from(exit_code(answer))
+}
+
+/// Write to a standard stream's file descriptor itself: the main thread, still at work, holds
+/// the locks of std's handles for stdout and stderr.
+fn write_fd(fd: std::os::fd::RawFd, bytes: &[u8]) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: descriptors 1 and 2 stay open for the life of the process, and ManuallyDrop never
+    // closes them.
+    let mut stream = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    let _ = stream.write_all(bytes);
+}
+
+/// The exit status for an answer: never 2, which a host reads as "block".
+fn exit_code(answer: &Answer) -> u8 {
+    if answer.code == 2 { 1 } else { answer.code }
 }

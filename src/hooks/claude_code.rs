@@ -42,18 +42,21 @@ pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp_
 /// Where the session's host settings live in its journal.
 const HOST_FILE: &str = "hosts/claude-code.toml";
 
-/// Read the payload with `read_input` and answer it, all within `budget`.
+/// Read the payload with `read_input` and answer it, all within `budget`. When the budget runs
+/// out first, `give_up` gets the answer to give instead (and ends the process: see
+/// `within_budget`).
 pub fn answer_within(
     env: Env,
     budget: Duration,
-    read_input: impl FnOnce() -> std::io::Result<Vec<u8>> + Send + 'static,
+    read_input: impl FnOnce() -> std::io::Result<Vec<u8>>,
+    give_up: impl FnOnce(Answer) + Send + 'static,
 ) -> Answer {
     let seen: Arc<OnceLock<Value>> = Arc::new(OnceLock::new());
-    let worker_seen = Arc::clone(&seen);
-    let worker_env = env.clone();
+    let watchdog_seen = Arc::clone(&seen);
+    let watchdog_env = env.clone();
     super::within_budget(
         budget,
-        move || {
+        || {
             let input = match read_input() {
                 Ok(i) => i,
                 Err(source) => {
@@ -66,12 +69,12 @@ pub fn answer_within(
             };
             let payload = match serde_json::from_slice::<Value>(&input) {
                 Ok(p) => p,
-                Err(e) => return on_failure(&worker_env, None, &Error::BadPayload(e)),
+                Err(e) => return on_failure(&env, None, &Error::BadPayload(e)),
             };
-            let _ = worker_seen.set(payload.clone());
-            answer_payload(&worker_env, &payload)
+            let payload = seen.get_or_init(|| payload);
+            answer_payload(&env, payload)
         },
-        |e| on_failure(&env, seen.get(), &e),
+        move |e| give_up(on_failure(&watchdog_env, watchdog_seen.get(), &e)),
     )
 }
 
@@ -703,16 +706,32 @@ mod tests {
             bad.stderr
                 .starts_with("stella: error: the hook payload is not valid JSON\n")
         );
-        // A hung worker: the budget answers instead.
-        let late = crate::hooks::within_budget(
+        // Hung work: the watchdog gives the budget's answer while the work is still going.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = std::time::Instant::now();
+        let slow = crate::hooks::within_budget(
             Duration::from_millis(20),
             || {
-                std::thread::sleep(Duration::from_secs(5));
+                let late = rx.recv_timeout(Duration::from_secs(5));
+                assert!(late.is_ok(), "the watchdog did not fire within the budget");
                 Answer::nothing()
             },
-            |e| Answer::failed(&e),
+            move |e| {
+                let a = Answer::failed(&e);
+                tx.send((a.code, a.stderr)).unwrap();
+            },
         );
-        assert_eq!(late.code, 1);
+        assert_eq!(slow, Answer::nothing());
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // Work done in time: the watchdog stands down and never answers.
+        let quick = crate::hooks::within_budget(Duration::from_secs(5), Answer::nothing, |_| {
+            panic!("the watchdog fired for work done in time")
+        });
+        assert_eq!(quick, Answer::nothing());
+        // A panic in the work is the hook's own failure (exit 1), not a crash.
+        let panicked =
+            crate::hooks::within_budget(Duration::from_secs(5), || panic!("boom"), |_| {});
+        assert_eq!(panicked.code, 1);
     }
 
     #[test]

@@ -141,22 +141,36 @@ pub struct Env {
 }
 
 /// Run `work` with a bounded time budget: a hook runs before every edit, and a host waiting on a
-/// hung hook is worse than a host told the hook failed. On time-out the worker is abandoned (the
-/// process exits right after answering, which ends it and releases any lock it holds).
+/// hung hook is worse than a host told the hook failed.
+///
+/// `work` runs on the calling thread; a watchdog thread that only sleeps calls `on_timeout` when
+/// the budget runs out first. `on_timeout` runs on the watchdog while `work` may still be going,
+/// so at the edge it answers the host and ends the process (which ends the work and releases any
+/// lock it holds). The watchdog does not outlive a `work` that finished in time: it is told to
+/// stand down, and a late `on_timeout` is never called after `within_budget` returned. The
+/// worker is the calling thread rather than a new one because a new thread gets its own heap
+/// arena, which costs a hook more page faults than its whole decision.
 pub fn within_budget(
     budget: Duration,
-    work: impl FnOnce() -> Answer + Send + 'static,
-    on_timeout: impl FnOnce(Error) -> Answer,
+    work: impl FnOnce() -> Answer,
+    on_timeout: impl FnOnce(Error) + Send + 'static,
 ) -> Answer {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(work());
-    });
-    match rx.recv_timeout(budget) {
-        Ok(answer) => answer,
-        Err(mpsc::RecvTimeoutError::Timeout) => on_timeout(Error::TimedOut(budget)),
-        Err(mpsc::RecvTimeoutError::Disconnected) => on_timeout(Error::Panicked),
+    let (done, finished) = mpsc::channel::<()>();
+    let watchdog = std::thread::Builder::new()
+        .name("stella-budget".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(budget) {
+                on_timeout(Error::TimedOut(budget));
+            }
+        });
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|_| Answer::failed(&Error::Panicked));
+    let _ = done.send(());
+    if let Ok(w) = watchdog {
+        let _ = w.join();
     }
+    answer
 }
 
 /// What happens when the hook itself fails: let the tool run (the default, so a broken Stella
