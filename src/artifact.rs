@@ -253,7 +253,7 @@ impl Context {
         let journal = self.journal();
         let tip = journal.tip(id)?;
         let entries = journal.entries(id)?;
-        let repo = self.store.repo();
+        let repo = self.store.repo()?;
         let git = |op| self.store.git_err(op);
 
         let session_toml = journal
@@ -397,7 +397,7 @@ impl Context {
             .collect();
         let journal = self.journal();
         let tip = journal.tip(id)?;
-        let repo = self.store.repo();
+        let repo = self.store.repo()?;
         let Ok(tree) = repo.find_tree(tip.tree) else {
             return Ok(out);
         };

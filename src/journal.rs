@@ -158,8 +158,55 @@ impl<'s> Journal<'s> {
         Journal { store }
     }
 
-    fn repo(&self) -> &gix::Repository {
-        self.store.repo()
+    fn repo(&self) -> Result<&gix::Repository, Error> {
+        Ok(self.store.repo()?)
+    }
+
+    /// Read tree `id` into `buf`, straight from the object database.
+    fn read_tree<'b>(
+        &self,
+        id: &ObjectId,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<gix::objs::TreeRefIter<'b>, Error> {
+        use gix::objs::FindExt;
+        self.git(
+            "read a tree",
+            self.store
+                .objects()
+                .find_tree_iter(id, buf)
+                .map_err(gix::Error::from_error),
+        )
+    }
+
+    /// The entry of tree `id` at `path` (folders separated by `/`).
+    fn tree_entry(
+        &self,
+        id: &ObjectId,
+        path: &str,
+    ) -> Result<Option<gix::objs::tree::Entry>, Error> {
+        let (mut buf, mut scratch) = (Vec::new(), Vec::new());
+        let tree = self.read_tree(id, &mut buf)?;
+        self.git(
+            "read a tree",
+            tree.lookup_entry(self.store.objects(), &mut scratch, path.split('/'))
+                .map_err(gix::Error::from_error),
+        )
+    }
+
+    /// Read commit `id` into `buf`.
+    fn read_commit<'b>(
+        &self,
+        id: &ObjectId,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<gix::objs::CommitRef<'b>, Error> {
+        use gix::objs::FindExt;
+        self.git(
+            "read a step",
+            self.store
+                .objects()
+                .find_commit(id, buf)
+                .map_err(gix::Error::from_error),
+        )
     }
 
     fn git<T>(&self, op: &'static str, r: Result<T, gix::Error>) -> Result<T, Error> {
@@ -181,8 +228,8 @@ impl<'s> Journal<'s> {
     }
 
     fn read_tip(&self, id: &str, commit: ObjectId) -> Result<Tip, Error> {
-        let c = self.git("read a step", self.repo().find_commit(commit))?;
-        let decoded = self.git("read a step", c.decode().map_err(gix::Error::from_error))?;
+        let mut buf = Vec::new();
+        let decoded = self.read_commit(&commit, &mut buf)?;
         let message = decoded.message.to_str_lossy().into_owned();
         let trailer = |key: &str| {
             message
@@ -230,10 +277,8 @@ impl<'s> Journal<'s> {
             if tip.is_some() {
                 return Err(Error::SessionExists { id: id.clone() });
             }
-            let empty = self.git(
-                "read a tree",
-                repo.find_tree(ObjectId::empty_tree(repo.object_hash())),
-            )?;
+            let empty_id = ObjectId::empty_tree(repo.object_hash());
+            let empty = self.git("read a tree", repo.find_tree(empty_id))?;
             let mut editor = self.git("build a tree", empty.edit())?;
             self.git(
                 "build a tree",
@@ -241,7 +286,7 @@ impl<'s> Journal<'s> {
                     .upsert("session.toml", EntryKind::Blob, blob)
                     .map(|_| ()),
             )?;
-            let tracked = self.apply(&empty, &mut editor, step, 0)?;
+            let tracked = self.apply(None, &mut editor, step, 0)?;
             let tree = self.git("write a tree", editor.write())?.detach();
             self.write_commit(tree, parent, &step.summary, 1, tracked)
         })?;
@@ -251,7 +296,7 @@ impl<'s> Journal<'s> {
     /// Store `bytes` as a blob.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
         Ok(self
-            .git("write a blob", self.repo().write_blob(bytes))?
+            .git("write a blob", self.repo()?.write_blob(bytes))?
             .detach())
     }
 
@@ -278,7 +323,7 @@ impl<'s> Journal<'s> {
             extra_headers: Vec::new(),
         };
         Ok(self
-            .git("write a step", self.repo().write_object(&commit))?
+            .git("write a step", self.repo()?.write_object(&commit))?
             .detach())
     }
 
@@ -292,7 +337,7 @@ impl<'s> Journal<'s> {
             let current = self.read_tip(id.as_str(), tip)?;
             let tree = self.git("read a tree", repo.find_tree(current.tree))?;
             let mut editor = self.git("edit a tree", tree.edit())?;
-            let tracked = self.apply(&tree, &mut editor, step, current.tracked)?;
+            let tracked = self.apply(Some(current.tree), &mut editor, step, current.tracked)?;
             let new_tree = self.git("write a tree", editor.write())?.detach();
             self.write_commit(
                 new_tree,
@@ -305,11 +350,11 @@ impl<'s> Journal<'s> {
         self.read_tip(id.as_str(), new?)
     }
 
-    /// Apply `step`'s edits to `editor` (a tree editor over `tree`), returning the new count of
-    /// tracked paths.
+    /// Apply `step`'s edits to `editor` (a tree editor over `tree`, `None` for the empty tree),
+    /// returning the new count of tracked paths.
     fn apply(
         &self,
-        tree: &gix::Tree<'_>,
+        tree: Option<ObjectId>,
         editor: &mut gix::object::tree::Editor<'_>,
         step: &Step,
         mut tracked: u64,
@@ -323,7 +368,10 @@ impl<'s> Journal<'s> {
                     first_origin,
                 } => {
                     let dir = entry_dir(path);
-                    let existing = self.entry_in(tree, path)?;
+                    let existing = match tree {
+                        Some(t) => self.lookup_at(t, path)?,
+                        None => None,
+                    };
                     let origin = match &existing {
                         Some(e) => e.origin,
                         None => {
@@ -355,7 +403,11 @@ impl<'s> Journal<'s> {
                     }
                 }
                 MapEdit::Remove { path } => {
-                    if self.entry_in(tree, path)?.is_some() {
+                    let existing = match tree {
+                        Some(t) => self.lookup_at(t, path)?,
+                        None => None,
+                    };
+                    if existing.is_some() {
                         tracked -= 1;
                         self.git("edit a tree", editor.remove(entry_dir(path)))?;
                     }
@@ -381,28 +433,16 @@ impl<'s> Journal<'s> {
 
     /// The entry for `path` in the map of one step's tree (a [`Tip::tree`]).
     pub fn lookup_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<Entry>, Error> {
-        let tree = self.git("read a tree", self.repo().find_tree(tree))?;
-        self.entry_in(&tree, path)
-    }
-
-    fn entry_in(&self, tree: &gix::Tree<'_>, path: &RelPath) -> Result<Option<Entry>, Error> {
-        let dir = entry_dir(path);
-        let Some(entry) = self.git(
-            "read a tree",
-            tree.lookup_entry_by_path(&dir)
-                .map_err(gix::Error::from_error),
-        )?
-        else {
-            return Ok(None);
-        };
-        let sub = self.git("read a tree", self.repo().find_tree(entry.object_id()))?;
-        self.decode_entry(&sub, Some(path))
+        match self.tree_entry(&tree, &entry_dir(path))? {
+            Some(entry) => self.decode_entry(&entry.oid, Some(path)),
+            None => Ok(None),
+        }
     }
 
     /// Decode one entry folder; `expected` guards against a hash collision.
     fn decode_entry(
         &self,
-        sub: &gix::Tree<'_>,
+        folder: &ObjectId,
         expected: Option<&RelPath>,
     ) -> Result<Option<Entry>, Error> {
         let corrupt = |why: &str| Error::Corrupt {
@@ -412,19 +452,14 @@ impl<'s> Journal<'s> {
         let mut path = None;
         let mut state = None;
         let mut bytes = None;
-        for e in sub.iter() {
+        let mut buf = Vec::new();
+        for e in self.read_tree(folder, &mut buf)? {
             let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
-            let oid = e.oid().to_owned();
-            match e.filename().as_bytes() {
-                b"path" => {
-                    let blob = self.git("read a blob", self.repo().find_blob(oid))?;
-                    path = RelPath::from_bytes(&blob.data);
-                }
-                b"state" => {
-                    let blob = self.git("read a blob", self.repo().find_blob(oid))?;
-                    state = parse_state(&blob.data);
-                }
-                b"seen" => bytes = Some((oid, e.mode().is_executable())),
+            let oid = e.oid.to_owned();
+            match e.filename.as_bytes() {
+                b"path" => path = RelPath::from_bytes(&self.blob(oid)?),
+                b"state" => state = parse_state(&self.blob(oid)?),
+                b"seen" => bytes = Some((oid, e.mode.is_executable())),
                 _ => {}
             }
         }
@@ -449,27 +484,21 @@ impl<'s> Journal<'s> {
 
     /// Every map entry in a step tree, sorted by path.
     pub fn entries_of_tree(&self, tree: ObjectId) -> Result<Vec<Entry>, Error> {
-        let root = self.git("read a tree", self.repo().find_tree(tree))?;
-        let Some(map) = self.git(
-            "read a tree",
-            root.lookup_entry_by_path("map")
-                .map_err(gix::Error::from_error),
-        )?
-        else {
+        let Some(map) = self.tree_entry(&tree, "map")? else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
-        let mut stack = vec![(map.object_id(), 0u8)];
+        let mut stack = vec![(map.oid, 0u8)];
+        let mut buf = Vec::new();
         while let Some((tree_id, depth)) = stack.pop() {
-            let t = self.git("read a tree", self.repo().find_tree(tree_id))?;
             if depth == 3 {
-                out.extend(self.decode_entry(&t, None)?);
+                out.extend(self.decode_entry(&tree_id, None)?);
                 continue;
             }
-            for e in t.iter() {
+            for e in self.read_tree(&tree_id, &mut buf)? {
                 let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
-                if e.mode().is_tree() {
-                    stack.push((e.oid().to_owned(), depth + 1));
+                if e.mode.is_tree() {
+                    stack.push((e.oid.to_owned(), depth + 1));
                 }
             }
         }
@@ -485,25 +514,24 @@ impl<'s> Journal<'s> {
 
     /// The bytes of a top-level journal file in a step tree.
     pub fn root_file_of_tree(&self, tree: ObjectId, name: &str) -> Result<Option<Vec<u8>>, Error> {
-        let root = self.git("read a tree", self.repo().find_tree(tree))?;
-        let Some(e) = self.git(
-            "read a tree",
-            root.lookup_entry_by_path(name)
-                .map_err(gix::Error::from_error),
-        )?
-        else {
-            return Ok(None);
-        };
-        let blob = self.git("read a blob", self.repo().find_blob(e.object_id()))?;
-        Ok(Some(blob.data.clone()))
+        match self.tree_entry(&tree, name)? {
+            Some(e) => self.blob(e.oid).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The bytes of a blob.
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
-        Ok(self
-            .git("read a blob", self.repo().find_blob(id))?
-            .data
-            .clone())
+        use gix::objs::FindExt;
+        let mut buf = Vec::new();
+        let blob = self.git(
+            "read a blob",
+            self.store
+                .objects()
+                .find_blob(&id, &mut buf)
+                .map_err(gix::Error::from_error),
+        )?;
+        Ok(blob.data.to_vec())
     }
 
     /// Every session in the store with its tip, sorted by id.
@@ -530,9 +558,9 @@ impl<'s> Journal<'s> {
         let tip = self.tip(id)?;
         let mut out = Vec::new();
         let mut next = Some(tip.commit);
+        let mut buf = Vec::new();
         while let Some(commit) = next {
-            let c = self.git("read a step", self.repo().find_commit(commit))?;
-            let d = self.git("read a step", c.decode().map_err(gix::Error::from_error))?;
+            let d = self.read_commit(&commit, &mut buf)?;
             let time = d
                 .committer()
                 .ok()

@@ -416,7 +416,7 @@ impl Context {
     /// The `files/` entries of the imported tip: (path, blob, executable). Anything that is not a
     /// plain file there (a link, a gitlink, a folder where the fingerprint names a file) is refused.
     fn artifact_files(&self, head: &Head) -> Result<Vec<(RelPath, ObjectId, bool)>, Error> {
-        let repo = self.store.repo();
+        let repo = self.store.repo()?;
         let bad = |why: String| Error::NotAnArtifact { why };
         let root = repo
             .find_tree(head.tree)
@@ -471,7 +471,7 @@ impl Context {
 
     /// The `transcript/` blobs of the imported tip.
     fn artifact_transcripts(&self, head: &Head) -> Result<Vec<(String, ObjectId)>, Error> {
-        let repo = self.store.repo();
+        let repo = self.store.repo()?;
         let bad = |e: gix::Error| Error::NotAnArtifact {
             why: format!("its tree is unreadable: {e}"),
         };

@@ -293,7 +293,7 @@ impl Context {
     /// The names of the transcripts the session holds.
     pub fn transcript_names(&self, id: &SessionId) -> Result<Vec<String>, TurnError> {
         let tip = self.journal().tip(id)?;
-        let repo = self.store.repo();
+        let repo = self.store.repo().map_err(crate::journal::Error::from)?;
         let tree = repo
             .find_tree(tip.tree)
             .map_err(|e| crate::journal::Error::from(self.store.git_err("read a tree")(e)))?;
