@@ -164,26 +164,33 @@ impl Workspace {
     pub fn open(settings: &Settings, root: PathBuf) -> Result<(Workspace, Vec<Notice>), Error> {
         let mut notices = Vec::new();
         let data_dir = settings.data_dir.clone();
-        fsutil::create_private_dir(&data_dir.join("workspaces"), 0o700)
-            .map_err(Error::io("create the data dir", &data_dir))?;
         let private = private_dir(&root);
-        ensure_private_dir(&root)?;
         let id_path = private.join(ID_FILE);
 
         let id = match read_id_file(&id_path)? {
-            Some(id) => id,
-            None => match find_owned_id(&data_dir, &root)? {
-                Some(id) => {
-                    write_id_file(&id_path, &id, &root)?;
-                    notices.push(Notice::Adopted { id: id.clone() });
-                    id
+            // The common case creates nothing (the data dir's folders are made with the owner
+            // record), but puts back an ignore file someone removed.
+            Some(id) => {
+                ensure_ignore_file(&private)?;
+                id
+            }
+            None => {
+                fsutil::create_private_dir(&private, 0o700)
+                    .map_err(Error::io("create", &private))?;
+                ensure_ignore_file(&private)?;
+                match find_owned_id(&data_dir, &root)? {
+                    Some(id) => {
+                        write_id_file(&id_path, &id, &root)?;
+                        notices.push(Notice::Adopted { id: id.clone() });
+                        id
+                    }
+                    None => {
+                        let id = WorkspaceId::mint();
+                        write_id_file(&id_path, &id, &root)?;
+                        id
+                    }
                 }
-                None => {
-                    let id = WorkspaceId::mint();
-                    write_id_file(&id_path, &id, &root)?;
-                    id
-                }
-            },
+            }
         };
 
         let ws = Workspace { root, id, data_dir };
@@ -200,10 +207,15 @@ impl Workspace {
                 .map_err(Error::io("read the owner record", &owner_path))
                 .map(|b| b.map(|b| PathBuf::from(bytes_to_os(trim_nl(&b)))))
         };
-        // The common case reads one small file and takes no lock.
-        if read_owner()?.as_deref() == Some(self.root.as_path()) {
+        // The common case reads one small file, creates nothing and takes no lock.
+        if let Ok(Some(owner)) = read_owner()
+            && owner == self.root
+        {
             return Ok(self);
         }
+        let workspaces = self.data_dir.join("workspaces");
+        fsutil::create_private_dir(&workspaces, 0o700)
+            .map_err(Error::io("create the data dir", &self.data_dir))?;
         fsutil::create_private_dir(&dir, 0o700).map_err(Error::io("create", &dir))?;
         let _lock = FileLock::acquire(&dir.join("owner.lock"), OWNER_LOCK_WAIT)?;
         let recorded = read_owner()?;
@@ -260,11 +272,9 @@ fn private_dir(root: &Path) -> PathBuf {
     root.join(".stella").join("private")
 }
 
-/// Create `.stella/private` with a `.gitignore` of `*`, so it is never committed whatever the
+/// Give `.stella/private` a `.gitignore` of `*`, so it is never committed whatever the
 /// repository's own ignore rules say.
-fn ensure_private_dir(root: &Path) -> Result<(), Error> {
-    let private = private_dir(root);
-    fsutil::create_private_dir(&private, 0o700).map_err(Error::io("create", &private))?;
+fn ensure_ignore_file(private: &Path) -> Result<(), Error> {
     let ignore = private.join(".gitignore");
     if !ignore.exists() {
         fsutil::write_atomic(&ignore, b"*\n", 0o644).map_err(Error::io("write", &ignore))?;
