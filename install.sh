@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install git-stella with its man pages and shell completions, for the current user.
 #
-#   ./install.sh                       build with `cargo install --locked --path .`, then install
+#   ./install.sh                       build with `cargo install --locked --path .` (flags from
+#                                      scripts/release.sh), then install
 #   STELLA_BIN_DIR=target/release ./install.sh
 #                                      install binaries already built in that folder instead
 #
@@ -35,7 +36,10 @@ if [[ -n "${STELLA_BIN_DIR:-}" ]]; then
         exit 2
     fi
 else
-    cargo install --locked --path "$src" --root "$root"
+    # shellcheck source=scripts/release.sh
+    source "$src/scripts/release.sh"
+    say "building git-stella: $release_how"
+    cargo install --locked --path "$src" --root "$root" "${release_args[@]}"
 fi
 
 install -d "$root/share/man/man1"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark: `git stella hook claude-code` on a PreToolUse Edit payload (the hot path: it runs
 # before every edit) against `git hash-object` of the same file, measured in the same run.
-# Prints hyperfine's tables and the ratio per file size. Needs hyperfine and a release build:
-#   cargo build --release && bench/hook.sh
+# Prints hyperfine's tables and the ratio per file size. Needs hyperfine:
+#   bash bench/hook.sh        # builds the release binary first, as install.sh does
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN="$PWD/target/release/git-stella"
-[ -x "$BIN" ] || { echo "error: build first: cargo build --release" >&2; exit 2; }
+source scripts/release.sh
+cargo build --release --quiet --locked "${release_args[@]}"
+BIN="$PWD/$release_dir/git-stella"
 command -v hyperfine >/dev/null || { echo "error: hyperfine is not installed" >&2; exit 2; }
 
 TMP="$(mktemp -d)"

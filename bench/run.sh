@@ -6,8 +6,10 @@
 #   RUNS=50 bash bench/run.sh    # more repetitions per timing
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN="$PWD/target/release"
+# The binaries install.sh ships, built the same way.
+source scripts/release.sh
+cargo build --release --quiet --locked "${release_args[@]}"
+BIN="$PWD/$release_dir"
 export PATH="$BIN:$PATH"
 RUNS=${RUNS:-30}
 WORK=$(mktemp -d)
@@ -23,6 +25,18 @@ time_us() {
   for ((i = 0; i < RUNS; i++)); do "$@" >/dev/null 2>&1 || true; done
   end=$(date +%s%N)
   echo $(( (end - start) / RUNS / 1000 ))
+}
+# Best of ROUNDS mean times (µs) of two commands measured in alternation, printed as "A B": a
+# burst of load on a shared machine then hits both sides rather than one.
+ROUNDS=${ROUNDS:-5}
+best_pair() {
+  local -n first=$1 second=$2
+  local ba=999999999 bb=999999999 x i
+  for ((i = 0; i < ROUNDS; i++)); do
+    x=$(time_us "${first[@]}"); ((x < ba)) && ba=$x
+    x=$(time_us "${second[@]}"); ((x < bb)) && bb=$x
+  done
+  echo "$ba $bb"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 row() { printf '| %s | %s µs | %s | %s µs | **%s×** | %s |\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$4")" "$5"; }
@@ -42,9 +56,15 @@ head -c 65536 /dev/urandom > small.bin
 S=$(git stella session start)
 seq 1 10000 | sed 's|^|many/f|' | xargs -n 2500 git stella --session "$S" read
 git stella --session "$S" read small.bin
-a=$(time_us git stella --session "$S" guard small.bin)
-b=$(time_us git hash-object small.bin)
+# As agent hosts run it (the hooks and MCP config name the binary itself), then through git's
+# dispatch (`git stella`), which adds a git start-up before Stella's own.
+stella=("$BIN/git-stella" --session "$S" guard small.bin)
+hash=(git hash-object small.bin)
+read -r a b < <(RUNS=$((RUNS * 10)) best_pair stella hash)
 row "guard, 64 KiB file, 10,000 tracked paths" "$a" "git hash-object" "$b" "≤ 1.2×"
+stella=(git stella --session "$S" guard small.bin)
+read -r a b < <(RUNS=$((RUNS * 10)) best_pair stella hash)
+row "the same through \`git stella\`" "$a" "git hash-object" "$b" "(git's dispatch added)"
 
 # guard on a 50 MB file.
 head -c 50000000 /dev/urandom > big.bin
