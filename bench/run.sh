@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks: each number is a ratio against a reference measured in the same run on the same
 # files (git hash-object, git bundle create, b3sum). Prints a Markdown table for the README.
+# Each side's time is the best of ROUNDS mean times, the two sides measured in alternation.
 #
-#   bash bench/run.sh            # builds the release binary first
-#   RUNS=50 bash bench/run.sh    # more repetitions per timing
+#   bash bench/run.sh                     # builds the release binary first, as install.sh does
+#   RUNS=50 ROUNDS=9 bash bench/run.sh    # more repetitions per mean, more rounds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The binaries install.sh ships, built the same way.
@@ -69,8 +70,9 @@ row "the same through \`git stella\`" "$a" "git hash-object" "$b" "(git's dispat
 # guard on a 50 MB file.
 head -c 50000000 /dev/urandom > big.bin
 git stella --session "$S" read big.bin
-a=$(time_us git stella --session "$S" guard big.bin)
-b=$(time_us git hash-object big.bin)
+stella=(git stella --session "$S" guard big.bin)
+hash=(git hash-object big.bin)
+read -r a b < <(RUNS=$(((RUNS + 2) / 3)) best_pair stella hash)
 row "guard, 50 MB file" "$a" "git hash-object" "$b" "≤ 0.3×"
 
 # one read step at 100,000 vs 100 tracked paths.
@@ -81,8 +83,9 @@ seq 1 100000 | sed 's|^|huge/f|' | xargs -n 5000 git stella --session "$L" read
 T=$(git stella session start)
 seq 1 100 | sed 's|^|huge/f|' | xargs git stella --session "$T" read
 echo probe > probe.txt
-a=$(time_us git stella --session "$L" read probe.txt)
-b=$(time_us git stella --session "$T" read probe.txt)
+large=(git stella --session "$L" read probe.txt)
+small=(git stella --session "$T" read probe.txt)
+read -r a b < <(best_pair large small)
 row "read step, 100,000 tracked paths" "$a" "read step, 100 tracked paths" "$b" "≤ 1.3×"
 
 # checkpoint of 1,000 files / 50 MB vs git bundle create of the same journal.
@@ -92,13 +95,15 @@ C=$(git stella session start)
 seq 1 1000 | sed 's|^|ck/f|' | xargs -n 250 git stella --session "$C" read
 STORE=$(git stella store-path)
 git --git-dir="$STORE" gc --quiet
-a=$(time_us git stella --session "$C" checkpoint -o "$WORK/ck.bundle")
-b=$(time_us git --git-dir="$STORE" bundle create -q "$WORK/ref.bundle" "refs/stella/sessions/$C")
+stella=(git stella --session "$C" checkpoint -o "$WORK/ck.bundle")
+bundle=(git --git-dir="$STORE" bundle create -q "$WORK/ref.bundle" "refs/stella/sessions/$C")
+read -r a b < <(RUNS=$(((RUNS + 2) / 3)) best_pair stella bundle)
 row "checkpoint, 1,000 files / 50 MB" "$a" "git bundle create" "$b" "≤ 1.2×"
 
 # verify of that artifact vs b3sum over the same files.
 if command -v b3sum >/dev/null; then
-  a=$(time_us git stella verify "$WORK/ck.bundle")
-  b=$(time_us b3sum ck/*)
+  stella=(git stella verify "$WORK/ck.bundle")
+  b3=(b3sum ck/*)
+  read -r a b < <(RUNS=$(((RUNS + 2) / 3)) best_pair stella b3)
   row "verify, 1,000 files / 50 MB" "$a" "b3sum of the same files" "$b" "≤ 1.5×"
 fi

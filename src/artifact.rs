@@ -617,6 +617,14 @@ impl PackObjects {
         let mut stdin = child.stdin.take().expect("piped");
         let writer = std::thread::spawn(move || stdin.write_all(list.as_bytes()));
         let stdout = child.stdout.take().expect("piped");
+        // A 1 MiB pipe (Linux's default ceiling for one) moves the pack in a sixteenth of the
+        // reads and context switches of the default 64 KiB; where it cannot grow, nothing changes.
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: F_SETPIPE_SZ on a pipe descriptor this process owns; a failure is ignored.
+            unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+        }
         Ok(PackObjects {
             child,
             stdout,
