@@ -175,6 +175,8 @@ impl Workspace {
                 id
             }
             None => {
+                fsutil::create_private_dir(&data_dir.join("workspaces"), 0o700)
+                    .map_err(Error::io("create the data dir", &data_dir))?;
                 fsutil::create_private_dir(&private, 0o700)
                     .map_err(Error::io("create", &private))?;
                 ensure_ignore_file(&private)?;

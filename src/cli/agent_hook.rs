@@ -34,10 +34,35 @@ pub fn answer(ctx: &mut Ctx<'_>, agent: JsonAgent, out: &mut dyn Write) -> Resul
         }
         Ok(None) => Ok(ExitCode::SUCCESS),
         Err(e) => {
-            let _ = writeln!(ctx.err, "stella: {}", common::describe(&e));
+            let text = crate::hooks::error_text(&e);
+            if let Some(deny) = fail_closed(agent, &ctx.cwd, &input, &text) {
+                super::print_json(out, &deny)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let _ = write!(ctx.err, "{text}");
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// The deny answer for a hook that failed on a call before a write, in a project that chose
+/// fail-closed (`.stella/config.toml` or `git config stella.hookOnError deny`); `None` lets the
+/// host run the tool. Reads are never denied: fail-closed is about writes.
+fn fail_closed(
+    agent: JsonAgent,
+    fallback_cwd: &std::path::Path,
+    input: &[u8],
+    error: &str,
+) -> Option<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_slice(input).ok()?;
+    let (asks, deny): (_, fn(&str) -> serde_json::Value) = match agent {
+        JsonAgent::Codex => (codex::asks_before_write(&v), codex::deny),
+        JsonAgent::Gemini => (gemini::asks_before_write(&v), gemini::deny),
+        JsonAgent::Cursor => (cursor::asks_before_write(&v), cursor::deny),
+    };
+    let cwd = common::payload_cwd(&v, fallback_cwd);
+    (asks && crate::hooks::on_error(&cwd) == crate::hooks::OnError::Deny)
+        .then(|| deny(&crate::hooks::fail_closed_reason(error)))
 }
 
 /// Merge Stella's hooks into the agent's project settings (or take them out again).

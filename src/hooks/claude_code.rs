@@ -111,10 +111,7 @@ pub fn on_failure(env: &Env, payload: Option<&Value>, e: &Error) -> Answer {
         p["hook_event_name"] == "PreToolUse" && !read
     });
     if guarded_call && super::on_error(&cwd) == OnError::Deny {
-        return deny(&format!(
-            "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",
-            error_text(e).trim_end()
-        ));
+        return deny(&super::fail_closed_reason(&error_text(e)));
     }
     Answer::failed(e)
 }

@@ -143,6 +143,21 @@ fn patch_text(tool_input: &Value) -> Option<&str> {
 }
 
 /// Handle one hook payload; the JSON to print on stdout, if any.
+/// Codex's answer that stops the patch, `reason` going to the model.
+pub fn deny(reason: &str) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }})
+}
+
+/// Whether the payload asks before a patch is applied: the call fail-closed denies when the hook
+/// itself fails.
+pub fn asks_before_write(v: &Value) -> bool {
+    v["hook_event_name"] == "PreToolUse" && v["tool_name"] == "apply_patch"
+}
+
 pub fn handle(
     settings: &Settings,
     fallback_cwd: &Path,
@@ -159,10 +174,7 @@ pub fn handle(
         });
     };
     let ops = parse_patch(patch);
-    let cwd = v
-        .get("cwd")
-        .and_then(Value::as_str)
-        .map_or_else(|| fallback_cwd.to_owned(), Into::into);
+    let cwd = common::payload_cwd(&v, fallback_cwd);
     let id = common::session_for(common::str_field(&v, "session_id")?);
     let Some(ctx) = common::open(settings, &cwd, &id)? else {
         return Ok(None);
@@ -198,13 +210,7 @@ pub fn handle(
                     }
                 }
             }
-            Ok(common::guard_all(&ctx, &id, &wanted)?.map(|reason| {
-                json!({"hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reason,
-                }})
-            }))
+            Ok(common::guard_all(&ctx, &id, &wanted)?.map(|reason| deny(&reason)))
         }
         "PostToolUse" => {
             for op in &ops {

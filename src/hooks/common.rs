@@ -2,7 +2,6 @@
 //! the host's id, run the guard, and record reads and writes by the "nothing absorbed" rules
 //! (SPEC §4), plus merging hook entries into an agent's JSON settings file and taking them out.
 
-use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -287,18 +286,15 @@ fn is_exec(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
-/// The line a hook prints on stderr when it fails: the host lets the tool run.
-pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = format!("error: {e}");
-    let mut source = e.source();
-    while let Some(s) = source {
-        let line = s.to_string();
-        if !text.contains(&line) {
-            let _ = write!(text, "\ncaused by: {line}");
-        }
-        source = s.source();
-    }
-    text
+pub use super::describe;
+
+/// The folder a payload names: `cwd`, else the first of Cursor's `workspace_roots`, else
+/// `fallback` (the hook process's own).
+pub fn payload_cwd(v: &Value, fallback: &Path) -> PathBuf {
+    v.get("cwd")
+        .and_then(Value::as_str)
+        .or_else(|| v.pointer("/workspace_roots/0").and_then(Value::as_str))
+        .map_or_else(|| fallback.to_owned(), Into::into)
 }
 
 // ---- settings files ----

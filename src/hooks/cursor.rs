@@ -39,6 +39,37 @@ fn path_of(ti: &Value) -> Option<&str> {
 }
 
 /// Handle one hook payload; the JSON to print on stdout, if any.
+/// Cursor's answer that stops the tool: `reason` goes to the agent, its first line to the person.
+pub fn deny(reason: &str) -> Value {
+    let first = reason.lines().next().unwrap_or_default();
+    json!({
+        "permission": "deny",
+        "agent_message": reason,
+        "user_message": format!("Stella: {first}"),
+        "decision": "deny",
+        "reason": reason,
+    })
+}
+
+/// The tools whose `preToolUse` the guard answers.
+const WRITE_TOOLS: [&str; 6] = [
+    "Write",
+    "Edit",
+    "StrReplace",
+    "MultiEdit",
+    "search_replace",
+    "Delete",
+];
+
+/// Whether the payload asks before a write or delete: the call fail-closed denies when the hook
+/// itself fails.
+pub fn asks_before_write(v: &Value) -> bool {
+    v["hook_event_name"] == "preToolUse"
+        && v["tool_name"]
+            .as_str()
+            .is_some_and(|t| WRITE_TOOLS.contains(&t))
+}
+
 pub fn handle(
     settings: &Settings,
     fallback_cwd: &Path,
@@ -47,11 +78,7 @@ pub fn handle(
     let v = common::parse(input)?;
     let event = common::str_field(&v, "hook_event_name")?;
     let id = common::session_for(common::str_field(&v, "conversation_id")?);
-    let cwd: PathBuf = v
-        .get("cwd")
-        .and_then(Value::as_str)
-        .or_else(|| v.pointer("/workspace_roots/0").and_then(Value::as_str))
-        .map_or_else(|| fallback_cwd.to_owned(), Into::into);
+    let cwd = common::payload_cwd(&v, fallback_cwd);
     let allow_read = || Some(json!({"permission": "allow"}));
     let Some(ctx) = common::open(settings, &cwd, &id)? else {
         return Ok((event == "beforeReadFile").then(allow_read).flatten());
@@ -77,16 +104,8 @@ pub fn handle(
                 return Ok(None);
             };
             Ok(
-                common::guard_all(&ctx, &id, &[(path.clone(), intent)])?.map(|reason| {
-                    let first = reason.lines().next().unwrap_or_default().to_owned();
-                    json!({
-                        "permission": "deny",
-                        "agent_message": reason,
-                        "user_message": format!("Stella: {first}"),
-                        "decision": "deny",
-                        "reason": reason,
-                    })
-                }),
+                common::guard_all(&ctx, &id, &[(path.clone(), intent)])?
+                    .map(|reason| deny(&reason)),
             )
         }
         "beforeReadFile" => {

@@ -30,6 +30,18 @@ pub const COMMAND: &str = "git stella hook gemini";
 pub const MATCHER: &str = "^(read_file|write_file|replace)$";
 
 /// Handle one hook payload; the JSON to print on stdout, if any.
+/// Gemini CLI's answer that stops the tool, `reason` going to the model.
+pub fn deny(reason: &str) -> Value {
+    json!({"decision": "deny", "reason": reason})
+}
+
+/// Whether the payload asks before a write: the call fail-closed denies when the hook itself
+/// fails.
+pub fn asks_before_write(v: &Value) -> bool {
+    v["hook_event_name"] == "BeforeTool"
+        && matches!(v["tool_name"].as_str(), Some("write_file" | "replace"))
+}
+
 pub fn handle(
     settings: &Settings,
     fallback_cwd: &Path,
@@ -48,10 +60,7 @@ pub fn handle(
             field: "tool_input.file_path",
         });
     };
-    let cwd: PathBuf = v
-        .get("cwd")
-        .and_then(Value::as_str)
-        .map_or_else(|| fallback_cwd.to_owned(), Into::into);
+    let cwd = common::payload_cwd(&v, fallback_cwd);
     let id = common::session_for(common::str_field(&v, "session_id")?);
     let Some(ctx) = common::open(settings, &cwd, &id)? else {
         return Ok(None);
@@ -70,8 +79,7 @@ pub fn handle(
                     .then(|| s("content").map(|c| Digest::of(c.as_bytes())))
                     .flatten(),
             };
-            Ok(common::guard_all(&ctx, &id, &[(path, intent)])?
-                .map(|reason| json!({"decision": "deny", "reason": reason})))
+            Ok(common::guard_all(&ctx, &id, &[(path, intent)])?.map(|reason| deny(&reason)))
         }
         ("AfterTool", _)
             if v.pointer("/tool_response/error")

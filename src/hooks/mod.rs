@@ -70,16 +70,30 @@ impl Answer {
 
 /// An error and its causes in git's voice, one `caused by:` line each.
 pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = format!("stella: error: {e}\n");
+    format!("stella: {}\n", describe(e))
+}
+
+/// An error and its causes as `error: …` and `caused by: …` lines, without a final newline.
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = format!("error: {e}");
     let mut source = e.source();
     while let Some(s) = source {
         let line = s.to_string();
         if !text.contains(&line) {
-            text.push_str(&format!("caused by: {line}\n"));
+            text.push_str(&format!("\ncaused by: {line}"));
         }
         source = s.source();
     }
     text
+}
+
+/// What the model and the person are told when a write is denied because the hook itself failed
+/// in a project that chose fail-closed; `error` is [`error_text`].
+pub fn fail_closed_reason(error: &str) -> String {
+    format!(
+        "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",
+        error.trim_end()
+    )
 }
 
 /// The error returned by hook handling.

@@ -483,6 +483,108 @@ fn hooks_do_nothing_outside_a_repository_and_fail_open_on_a_bad_payload() {
 }
 
 #[test]
+fn a_failing_hook_denies_writes_but_never_reads_when_the_project_chose_fail_closed() {
+    let w = World::new();
+    let file = w.repo.join("README");
+    let calls: [(&str, Value, Value); 3] = [
+        (
+            "codex",
+            codex(
+                &w,
+                "PreToolUse",
+                "*** Begin Patch\n*** Update File: README\n@@\n-hello\n+HELLO\n*** End Patch\n",
+            ),
+            codex(
+                &w,
+                "PostToolUse",
+                "*** Begin Patch\n*** Update File: README\n@@\n-hello\n+HELLO\n*** End Patch\n",
+            ),
+        ),
+        (
+            "gemini",
+            gemini(
+                &w,
+                "BeforeTool",
+                "replace",
+                json!({"file_path": file, "old_string": "hello", "new_string": "HELLO"}),
+                None,
+            ),
+            gemini(
+                &w,
+                "BeforeTool",
+                "read_file",
+                json!({"file_path": file}),
+                None,
+            ),
+        ),
+        (
+            "cursor",
+            cursor(
+                &w,
+                "preToolUse",
+                json!({"tool_name": "Write", "tool_input": {"file_path": file, "contents": "HELLO\n"}}),
+            ),
+            cursor(
+                &w,
+                "postToolUse",
+                json!({"tool_name": "Write", "tool_input": {"file_path": file, "contents": "HELLO\n"}}),
+            ),
+        ),
+    ];
+    // Stella's data dir cannot be created: every call fails inside the hook.
+    let broken = |agent: &str, payload: &Value| {
+        let mut cmd = w.stella();
+        cmd.args(["hook", agent])
+            .env("STELLA_HOME", w.repo.join("README").join("stella"));
+        feed(cmd, payload.to_string().as_bytes())
+    };
+    // By default a failing hook lets the tool run: exit 1, the error on stderr.
+    for (agent, write, _) in &calls {
+        let out = broken(agent, write);
+        assert_eq!((code(&out), stdout(&out)), (1, String::new()), "{agent}");
+        assert!(
+            stderr(&out).starts_with("stella: error: could not create the data dir '"),
+            "{agent}: {}",
+            stderr(&out)
+        );
+    }
+    // Fail-closed: the write is denied in the agent's own protocol, with the error as the
+    // reason; a read or an after-the-fact call still fails open.
+    w.write(".stella/config.toml", "[hooks]\non-error = \"deny\"\n");
+    for (agent, write, other) in &calls {
+        let out = broken(agent, write);
+        assert_eq!(code(&out), 0, "{agent}: {}", stderr(&out));
+        let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let reason = match *agent {
+            "codex" => {
+                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
+            }
+            "gemini" => {
+                assert_eq!(answer["decision"], "deny");
+                answer["reason"].clone()
+            }
+            _ => {
+                assert_eq!(
+                    (&answer["permission"], &answer["decision"]),
+                    (&json!("deny"), &json!("deny"))
+                );
+                answer["agent_message"].clone()
+            }
+        };
+        assert!(
+            reason.as_str().unwrap().starts_with(
+                "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\nstella: error: could not create the data dir '"
+            ),
+            "{agent}: {reason}"
+        );
+        let out = broken(agent, other);
+        assert_eq!((code(&out), stdout(&out)), (1, String::new()), "{agent}");
+    }
+    assert_eq!(w.read("README"), "hello\n");
+}
+
+#[test]
 fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that() {
     let w = World::new();
     let user = json!({"theme": "dark", "hooks": {"BeforeTool": [

@@ -3,7 +3,7 @@
 //! stdout and exit status Claude Code acts on.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -39,18 +39,6 @@ fn hook_cmd(w: &World, dir: &Path) -> Command {
     let mut cmd = w.stella_in(dir);
     cmd.args(["hook", "claude-code"]);
     cmd
-}
-
-fn feed(mut cmd: Command, payload: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(payload).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// Run the hook on `payload`; it must exit 0 and its stdout is returned.

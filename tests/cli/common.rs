@@ -88,19 +88,11 @@ impl World {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
-    /// Run `git-stella --session S ARGS` with `stdin` and return its output.
+    /// Run `git-stella ARGS` with `stdin` and return its output.
     pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .stella()
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().unwrap()
+        let mut cmd = self.stella();
+        cmd.args(args);
+        feed(cmd, stdin)
     }
 
     pub fn start(&self) -> String {
@@ -157,6 +149,22 @@ pub fn git_in(dir: &Path, home: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Run `cmd` with `stdin` and return its output.
+pub fn feed(mut cmd: Command, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A command may exit before it reads its input (bad arguments): that is its answer.
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    child.wait_with_output().unwrap()
 }
 
 pub fn stderr(out: &Output) -> String {
