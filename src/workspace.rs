@@ -116,8 +116,10 @@ pub fn discover_root(settings: &Settings, cwd: &Path) -> Result<PathBuf, Error> 
     if !settings.git_env_overrides
         && let Ok((path, _trust)) = gix::discover::upwards(cwd)
     {
-        let (_, workdir) = path.into_repository_and_work_tree_directories();
-        if let Some(workdir) = workdir {
+        let (git_dir, workdir) = path.into_repository_and_work_tree_directories();
+        if let Some(workdir) = workdir
+            && !config_may_move_work_tree(&git_dir)
+        {
             return canonical_root(cwd, &workdir);
         }
         // A bare repository, or a work tree set in its config: let the full open decide.
@@ -133,6 +135,20 @@ pub fn discover_root(settings: &Settings, cwd: &Path) -> Result<PathBuf, Error> 
         });
     };
     canonical_root(cwd, workdir)
+}
+
+/// Whether the repository's own config could put its work tree elsewhere: it mentions
+/// `core.worktree`, per-worktree config or an include (which could hold either). A plain search
+/// rather than a parse, so the common repository costs the fast lookup one small read; anything
+/// it flags goes to the full open, which reads config as git does.
+fn config_may_move_work_tree(git_dir: &Path) -> bool {
+    let Ok(config) = std::fs::read(git_dir.join("config")) else {
+        return false;
+    };
+    let config = config.to_ascii_lowercase();
+    [b"worktree".as_slice(), b"include"]
+        .iter()
+        .any(|key| config.windows(key.len()).any(|w| w == *key))
 }
 
 fn canonical_root(cwd: &Path, workdir: &Path) -> Result<PathBuf, Error> {

@@ -144,6 +144,30 @@ fn git_dir_and_work_tree_from_the_environment_are_honoured() {
 }
 
 #[test]
+fn a_work_tree_set_in_the_repository_config_is_honoured() {
+    let w = World::new();
+    let elsewhere = w.base().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    w.git(&["config", "core.worktree", elsewhere.to_str().unwrap()]);
+    // git itself, run in the folder that holds .git, now works on `elsewhere`.
+    assert_eq!(
+        w.git(&["rev-parse", "--show-toplevel"]).trim(),
+        elsewhere.to_str().unwrap()
+    );
+    std::fs::write(elsewhere.join("notes.txt"), "alpha\n").unwrap();
+    let s = w.start();
+    w.ok(&[
+        "--session",
+        &s,
+        "read",
+        &elsewhere.join("notes.txt").to_string_lossy(),
+    ]);
+    assert!(elsewhere.join(".stella/private/workspace.toml").is_file());
+    assert!(!w.repo.join(".stella").exists());
+    assert_eq!(w.ok(&["--session", &s, "status"]), "fresh      notes.txt");
+}
+
+#[test]
 fn a_removed_private_folder_adopts_the_id_again() {
     let w = World::new();
     let id = w.ok(&["init"]);
