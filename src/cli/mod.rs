@@ -177,6 +177,23 @@ enum HotCommand {
 impl Cli {
     /// Parse a command line, the hot commands without building the whole tree.
     pub fn parse_args(args: &[OsString]) -> std::result::Result<Cli, clap::Error> {
+        // What `hooks install` writes, word for word: nothing to parse.
+        let session = std::env::var("STELLA_SESSION");
+        if let [_, hook, agent] = args
+            && hook == "hook"
+            && agent == "claude-code"
+            && !matches!(session, Err(std::env::VarError::NotUnicode(_)))
+        {
+            return Ok(Cli {
+                global: Global {
+                    dir: None,
+                    session: session.ok(),
+                    quiet: false,
+                    verbose: 0,
+                },
+                command: Command::Hook(hook::HookCommand::ClaudeCode),
+            });
+        }
         if matches!(command_word(args), Some("guard" | "hook"))
             && let Ok(hot) = HotCli::try_parse_from(args)
         {
