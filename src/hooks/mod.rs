@@ -170,9 +170,10 @@ pub fn within_budget(
     on_timeout: impl FnOnce(Error) + Send + 'static,
 ) -> Answer {
     let (done, finished) = mpsc::channel::<()>();
+    // The default stack: `on_timeout` may read the project's config through gix, and a stack's
+    // untouched pages cost nothing.
     let watchdog = std::thread::Builder::new()
         .name("stella-budget".into())
-        .stack_size(64 * 1024)
         .spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(budget) {
                 on_timeout(Error::TimedOut(budget));

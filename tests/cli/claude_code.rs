@@ -595,6 +595,42 @@ fn errors_exit_1_never_2_unless_the_project_chose_fail_closed() {
 }
 
 #[test]
+fn a_write_that_runs_out_of_time_is_denied_when_the_project_chose_fail_closed() {
+    let w = World::new();
+    session_that_read(&w);
+    w.write(".stella/config.toml", "[hooks]\non-error = \"deny\"\n");
+    // The owner record is gone and another process holds its lock: the hook waits for it.
+    let id_dir = std::path::PathBuf::from(w.ok(&["store-path"]))
+        .parent()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(id_dir.join("owner")).unwrap();
+    let mut holder = Command::new("flock")
+        .arg(id_dir.join("owner.lock"))
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut cmd = hook_cmd(&w, &w.repo);
+    cmd.env("STELLA_HOOK_TIMEOUT_MS", "500");
+    let out = feed(
+        cmd,
+        fixture(&w, "PreToolUse-Edit.json").to_string().as_bytes(),
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // The watchdog answers for the write still waiting: a deny, exit 0, never 2.
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecisionReason"],
+        "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\nstella: error: the hook did not finish within its time budget of 500ms; nothing more was done"
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\nbeta\n");
+}
+
+#[test]
 fn the_time_budget_ends_a_hook_that_waits_too_long() {
     let w = World::new();
     session_that_read(&w);
