@@ -39,7 +39,7 @@ else
     # shellcheck source=scripts/release.sh
     source "$src/scripts/release.sh"
     say "building git-stella: $release_how"
-    cargo install --locked --path "$src" --root "$root" "${release_args[@]}"
+    cargo install --locked --path "$src" --root "$root" ${release_args[@]+"${release_args[@]}"}
 fi
 
 install -d "$root/share/man/man1"

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/release.sh
-cargo build --release --quiet --locked "${release_args[@]}"
+cargo build --release --quiet --locked ${release_args[@]+"${release_args[@]}"}
 BIN="$PWD/$release_dir/git-stella"
 command -v hyperfine >/dev/null || { echo "error: hyperfine is not installed" >&2; exit 2; }
 

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The binaries install.sh ships, built the same way.
 source scripts/release.sh
-cargo build --release --quiet --locked "${release_args[@]}"
+cargo build --release --quiet --locked ${release_args[@]+"${release_args[@]}"}
 BIN="$PWD/$release_dir"
 export PATH="$BIN:$PATH"
 RUNS=${RUNS:-30}
