@@ -178,10 +178,10 @@ impl Cli {
     /// Parse a command line, the hot commands without building the whole tree.
     pub fn parse_args(args: &[OsString]) -> std::result::Result<Cli, clap::Error> {
         // What `hooks install` writes, word for word: nothing to parse.
-        let session = std::env::var("STELLA_SESSION");
         if let [_, hook, agent] = args
             && hook == "hook"
             && agent == "claude-code"
+            && let session = std::env::var("STELLA_SESSION")
             && !matches!(session, Err(std::env::VarError::NotUnicode(_)))
         {
             return Ok(Cli {

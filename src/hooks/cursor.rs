@@ -51,23 +51,29 @@ pub fn deny(reason: &str) -> Value {
     })
 }
 
-/// The tools whose `preToolUse` the guard answers.
-const WRITE_TOOLS: [&str; 6] = [
-    "Write",
-    "Edit",
-    "StrReplace",
-    "MultiEdit",
-    "search_replace",
-    "Delete",
-];
+/// What a `preToolUse` call is about to do to its file, or `None` for a tool the guard leaves
+/// alone.
+fn intent_of(v: &Value) -> Option<Intent> {
+    let ti = &v["tool_input"];
+    match v["tool_name"].as_str()? {
+        "Write" => Some(Intent::Write {
+            content: ["contents", "content"]
+                .iter()
+                .find_map(|k| ti.get(*k).and_then(Value::as_str))
+                .map(|c| Digest::of(c.as_bytes())),
+        }),
+        "Edit" | "StrReplace" | "MultiEdit" | "search_replace" => {
+            Some(Intent::Write { content: None })
+        }
+        "Delete" => Some(Intent::Delete),
+        _ => None,
+    }
+}
 
 /// Whether the payload asks before a write or delete: the call fail-closed denies when the hook
 /// itself fails.
 pub fn asks_before_write(v: &Value) -> bool {
-    v["hook_event_name"] == "preToolUse"
-        && v["tool_name"]
-            .as_str()
-            .is_some_and(|t| WRITE_TOOLS.contains(&t))
+    v["hook_event_name"] == "preToolUse" && intent_of(v).is_some()
 }
 
 pub fn handle(
@@ -85,22 +91,11 @@ pub fn handle(
     };
     match event {
         "preToolUse" => {
-            let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
-            let ti = v.get("tool_input").cloned().unwrap_or(Value::Null);
-            let intent = match tool {
-                "Write" => Intent::Write {
-                    content: ["contents", "content"]
-                        .iter()
-                        .find_map(|k| ti.get(*k).and_then(Value::as_str))
-                        .map(|c| Digest::of(c.as_bytes())),
-                },
-                "Edit" | "StrReplace" | "MultiEdit" | "search_replace" => {
-                    Intent::Write { content: None }
-                }
-                "Delete" => Intent::Delete,
-                _ => return Ok(None),
+            let Some(intent) = intent_of(&v) else {
+                return Ok(None);
             };
-            let Some(path) = path_of(&ti).and_then(|p| common::resolve(&ctx, &cwd, p)) else {
+            let Some(path) = path_of(&v["tool_input"]).and_then(|p| common::resolve(&ctx, &cwd, p))
+            else {
                 return Ok(None);
             };
             Ok(
