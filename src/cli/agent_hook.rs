@@ -68,18 +68,21 @@ fn fail_closed(
 /// Merge Stella's hooks into the agent's project settings (or take them out again).
 pub fn install(ctx: &mut Ctx<'_>, agent: JsonAgent, installing: bool) -> Result {
     let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
-    let (file, result) = match (agent, installing) {
-        (JsonAgent::Codex, true) => (codex::settings_path(&root), codex::install(&root)),
-        (JsonAgent::Codex, false) => (codex::settings_path(&root), codex::uninstall(&root)),
-        (JsonAgent::Gemini, true) => (gemini::settings_path(&root), gemini::install(&root)),
-        (JsonAgent::Gemini, false) => (gemini::settings_path(&root), gemini::uninstall(&root)),
-        (JsonAgent::Cursor, true) => (cursor::settings_path(&root), cursor::install(&root)),
-        (JsonAgent::Cursor, false) => (cursor::settings_path(&root), cursor::uninstall(&root)),
+    let hooks = match agent {
+        JsonAgent::Codex => codex::hooks_file(&root),
+        JsonAgent::Gemini => gemini::hooks_file(&root),
+        JsonAgent::Cursor => cursor::hooks_file(&root),
+    };
+    let result = if installing {
+        hooks.install()
+    } else {
+        hooks.uninstall()
     };
     let changed = result.map_err(|e| CliError::from_error(&e))?;
-    let rel = file
+    let rel = hooks
+        .path
         .strip_prefix(&root)
-        .unwrap_or(&file)
+        .unwrap_or(&hooks.path)
         .display()
         .to_string();
     match (installing, changed) {

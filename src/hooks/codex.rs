@@ -28,7 +28,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::common::{self, Error, Shape, Wanted};
+use super::common::{self, Error, HooksFile, Shape, Wanted};
 use crate::digest::Digest;
 use crate::guard::Intent;
 use crate::workspace::Settings;
@@ -252,41 +252,27 @@ pub fn handle(
     }
 }
 
-/// The project's hooks file.
-pub fn settings_path(root: &Path) -> std::path::PathBuf {
-    root.join(".codex/hooks.json")
-}
-
-fn wanted() -> Vec<Wanted> {
+/// Where Codex reads the project's hooks (`.codex/hooks.json`), and Stella's entries there.
+pub fn hooks_file(root: &Path) -> HooksFile {
     let handler = json!({"type": "command", "command": COMMAND});
-    vec![
-        Wanted {
-            event: "PreToolUse",
-            matcher: Some("apply_patch"),
-            handler: handler.clone(),
-        },
-        Wanted {
-            event: "PostToolUse",
-            matcher: Some("apply_patch"),
-            handler,
-        },
-    ]
-}
-
-/// Merge Stella's hooks into `.codex/hooks.json` under `root`; whether anything changed.
-pub fn install(root: &Path) -> Result<bool, Error> {
-    common::install_file(
-        &settings_path(root),
-        Shape::Grouped,
-        COMMAND,
-        &wanted(),
-        None,
-    )
-}
-
-/// Remove exactly the hooks [`install`] added; whether anything changed.
-pub fn uninstall(root: &Path) -> Result<bool, Error> {
-    common::uninstall_file(&settings_path(root), Shape::Grouped, COMMAND, None)
+    HooksFile {
+        path: root.join(".codex/hooks.json"),
+        shape: Shape::Grouped,
+        command: COMMAND,
+        wanted: vec![
+            Wanted {
+                event: "PreToolUse",
+                matcher: Some("apply_patch"),
+                handler: handler.clone(),
+            },
+            Wanted {
+                event: "PostToolUse",
+                matcher: Some("apply_patch"),
+                handler,
+            },
+        ],
+        header: None,
+    }
 }
 
 #[cfg(test)]

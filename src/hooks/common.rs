@@ -472,6 +472,35 @@ pub fn remove_hooks(settings: &mut Map<String, Value>, shape: Shape, command: &s
 
 /// Merge `wanted` into the settings file at `path`. `header` is a top-level key and value the
 /// file must carry (Cursor's `"version": 1`), added only when absent. Whether anything changed.
+/// An agent's hooks file: where it is, how it nests entries, and the entries Stella wants there.
+pub struct HooksFile {
+    pub path: PathBuf,
+    pub shape: Shape,
+    /// The command line of Stella's handlers, which marks them as Stella's.
+    pub command: &'static str,
+    pub wanted: Vec<Wanted>,
+    /// A top-level key the file must have (Cursor's `version`), added when missing.
+    pub header: Option<(&'static str, Value)>,
+}
+
+impl HooksFile {
+    /// Merge Stella's hooks into the file; whether anything changed.
+    pub fn install(&self) -> Result<bool, Error> {
+        install_file(
+            &self.path,
+            self.shape,
+            self.command,
+            &self.wanted,
+            self.header.clone(),
+        )
+    }
+
+    /// Remove exactly the hooks [`HooksFile::install`] added; whether anything changed.
+    pub fn uninstall(&self) -> Result<bool, Error> {
+        uninstall_file(&self.path, self.shape, self.command, self.header.clone())
+    }
+}
+
 pub fn install_file(
     path: &Path,
     shape: Shape,

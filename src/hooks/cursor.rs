@@ -20,11 +20,11 @@
 //!   dropped. Without it the session would still hold the digest it read before its own write,
 //!   and refuse its own next write.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::common::{self, Error, Shape, Wanted};
+use super::common::{self, Error, HooksFile, Shape, Wanted};
 use crate::digest::Digest;
 use crate::guard::Intent;
 use crate::workspace::Settings;
@@ -158,54 +158,25 @@ pub fn handle(
     }
 }
 
-/// The project's hooks file.
-pub fn settings_path(root: &Path) -> PathBuf {
-    root.join(".cursor/hooks.json")
-}
-
-fn wanted() -> Vec<Wanted> {
+/// Where Cursor reads the project's hooks (`.cursor/hooks.json`, with its `version`), and
+/// Stella's entries there.
+pub fn hooks_file(root: &Path) -> HooksFile {
     let handler = json!({"command": COMMAND});
-    vec![
-        Wanted {
-            event: "preToolUse",
-            matcher: Some("Write|Edit|StrReplace|MultiEdit|Delete"),
-            handler: handler.clone(),
-        },
-        Wanted {
-            event: "postToolUse",
-            matcher: Some("Write|Delete"),
-            handler: handler.clone(),
-        },
-        Wanted {
-            event: "beforeReadFile",
-            matcher: None,
-            handler: handler.clone(),
-        },
-        Wanted {
-            event: "afterFileEdit",
-            matcher: None,
-            handler,
-        },
-    ]
-}
-
-/// Merge Stella's hooks into `.cursor/hooks.json` under `root`; whether anything changed.
-pub fn install(root: &Path) -> Result<bool, Error> {
-    common::install_file(
-        &settings_path(root),
-        Shape::Flat,
-        COMMAND,
-        &wanted(),
-        Some(("version", json!(1))),
-    )
-}
-
-/// Remove exactly the hooks [`install`] added; whether anything changed.
-pub fn uninstall(root: &Path) -> Result<bool, Error> {
-    common::uninstall_file(
-        &settings_path(root),
-        Shape::Flat,
-        COMMAND,
-        Some(("version", json!(1))),
-    )
+    let on = |event, matcher| Wanted {
+        event,
+        matcher,
+        handler: handler.clone(),
+    };
+    HooksFile {
+        path: root.join(".cursor/hooks.json"),
+        shape: Shape::Flat,
+        command: COMMAND,
+        wanted: vec![
+            on("preToolUse", Some("Write|Edit|StrReplace|MultiEdit|Delete")),
+            on("postToolUse", Some("Write|Delete")),
+            on("beforeReadFile", None),
+            on("afterFileEdit", None),
+        ],
+        header: Some(("version", json!(1))),
+    }
 }

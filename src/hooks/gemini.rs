@@ -14,11 +14,11 @@
 //! adapter never uses it: an internal error exits 1, which Gemini CLI reports as a warning and
 //! lets the tool run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::common::{self, Error, Shape, Wanted};
+use super::common::{self, Error, HooksFile, Shape, Wanted};
 use crate::digest::Digest;
 use crate::guard::Intent;
 use crate::workspace::Settings;
@@ -115,39 +115,26 @@ pub fn handle(
     }
 }
 
-/// The project's settings file.
-pub fn settings_path(root: &Path) -> PathBuf {
-    root.join(".gemini/settings.json")
-}
-
-fn wanted() -> Vec<Wanted> {
+/// Where Gemini CLI reads the project's settings (`.gemini/settings.json`), and Stella's hooks
+/// there.
+pub fn hooks_file(root: &Path) -> HooksFile {
     let handler = json!({"type": "command", "command": COMMAND, "name": "stella"});
-    vec![
-        Wanted {
-            event: "BeforeTool",
-            matcher: Some(MATCHER),
-            handler: handler.clone(),
-        },
-        Wanted {
-            event: "AfterTool",
-            matcher: Some(MATCHER),
-            handler,
-        },
-    ]
-}
-
-/// Merge Stella's hooks into `.gemini/settings.json` under `root`; whether anything changed.
-pub fn install(root: &Path) -> Result<bool, Error> {
-    common::install_file(
-        &settings_path(root),
-        Shape::Grouped,
-        COMMAND,
-        &wanted(),
-        None,
-    )
-}
-
-/// Remove exactly the hooks [`install`] added; whether anything changed.
-pub fn uninstall(root: &Path) -> Result<bool, Error> {
-    common::uninstall_file(&settings_path(root), Shape::Grouped, COMMAND, None)
+    HooksFile {
+        path: root.join(".gemini/settings.json"),
+        shape: Shape::Grouped,
+        command: COMMAND,
+        wanted: vec![
+            Wanted {
+                event: "BeforeTool",
+                matcher: Some(MATCHER),
+                handler: handler.clone(),
+            },
+            Wanted {
+                event: "AfterTool",
+                matcher: Some(MATCHER),
+                handler,
+            },
+        ],
+        header: None,
+    }
 }
