@@ -13,6 +13,7 @@
 pub mod artifact;
 pub mod cli;
 pub mod digest;
+pub mod exec;
 pub mod fsutil;
 pub mod guard;
 pub mod hooks;

@@ -49,6 +49,9 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
     let env = Env {
         settings: ctx.settings.clone(),
         cwd: ctx.cwd.clone(),
+        shell_guard: std::env::var(hooks::install::PREFIX_KEY)
+            .is_ok_and(|p| hooks::install::is_stella_prefix(&p))
+            && crate::exec::support().is_ok(),
     };
     let answer = match command {
         HookCommand::ClaudeCode => hooks::claude_code::answer_within(

@@ -100,7 +100,21 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
                 err.causes.push(e.to_string());
                 err
             })?;
-        install::install_claude(&settings, &install::hook_command(&exe)).map_err(failed)?
+        let (outcome, foreign) = install::install_claude(
+            &settings,
+            &install::hook_command(&exe),
+            &install::shell_prefix(&exe),
+        )
+        .map_err(failed)?;
+        if let Some(prefix) = foreign {
+            let _ = writeln!(
+                ctx.err,
+                "stella: warning: '{}' already sets {} to '{prefix}'; it was kept, so Claude Code's Bash commands run without Stella's shell guard",
+                settings.display(),
+                install::PREFIX_KEY
+            );
+        }
+        outcome
     } else {
         install::uninstall_claude(&settings).map_err(failed)?
     };

@@ -52,6 +52,7 @@ mod agent_hook;
 mod checkpoint;
 mod demo;
 mod diff;
+mod exec;
 mod gc;
 mod guard;
 mod hook;
@@ -177,6 +178,16 @@ enum HotCommand {
 impl Cli {
     /// Parse a command line, the hot commands without building the whole tree.
     pub fn parse_args(args: &[OsString]) -> std::result::Result<Cli, clap::Error> {
+        // Claude Code's shell prefix is one program and one flag (see `install::shell_prefix`).
+        if args
+            .get(1)
+            .is_some_and(|a| a == crate::hooks::install::PREFIX_ARGS)
+        {
+            let mut rewritten: Vec<OsString> = vec![args[0].clone()];
+            rewritten.extend(["exec", "--host", "claude-code"].map(OsString::from));
+            rewritten.extend(args[2..].iter().cloned());
+            return Cli::try_parse_from(rewritten);
+        }
         // What `hooks install` writes, word for word: nothing to parse.
         if let [_, hook, agent] = args
             && hook == "hook"
@@ -222,6 +233,7 @@ pub enum Command {
     Rm(rm::Args),
     Status(status::Args),
     Diff(diff::Args),
+    Exec(exec::Args),
     #[command(subcommand)]
     Turn(turn::TurnCommand),
     Step(step::Args),
@@ -258,6 +270,16 @@ impl CliError {
             causes: Vec::new(),
             hint: None,
         }
+    }
+
+    pub fn cause(mut self, cause: impl Into<String>) -> Self {
+        self.causes.push(cause.into());
+        self
+    }
+
+    pub fn with_code(mut self, code: u8) -> Self {
+        self.code = code;
+        self
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -568,6 +590,7 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Rm(a) => rm::run(ctx, a, out),
         Command::Status(a) => status::run(ctx, a, out),
         Command::Diff(a) => diff::run(ctx, a, out),
+        Command::Exec(a) => exec::run(ctx, a, out),
         Command::Turn(a) => turn::run(ctx, a, out),
         Command::Step(a) => step::run(ctx, a, out),
         Command::Resume(a) => resume::run(ctx, a, out),

@@ -176,6 +176,11 @@ fn handle(env: &Env, p: &Value) -> Result<Answer, Error> {
             }
             Answer::nothing()
         }
+        // Under the shell guard, a Bash command's reads and writes are recorded by the guard
+        // itself, call by call: nothing for the hook to note.
+        "PreToolUse" | "PostToolUse" if env.shell_guard && p["tool_name"] == "Bash" => {
+            Answer::nothing()
+        }
         "PreToolUse" => pre_tool(&mut hook, p)?,
         "PostToolUse" => post_tool(&mut hook, p)?,
         _ => Answer::nothing(),
@@ -688,6 +693,7 @@ mod tests {
         let env = Env {
             settings: crate::workspace::Settings::new(tmp.path().join("stella")),
             cwd: tmp.path().to_owned(),
+            shell_guard: false,
         };
         // Outside any repository: nothing done, nothing written.
         let payload = json!({"session_id": "s", "cwd": tmp.path(), "hook_event_name": "PreToolUse",

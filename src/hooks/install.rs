@@ -57,23 +57,54 @@ fn events() -> [(&'static str, Option<&'static str>); 6] {
 /// The command line Claude Code runs: the absolute path of this binary (quoted for the shell
 /// when needed), so it works whether or not `git-stella` is on the PATH the host sees.
 pub fn hook_command(exe: &Path) -> String {
+    format!("{} hook claude-code", quoted(exe))
+}
+
+/// The shell prefix Claude Code runs every Bash command through (`CLAUDE_CODE_SHELL_PREFIX`):
+/// the shell guard, in the Claude session's Stella session.
+///
+/// Claude Code 2.1 quotes everything before the prefix's last ` -` as one word, the program, so
+/// the prefix is the program and one flag (`git-stella --claude-code-shell`, which the command
+/// line rewrites to `exec --host claude-code`), and the path is left unquoted for it to quote.
+pub fn shell_prefix(exe: &Path) -> String {
+    format!("{} {PREFIX_ARGS}", exe.to_string_lossy())
+}
+
+/// The flag of the shell prefix.
+pub const PREFIX_ARGS: &str = "--claude-code-shell";
+
+/// The settings key that holds the shell prefix, under `env`.
+pub const PREFIX_KEY: &str = "CLAUDE_CODE_SHELL_PREFIX";
+
+/// Whether a shell prefix is one Stella wrote (whatever path the binary had then).
+pub fn is_stella_prefix(prefix: &str) -> bool {
+    prefix
+        .strip_suffix(&format!(" {PREFIX_ARGS}"))
+        .is_some_and(is_stella_program)
+}
+
+/// A path quoted for the shell when it needs it.
+fn quoted(exe: &Path) -> String {
     let s = exe.to_string_lossy();
     let plain = s
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c));
-    let quoted = if plain {
+    if plain {
         s.into_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
-    };
-    format!("{quoted} hook claude-code")
+    }
 }
 
 /// Whether a hook command is one Stella wrote (whatever path the binary had then).
-fn is_stella_command(command: &str) -> bool {
-    let Some(program) = command.strip_suffix(" hook claude-code") else {
-        return false;
-    };
+pub(crate) fn is_stella_command(command: &str) -> bool {
+    command
+        .strip_suffix(" hook claude-code")
+        .is_some_and(is_stella_program)
+}
+
+/// Whether a program, as a hook command names it, is git-stella.
+fn is_stella_program(program: &str) -> bool {
     let program = program.trim_matches('\'');
     program == "git-stella" || program.ends_with("/git-stella") || program == "git stella"
 }
@@ -167,11 +198,33 @@ fn strip_stella(groups: &mut Vec<Value>) {
     });
 }
 
-/// Merge Stella's hooks into Claude Code's settings at `path`, keeping every other key and
-/// hook. Twice is the same as once: entries already in place are left where they are.
-pub fn install_claude(path: &Path, command: &str) -> Result<Outcome, Error> {
+/// Merge Stella's hooks and shell prefix into Claude Code's settings at `path`, keeping every
+/// other key and hook. Twice is the same as once: entries already in place are left where they
+/// are. A shell prefix that is not Stella's is kept, and returned so the caller can say that
+/// Bash commands then run without the shell guard.
+pub fn install_claude(
+    path: &Path,
+    command: &str,
+    prefix: &str,
+) -> Result<(Outcome, Option<String>), Error> {
     let original = read_settings(path)?;
     let mut settings = original.clone().unwrap_or_else(|| json!({}));
+    let foreign = {
+        let env = env_of(path, &mut settings)?;
+        match env.get(PREFIX_KEY) {
+            Some(Value::String(p)) if !is_stella_prefix(p) => Some(p.clone()),
+            Some(Value::String(_)) | None => {
+                env.insert(PREFIX_KEY.into(), json!(prefix));
+                None
+            }
+            Some(_) => {
+                return Err(Error::Shape {
+                    path: path.to_owned(),
+                    why: format!("'env.{PREFIX_KEY}' is not a string"),
+                });
+            }
+        }
+    };
     let hooks = hooks_of(path, &mut settings)?;
     for (event, matcher) in events() {
         let wanted = group(matcher, command);
@@ -188,10 +241,40 @@ pub fn install_claude(path: &Path, command: &str) -> Result<Outcome, Error> {
         groups.push(wanted);
     }
     if original.as_ref() == Some(&settings) {
-        return Ok(Outcome::Unchanged);
+        return Ok((Outcome::Unchanged, foreign));
     }
     write_settings(path, &settings)?;
-    Ok(Outcome::Changed)
+    Ok((Outcome::Changed, foreign))
+}
+
+/// The `env` object of the settings, created when missing.
+fn env_of<'v>(path: &Path, settings: &'v mut Value) -> Result<&'v mut Map<String, Value>, Error> {
+    let obj = settings.as_object_mut().expect("checked when read");
+    obj.entry("env")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or_else(|| Error::Shape {
+            path: path.to_owned(),
+            why: "'env' is not an object".into(),
+        })
+}
+
+/// Remove Stella's shell prefix from `env`, and `env` itself when that leaves it empty.
+fn strip_prefix(settings: &mut Value) {
+    let obj = settings.as_object_mut().expect("an object");
+    let Some(env) = obj.get_mut("env").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if env
+        .get(PREFIX_KEY)
+        .and_then(Value::as_str)
+        .is_some_and(is_stella_prefix)
+    {
+        env.remove(PREFIX_KEY);
+        if env.is_empty() {
+            obj.remove("env");
+        }
+    }
 }
 
 /// Remove exactly Stella's hooks from the settings at `path`: the groups, event lists and
@@ -200,25 +283,25 @@ pub fn uninstall_claude(path: &Path) -> Result<Outcome, Error> {
     let Some(mut settings) = read_settings(path)? else {
         return Ok(Outcome::Unchanged);
     };
-    if settings.get("hooks").is_none() {
-        return Ok(Outcome::Unchanged);
-    }
     let original = settings.clone();
-    let hooks = hooks_of(path, &mut settings)?;
-    let mut emptied = Vec::new();
-    for (event, groups) in hooks.iter_mut() {
-        let list = groups.as_array_mut().expect("checked to be a list");
-        let before = list.len();
-        strip_stella(list);
-        if list.is_empty() && before > 0 {
-            emptied.push(event.clone());
+    strip_prefix(&mut settings);
+    if settings.get("hooks").is_some() {
+        let hooks = hooks_of(path, &mut settings)?;
+        let mut emptied = Vec::new();
+        for (event, groups) in hooks.iter_mut() {
+            let list = groups.as_array_mut().expect("checked to be a list");
+            let before = list.len();
+            strip_stella(list);
+            if list.is_empty() && before > 0 {
+                emptied.push(event.clone());
+            }
         }
-    }
-    for e in emptied {
-        hooks.remove(&e);
-    }
-    if hooks.is_empty() {
-        settings.as_object_mut().expect("an object").remove("hooks");
+        for e in emptied {
+            hooks.remove(&e);
+        }
+        if hooks.is_empty() {
+            settings.as_object_mut().expect("an object").remove("hooks");
+        }
     }
     if settings == original {
         return Ok(Outcome::Unchanged);

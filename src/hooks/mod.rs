@@ -152,6 +152,9 @@ impl From<crate::store::Error> for Error {
 pub struct Env {
     pub settings: Settings,
     pub cwd: PathBuf,
+    /// The host runs its shell commands under the shell guard (`git stella exec`), which
+    /// records what they read and wrote: the hook need not watch them.
+    pub shell_guard: bool,
 }
 
 /// Run `work` with a bounded time budget: a hook runs before every edit, and a host waiting on a

@@ -1,0 +1,238 @@
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitCode};
+
+use super::{CliError, Ctx, Result};
+use crate::exec;
+use crate::hooks::{self, OnError};
+use crate::ids::SessionId;
+
+/// Run a command under the shell guard: its reads are recorded, its stale writes refused
+///
+/// COMMAND, and everything it starts, runs with every system call that can read or change a
+/// workspace file checked first (Linux seccomp user notification: no root, no daemon; the
+/// supervisor is this process, gone with the command).
+///
+/// An open for reading of a file inside the workspace records a read of the bytes at that
+/// moment, as `git stella read` would. An open for writing or truncation, a truncate, a rename
+/// or link onto a path and an unlink are checked with the guard's decision table before the
+/// kernel acts: a refused call fails with EACCES (Permission denied) and the refusal, first line
+/// `refusing to write: PATH` or `refusing to delete: PATH`, goes to the command's stderr once per
+/// path. What the command changed becomes the session's own write, with the bytes it left; a
+/// delete drops the entry, a rename moves it. So `sed -i` in the agent's shell is the agent's
+/// own change, and its next edit is allowed. The whole command is one journal step, recorded
+/// when it exits.
+///
+/// Never recorded: `.git/`, `.stella/`, paths outside the workspace, folders, devices, FIFOs,
+/// and paths git ignores (build output, node_modules) unless the session already tracks them.
+/// The bytes of what a command read are kept for a refusal's diff up to 8 MiB a command; past
+/// that only digests.
+///
+/// If the supervisor dies, the command's guarded calls fail (ENOSYS); they never pass
+/// unchecked. Where this machine cannot guard (not Linux, a kernel before 5.5, a container or
+/// sandbox that forbids seccomp filters, an outer supervisor), the command runs unguarded after
+/// one warning line, or, where the project chose fail-closed (`hooks.on-error = "deny"` in
+/// `.stella/config.toml`, or `git config stella.hookOnError deny`), does not run (exit 2).
+///
+/// It cannot see a file opened before the command started, nor a process that rewrites a path
+/// in its own memory between the check and the kernel's use of it: it guards against mistakes,
+/// not against an adversary.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = concat!(decision_table!(), "
+Examples:
+  git stella exec -- sh -c 'cat notes.txt; sed -i s/draft/final/ notes.txt'
+  git stella exec --session agent-1 -- codex exec \"fix the build\"
+  git stella exec --check
+
+Under Claude Code, 'git stella hooks install --agent claude-code' sets
+CLAUDE_CODE_SHELL_PREFIX to '/path/to/git-stella --claude-code-shell'
+(the same as 'exec --host claude-code'), so every Bash command runs
+under the guard in that Claude session's Stella session. What else
+Claude Code runs through the prefix (hook commands, Stella's own
+included) runs unguarded.
+
+Exit status:
+  the command's own (128 + N when a signal N ended it)
+  2    an error before the command ran: no session given or an unknown
+       one, not inside a git working tree, or this machine cannot
+       guard and the project chose fail-closed
+  126  the command could not be run; 127 it was not found
+"))]
+pub struct Args {
+    /// Say whether this machine can guard a command, and why not, without running one
+    #[arg(long, conflicts_with_all = ["command", "host"])]
+    pub check: bool,
+    /// Run as an agent host's shell prefix: the one argument is the host's shell snippet
+    #[arg(long, value_name = "HOST", value_parser = ["claude-code"])]
+    pub host: Option<String>,
+    /// The command and its arguments
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "check"
+    )]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    if args.check {
+        return Ok(match exec::probe() {
+            Ok(()) => {
+                let _ = writeln!(out, "guarded");
+                ctx.say(format_args!(
+                    "commands under 'git stella exec' run with the shell guard (seccomp user notification)"
+                ));
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                let _ = writeln!(out, "unguarded");
+                let _ = writeln!(ctx.err, "stella: cannot guard commands here: {why}");
+                ExitCode::from(1)
+            }
+        });
+    }
+    if args.host.is_some() {
+        return host_prefix(ctx, args);
+    }
+    let id = ctx.session_id()?;
+    let context = ctx.open()?;
+    let cwd = ctx.cwd.clone();
+    let make = || {
+        let mut command = Command::new(&args.command[0]);
+        command.args(&args.command[1..]).current_dir(&cwd);
+        command
+    };
+    guarded(ctx, &context, &id, make)
+}
+
+/// Claude Code runs `<prefix> '<snippet>'` for every Bash call and every hook command.
+fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
+    let [snippet] = args.command.as_slice() else {
+        return Err(CliError::new(format!(
+            "'--host' takes the host's shell snippet as its one argument, not {}",
+            args.command.len()
+        )));
+    };
+    let cwd = ctx.cwd.clone();
+    let make = || {
+        let mut shell = Command::new("bash");
+        shell.arg("-c").arg(snippet).current_dir(&cwd);
+        shell
+    };
+    let mut shell = make();
+    if !is_bash_call(snippet) || std::env::var_os(exec::SESSION_ENV).is_some() {
+        return plain(shell);
+    }
+    let host_session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
+    let opened = host_session
+        .as_deref()
+        .map(|s| hooks::session_name(s, None))
+        .transpose()
+        .map_err(|e| CliError::from_error(&e))
+        .map(|id| (id, crate::session::Context::open(&ctx.settings, &ctx.cwd)));
+    let (id, context) = match opened {
+        Ok((Some(id), Ok((context, _)))) => (id, context),
+        // Outside a git working tree there is nothing to guard, as for the hooks.
+        Ok((
+            _,
+            Err(crate::session::Error::Workspace(crate::workspace::Error::NotARepository {
+                ..
+            })),
+        )) => {
+            return Err(CliError::from(shell.exec()).with_code(126));
+        }
+        Ok((None, _)) => {
+            return unguarded(ctx, shell, "Claude Code gave no CLAUDE_CODE_SESSION_ID");
+        }
+        Ok((_, Err(e))) => return unguarded(ctx, shell, &CliError::from(e).message),
+        Err(e) => return unguarded(ctx, shell, &e.message),
+    };
+    if let Err(e) = context.ensure_session(&id) {
+        return unguarded(ctx, shell, &CliError::from(e).message);
+    }
+    guarded(ctx, &context, &id, make)
+}
+
+/// Whether `snippet` is the model's Bash call rather than something else Claude Code runs
+/// through the prefix (hook commands, MCP servers): Claude Code 2.1 builds a Bash call as
+/// `… && eval <command> … && pwd -P >| <file>`, to carry the working directory over to the next
+/// call, and nothing else it runs has that shape. Hooks are the host's own work, never the
+/// model's: Stella's own hooks read files to hash them.
+fn is_bash_call(snippet: &std::ffi::OsStr) -> bool {
+    let Some(s) = snippet.to_str() else {
+        return false;
+    };
+    let Some((_, last)) = s.trim_end().rsplit_once(" && ") else {
+        return false;
+    };
+    s.contains("eval ") && last.starts_with("pwd -P >| ")
+}
+
+/// Run `command` under the guard; where this machine cannot guard, run it unguarded with a
+/// warning, or not at all under fail-closed.
+fn guarded(
+    ctx: &mut Ctx<'_>,
+    context: &crate::session::Context,
+    id: &SessionId,
+    make: impl Fn() -> Command,
+) -> Result {
+    let command = make();
+    let program = command.get_program().to_owned();
+    if let Some(outer) = std::env::var_os(exec::SESSION_ENV) {
+        // Already under a guard: the outer one sees every call of this command too.
+        if outer != id.as_str() {
+            ctx.say(format_args!(
+                "stella: already under the shell guard of session '{}': this command is recorded there",
+                outer.to_string_lossy()
+            ));
+        }
+        return plain(command);
+    }
+    match exec::run(context, id, command, ctx.err) {
+        Ok(report) => Ok(ExitCode::from(report.code())),
+        Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
+        Err(exec::Error::Spawn { source, .. }) => {
+            let code = if source.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            Err(
+                CliError::new(format!("could not run '{}'", program.to_string_lossy()))
+                    .cause(source.to_string())
+                    .with_code(code),
+            )
+        }
+        Err(e) => Err(CliError::from_error(&e)),
+    }
+}
+
+/// Run `command` without the guard, after one warning line; under fail-closed, refuse to.
+fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
+    if hooks::on_error(&ctx.cwd) == OnError::Deny {
+        return Err(CliError::new(format!(
+            "refusing to run the command unguarded: {why}"
+        ))
+        .hint("the project chose fail-closed (hooks.on-error = \"deny\"); 'git stella exec --check' says why this machine cannot guard"));
+    }
+    let _ = writeln!(ctx.err, "stella: warning: running unguarded: {why}");
+    plain(command)
+}
+
+/// Run `command` in place of this process.
+fn plain(mut command: Command) -> Result {
+    let e = command.exec();
+    let code = if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    Err(CliError::new(format!(
+        "could not run '{}'",
+        command.get_program().to_string_lossy()
+    ))
+    .cause(e.to_string())
+    .with_code(code))
+}

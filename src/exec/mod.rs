@@ -1,0 +1,866 @@
+//! The shell guard (SPEC §7): run a command, and everything it starts, with every system call
+//! that can read or change a workspace file checked by the supervisor before the kernel acts.
+//!
+//! Linux seccomp user notification, unprivileged (`PR_SET_NO_NEW_PRIVS`): the child installs a
+//! filter ([`filter`]) and hands its listener to this process, which answers each notification
+//! ([`notify`]). The supervisor is the process that called [`run`]: no daemon, no root, gone with
+//! the command. If it dies, the kernel fails every call still waiting for it, and every later one
+//! the filter sends it, with `ENOSYS`: a guarded call never passes unchecked.
+//!
+//! What each call means for the session:
+//! - an open for reading of a regular file inside the workspace records a read of the bytes at
+//!   that moment (the digest always; the bytes too while the command's budget lasts, for a
+//!   refusal's diff);
+//! - an open with write access, `O_TRUNC` or `O_CREAT`, `truncate`, a rename or link onto a path,
+//!   and an unlink are checked with the guard's decision table ([`crate::guard::decide`]); a
+//!   refusal fails the call with `EACCES` and prints the refusal once per path;
+//! - what the command changed becomes the session's own write, with the bytes it left (a path it
+//!   removed or renamed away is dropped);
+//! - never recorded: `.git/`, `.stella/`, paths outside the workspace, folders, devices, FIFOs,
+//!   and paths git ignores that the session did not already track.
+//!
+//! One command is one journal step, recorded once the command has exited.
+//!
+//! What it cannot see: a file descriptor opened before the command started, and a process that
+//! rewrites a path in its own memory between the check and the kernel's use of it. It guards
+//! against mistakes, not against an adversary.
+
+mod filter;
+mod notify;
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use gix::ObjectId;
+
+use crate::digest::Digest;
+use crate::guard::{self, Check, Disk, Intent};
+use crate::ids::SessionId;
+use crate::journal::{self, Entry, Journal, MapEdit, Seen, Step, Tip};
+use crate::paths::{self, RelPath};
+use crate::session::Context;
+
+use notify::{Answer, Listener, Received};
+
+/// Set in the guarded command's environment: the session whose guard it runs under. A nested
+/// `git stella exec` finds it and knows the command is already guarded.
+pub const SESSION_ENV: &str = "STELLA_EXEC_SESSION";
+
+/// How many bytes of what one command read or wrote are kept in the journal (for a refusal's
+/// diff); past it only digests are recorded, so `cargo build` or `npm test` under the guard never
+/// copies a tree into the journal.
+pub const BYTES_BUDGET: u64 = 8 << 20;
+
+/// The error returned by [`run`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// This machine cannot guard the command; nothing was started.
+    #[error("this machine cannot guard the command: {0}")]
+    Unsupported(String),
+    #[error("could not run '{}'", .program.to_string_lossy())]
+    Spawn {
+        program: OsString,
+        #[source]
+        source: io::Error,
+    },
+    #[error("the shell guard failed while '{}' ran", .program.to_string_lossy())]
+    Supervise {
+        program: OsString,
+        #[source]
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Journal(#[from] journal::Error),
+}
+
+/// Whether this machine can run the guard, and why not.
+pub fn support() -> Result<(), String> {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        return Err("the shell guard is built for x86_64 and aarch64 Linux only".into());
+    }
+    notify::kernel_support()
+}
+
+/// What a guarded command did.
+#[derive(Debug)]
+pub struct Report {
+    pub status: ExitStatus,
+    /// The step that recorded it, when it read or changed anything the session keeps.
+    pub tip: Option<Tip>,
+    pub reads: usize,
+    pub writes: usize,
+    /// Paths whose change was refused.
+    pub refused: Vec<RelPath>,
+}
+
+impl Report {
+    /// The command's exit status as a shell reports it: its code, or 128 + the signal.
+    pub fn code(&self) -> u8 {
+        exit_code(self.status)
+    }
+}
+
+/// An exit status as a shell reports it.
+pub fn exit_code(status: ExitStatus) -> u8 {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(s)) => 128u8.wrapping_add(s as u8),
+        _ => 1,
+    }
+}
+
+/// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
+/// stderr), then record what it read and wrote as one step.
+pub fn run(
+    context: &Context,
+    id: &SessionId,
+    mut command: Command,
+    err: &mut dyn Write,
+) -> Result<Report, Error> {
+    support().map_err(Error::Unsupported)?;
+    let program_name = command.get_program().to_owned();
+    let summary = format!(
+        "exec {}",
+        short(&command_line(&command).to_string_lossy(), 72)
+    );
+    let journal = context.journal();
+    let start = journal.tip(id)?;
+    command.env(SESSION_ENV, id.as_str());
+    let _quiet = IgnoreInterrupts::new();
+    let (mut child, listener) = spawn(command)?;
+    let mut sup = Supervisor {
+        root: context.ws.root.clone(),
+        journal: &journal,
+        tree: start.tree,
+        listener: Some(listener),
+        known: HashMap::new(),
+        reads: HashMap::new(),
+        touched: Vec::new(),
+        touched_set: HashSet::new(),
+        origins: HashMap::new(),
+        refused: Vec::new(),
+        err,
+    };
+    let served = sup.serve(child.id());
+    let status = child.wait();
+    // Whatever still runs of the command gets ENOSYS from now on, never an unchecked call.
+    sup.listener = None;
+    let status = match (served, status) {
+        (Ok(()), Ok(s)) => s,
+        (Err(source), _) | (_, Err(source)) => {
+            return Err(Error::Supervise {
+                program: program_name,
+                source,
+            });
+        }
+    };
+    sup.record(id, status, summary)
+}
+
+/// Start `command` with the filter installed, and take its listener.
+fn spawn(mut command: Command) -> Result<(std::process::Child, Listener), Error> {
+    let program_name = command.get_program().to_owned();
+    let (ours, theirs) = UnixStream::pair().map_err(|source| Error::Spawn {
+        program: program_name.clone(),
+        source,
+    })?;
+    let child_sock = theirs.as_raw_fd();
+    let program = notify::Program::new();
+    // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
+    unsafe {
+        command.pre_exec(move || notify::install_in_child(&program.fprog(), child_sock));
+    }
+    let spawned = command.spawn();
+    drop(theirs);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(source) => {
+            return Err(match notify::receive(ours.as_raw_fd()) {
+                Ok(Received::Failed(e)) => Error::Unsupported(why_not(&e)),
+                _ => Error::Spawn {
+                    program: program_name,
+                    source,
+                },
+            });
+        }
+    };
+    match notify::receive(ours.as_raw_fd()) {
+        Ok(Received::Listener(fd)) => Ok((child, Listener::new(fd))),
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let source = match other {
+                Err(e) | Ok(Received::Failed(e)) => e,
+                _ => io::Error::other("the command started without its filter"),
+            };
+            Err(Error::Supervise {
+                program: program_name,
+                source,
+            })
+        }
+    }
+}
+
+/// Try the guard for real on `true`: whether this machine, inside whatever container or sandbox
+/// it runs, lets a command run under it.
+pub fn probe() -> Result<(), String> {
+    support()?;
+    let mut command = Command::new("true");
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    let (mut child, listener) = spawn(command).map_err(|e| match e {
+        Error::Unsupported(why) => why,
+        other => {
+            let mut text = other.to_string();
+            let mut source = std::error::Error::source(&other);
+            while let Some(s) = source {
+                text = format!("{text}: {s}");
+                source = s.source();
+            }
+            text
+        }
+    })?;
+    let exited = notify::pidfd(child.id()).map_err(|e| e.to_string())?;
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: listener.raw(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: exited.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds.
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, 5000) };
+        if fds[0].revents & libc::POLLIN != 0
+            && let Ok(Some(req)) = listener.receive()
+        {
+            listener.answer(req.notif().id, Answer::Continue);
+            continue;
+        }
+        break;
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("a trial command under the guard failed ({status})"))
+    }
+}
+
+/// Why the filter could not be installed, in words.
+fn why_not(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EBUSY) => format!(
+            "the process already runs under another seccomp supervisor, and a process can have only one ({e})"
+        ),
+        Some(libc::EACCES | libc::EPERM) => {
+            format!("the container or sandbox forbids installing a seccomp filter ({e})")
+        }
+        Some(libc::EINVAL | libc::ENOSYS) => {
+            format!("the kernel offers no seccomp user notification ({e})")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// The command line, for the step's summary.
+fn command_line(command: &Command) -> OsString {
+    let mut line = command.get_program().to_owned();
+    for a in command.get_args() {
+        line.push(" ");
+        line.push(a);
+    }
+    line
+}
+
+fn short(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let cut: String = one_line.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// While the command runs, Ctrl-C and Ctrl-\ are the command's: the supervisor stays to record
+/// what it did (as a shell does while it waits for a command).
+struct IgnoreInterrupts {
+    old: [libc::sighandler_t; 2],
+}
+
+impl IgnoreInterrupts {
+    fn new() -> Self {
+        // SAFETY: setting dispositions to SIG_IGN; the old ones are restored on drop.
+        unsafe {
+            IgnoreInterrupts {
+                old: [
+                    libc::signal(libc::SIGINT, libc::SIG_IGN),
+                    libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+                ],
+            }
+        }
+    }
+}
+
+impl Drop for IgnoreInterrupts {
+    fn drop(&mut self) {
+        // SAFETY: restoring the dispositions saved in `new`.
+        unsafe {
+            libc::signal(libc::SIGINT, self.old[0]);
+            libc::signal(libc::SIGQUIT, self.old[1]);
+        }
+    }
+}
+
+/// What this command saw or did to a path so far.
+#[derive(Clone, Copy, Debug)]
+enum Known {
+    /// It read these bytes.
+    Read(Digest),
+    /// It changed the path: its own work, not checked again within the command.
+    Changed,
+}
+
+/// A file's bytes as the guard saw them.
+struct Snapshot {
+    digest: Digest,
+    /// The bytes themselves, while the command's budget lasts.
+    bytes: Option<Vec<u8>>,
+    exec: bool,
+}
+
+/// Where a path named by a call lies.
+enum Located {
+    Inside(RelPath),
+    /// Outside the workspace, or in `.git/` or `.stella/`: not the guard's business.
+    Elsewhere,
+    /// The path could not be read or resolved.
+    Unknown(io::Error),
+}
+
+struct Supervisor<'a, 'j> {
+    root: PathBuf,
+    journal: &'a Journal<'j>,
+    /// The session's map when the command started.
+    tree: ObjectId,
+    /// Closed once the command has exited.
+    listener: Option<Listener>,
+    known: HashMap<RelPath, Known>,
+    /// What the command read.
+    reads: HashMap<RelPath, Snapshot>,
+    /// What the command changed, in order.
+    touched: Vec<RelPath>,
+    touched_set: HashSet<RelPath>,
+    /// The bytes a path held before the command first changed it (`None`: it did not exist).
+    origins: HashMap<RelPath, Option<Digest>>,
+    refused: Vec<RelPath>,
+    err: &'a mut dyn Write,
+}
+
+impl Supervisor<'_, '_> {
+    fn listener(&self) -> &Listener {
+        self.listener
+            .as_ref()
+            .expect("the listener is open while the command runs")
+    }
+
+    /// Answer notifications until the command exits.
+    fn serve(&mut self, pid: u32) -> io::Result<()> {
+        let exited = notify::pidfd(pid)?;
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.listener().raw(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: exited.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two valid pollfds.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(e);
+            }
+            if fds[0].revents & libc::POLLIN != 0
+                && let Some(req) = self.listener().receive()?
+            {
+                let answer = self.handle(req.notif());
+                self.listener().answer(req.notif().id, answer);
+                continue;
+            }
+            if fds[1].revents != 0 {
+                return Ok(());
+            }
+            if fds[0].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                // Every process of the command has gone; wait for the exit itself.
+                let mut one = [libc::pollfd {
+                    fd: exited.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(one.as_mut_ptr(), 1, -1) };
+                return Ok(());
+            }
+        }
+    }
+
+    fn handle(&mut self, req: &libc::seccomp_notif) -> Answer {
+        let Some(call) = filter::decode(req.data.nr) else {
+            return Answer::Continue;
+        };
+        let args = req.data.args;
+        let fd = |i: Option<usize>| i.map(|i| args[i] as libc::c_int);
+        match call {
+            filter::Call::Open { dirfd, path, flags } => {
+                let flags = match flags {
+                    Some(i) => args[i] as libc::c_int,
+                    None => libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                };
+                self.open(req, fd(dirfd), args[path], flags)
+            }
+            filter::Call::Openat2 => {
+                // `struct open_how` starts with its u64 flags.
+                let mut how = [0u8; 8];
+                match notify::read_memory(req.pid, args[2], &mut how) {
+                    Ok(8) if args[3] >= 8 => {
+                        let flags = u64::from_ne_bytes(how) as libc::c_int;
+                        self.open(req, Some(args[0] as libc::c_int), args[1], flags)
+                    }
+                    // Nothing to read: the kernel fails the call itself.
+                    _ => Answer::Continue,
+                }
+            }
+            filter::Call::Truncate => {
+                let located = self.locate(req, None, args[0], true);
+                self.change(located, Intent::Write { content: None }, false)
+            }
+            filter::Call::Unlink { dirfd, path } => {
+                if dirfd.is_some() && args[2] as libc::c_int & libc::AT_REMOVEDIR != 0 {
+                    return Answer::Continue;
+                }
+                let located = self.locate(req, fd(dirfd), args[path], false);
+                self.change(located, Intent::Delete, false)
+            }
+            filter::Call::Rename { from, to, flags } => {
+                let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
+                let to_path = self.locate(req, fd(to.0), args[to.1], false);
+                let from_path = self.locate(req, fd(from.0), args[from.1], false);
+                let exchange = flags & libc::RENAME_EXCHANGE != 0;
+                let write = Intent::Write { content: None };
+                if let Answer::Fail(e) = self.change(to_path, write, false) {
+                    return Answer::Fail(e);
+                }
+                // The source loses nothing (its bytes move), unless the two swap places.
+                self.change(from_path, write, !exchange)
+            }
+            filter::Call::Link { to } => {
+                let located = self.locate(req, fd(to.0), args[to.1], false);
+                self.change(located, Intent::Write { content: None }, false)
+            }
+        }
+    }
+
+    fn open(
+        &mut self,
+        req: &libc::seccomp_notif,
+        dirfd: Option<libc::c_int>,
+        addr: u64,
+        flags: libc::c_int,
+    ) -> Answer {
+        let writes = flags & libc::O_ACCMODE != libc::O_RDONLY
+            || flags & (libc::O_TRUNC | libc::O_CREAT) != 0;
+        let follow = flags & libc::O_NOFOLLOW == 0;
+        let located = self.locate(req, dirfd, addr, follow);
+        if !writes {
+            if let Located::Inside(path) = located {
+                self.read(path);
+            }
+            return Answer::Continue;
+        }
+        // An exclusive create of a path that exists fails in the kernel: nothing changes.
+        if flags & libc::O_CREAT != 0
+            && flags & libc::O_EXCL != 0
+            && let Located::Inside(path) = &located
+            && std::fs::symlink_metadata(path.under(&self.root)).is_ok()
+        {
+            return Answer::Continue;
+        }
+        self.change(located, Intent::Write { content: None }, false)
+    }
+
+    /// Record a read of `path`'s bytes now, if it is a regular file.
+    fn read(&mut self, path: RelPath) {
+        if matches!(self.known.get(&path), Some(Known::Changed)) {
+            return;
+        }
+        let Ok(Some(snap)) = self.snapshot(&path) else {
+            return;
+        };
+        self.known.insert(path.clone(), Known::Read(snap.digest));
+        self.reads.insert(path, snap);
+    }
+
+    /// The bytes at `path` now; `None` when it is not a regular file (or gone).
+    fn snapshot(&mut self, path: &RelPath) -> io::Result<Option<Snapshot>> {
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(path.under(&self.root))
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        let exec = meta.mode() & 0o111 != 0;
+        let spent: u64 = self.spent();
+        if spent + meta.len() <= BYTES_BUDGET {
+            let mut bytes = Vec::with_capacity(meta.len() as usize);
+            (&file).read_to_end(&mut bytes)?;
+            let digest = Digest::of(&bytes);
+            let bytes = (spent + bytes.len() as u64 <= BYTES_BUDGET).then_some(bytes);
+            return Ok(Some(Snapshot {
+                digest,
+                bytes,
+                exec,
+            }));
+        }
+        Ok(Some(Snapshot {
+            digest: Digest::of_reader(&file)?,
+            bytes: None,
+            exec,
+        }))
+    }
+
+    fn spent(&self) -> u64 {
+        self.reads
+            .values()
+            .filter_map(|s| s.bytes.as_ref().map(|b| b.len() as u64))
+            .sum()
+    }
+
+    /// Check a call that can change or remove `located`; on "allow" remember it as the command's
+    /// own change. `source_only`: the path is a rename's source, whose bytes move elsewhere, so
+    /// it is only remembered, never refused.
+    fn change(&mut self, located: Located, intent: Intent, source_only: bool) -> Answer {
+        let path = match located {
+            Located::Inside(p) => p,
+            Located::Elsewhere => return Answer::Continue,
+            // Fail closed: a change Stella cannot place is not let through unchecked.
+            Located::Unknown(e) => {
+                let _ = writeln!(
+                    self.err,
+                    "stella: refusing a file change the shell guard could not check: {e}"
+                );
+                return Answer::Fail(libc::EACCES);
+            }
+        };
+        if matches!(self.known.get(&path), Some(Known::Changed)) {
+            return Answer::Continue;
+        }
+        let entry = match self.entry(&path) {
+            Ok(e) => e,
+            Err(e) => {
+                let _ = writeln!(
+                    self.err,
+                    "stella: refusing to change {path}: the session's journal could not be read: {e}"
+                );
+                return Answer::Fail(libc::EACCES);
+            }
+        };
+        let tracked = entry.is_some();
+        let check = guard::check_entry(entry, &self.root, &path, intent);
+        if check.refused() && !source_only {
+            self.refuse(&check);
+            return Answer::Fail(libc::EACCES);
+        }
+        if !self.origins.contains_key(&path) {
+            let before = if tracked {
+                check.disk.digest()
+            } else {
+                Disk::probe(&path.under(&self.root)).digest()
+            };
+            self.origins.insert(path.clone(), before);
+        }
+        self.known.insert(path.clone(), Known::Changed);
+        if self.touched_set.insert(path.clone()) {
+            self.touched.push(path);
+        }
+        Answer::Continue
+    }
+
+    /// The session's entry for `path`, as this command has seen it so far.
+    fn entry(&self, path: &RelPath) -> Result<Option<Entry>, journal::Error> {
+        let entry = self.journal.lookup_at(self.tree, path)?;
+        Ok(match self.known.get(path) {
+            Some(Known::Read(d)) => Some(Entry {
+                path: path.clone(),
+                seen: Seen::Digest(*d),
+                origin: entry.as_ref().and_then(|e| e.origin),
+                bytes: None,
+            }),
+            _ => entry,
+        })
+    }
+
+    fn refuse(&mut self, check: &Check) {
+        if self.refused.contains(&check.path) {
+            return;
+        }
+        let message = guard::refusal_message(self.journal, &self.root, check);
+        let _ = writeln!(self.err, "{message}");
+        self.refused.push(check.path.clone());
+    }
+
+    /// Where the path a call names lies. `follow`: whether the call follows a symlink in the
+    /// last component (an open does, unless `O_NOFOLLOW`; unlink, rename and link do not).
+    fn locate(
+        &self,
+        req: &libc::seccomp_notif,
+        dirfd: Option<libc::c_int>,
+        addr: u64,
+        follow: bool,
+    ) -> Located {
+        let raw = match notify::read_path(req.pid, addr) {
+            Ok(p) => p,
+            Err(e) => return Located::Unknown(e),
+        };
+        // What was read belongs to the caller only if it is still the same process.
+        if !self.listener().valid(req.id) {
+            return Located::Elsewhere;
+        }
+        if raw.is_empty() {
+            // `AT_EMPTY_PATH`: the descriptor itself, which was checked when it was opened.
+            return Located::Elsewhere;
+        }
+        let raw = PathBuf::from(raw);
+        let abs = if raw.is_absolute() {
+            raw
+        } else {
+            match notify::base_dir(req.pid, dirfd) {
+                Ok(base) => base.join(raw),
+                Err(e) => return Located::Unknown(e),
+            }
+        };
+        let resolved = if follow {
+            paths::resolve(&self.root, Path::new("/"), &abs)
+        } else {
+            resolve_parent(&self.root, &abs)
+        };
+        match resolved {
+            Ok(rel) if is_private(&rel) => Located::Elsewhere,
+            Ok(rel) => Located::Inside(rel),
+            Err(paths::Error::Outside { .. } | paths::Error::Root { .. }) => Located::Elsewhere,
+            Err(paths::Error::Io { source, .. }) if follow => {
+                // A path that cannot be resolved cannot be opened either.
+                let _ = source;
+                Located::Elsewhere
+            }
+            Err(paths::Error::Io { source, .. }) => Located::Unknown(source),
+        }
+    }
+
+    /// Store a snapshot's bytes, when it has them.
+    fn keep(&self, snap: &Snapshot) -> Result<Option<(ObjectId, bool)>, journal::Error> {
+        snap.bytes
+            .as_ref()
+            .map(|b| Ok((self.journal.write_blob(b)?, snap.exec)))
+            .transpose()
+    }
+
+    /// Record what the command read and changed as one step.
+    fn record(
+        mut self,
+        id: &SessionId,
+        status: ExitStatus,
+        summary: String,
+    ) -> Result<Report, Error> {
+        let touched = std::mem::take(&mut self.touched);
+        let mut reads: Vec<(RelPath, Snapshot)> = self
+            .reads
+            .drain()
+            .filter(|(p, _)| !self.touched_set.contains(p))
+            .collect();
+        reads.sort_by(|a, b| a.0.cmp(&b.0));
+        // Paths git ignores matter only when the session already tracks them.
+        let mut untracked = Vec::new();
+        for p in touched.iter().chain(reads.iter().map(|(p, _)| p)) {
+            if self.journal.lookup_at(self.tree, p)?.is_none() {
+                untracked.push(p.clone());
+            }
+        }
+        let ignored = ignored(&self.root, &untracked);
+        let mut edits = Vec::new();
+        let (mut n_reads, mut n_writes) = (0, 0);
+        for path in touched {
+            if ignored.contains(&path) {
+                continue;
+            }
+            match self.snapshot(&path) {
+                Ok(Some(snap)) => {
+                    edits.push(MapEdit::Put {
+                        path: path.clone(),
+                        seen: Seen::Digest(snap.digest),
+                        bytes: self.keep(&snap)?,
+                        first_origin: self.origins.get(&path).copied().flatten(),
+                    });
+                }
+                // Gone: the entry goes too; a path the session never tracked leaves nothing.
+                Ok(None) if !path.under(&self.root).exists() => {
+                    if self.journal.lookup_at(self.tree, &path)?.is_none() {
+                        continue;
+                    }
+                    edits.push(MapEdit::Remove { path: path.clone() })
+                }
+                // A folder, a device, something unreadable: nothing the map can hold.
+                _ => continue,
+            }
+            n_writes += 1;
+        }
+        for (path, snap) in reads {
+            if ignored.contains(&path) {
+                continue;
+            }
+            edits.push(MapEdit::Put {
+                path: path.clone(),
+                seen: Seen::Digest(snap.digest),
+                bytes: self.keep(&snap)?,
+                first_origin: Some(snap.digest),
+            });
+            n_reads += 1;
+        }
+        let tip = if edits.is_empty() {
+            None
+        } else {
+            let step = Step {
+                summary: format!("{summary} ({n_reads} read, {n_writes} changed)"),
+                map: edits,
+                root: Vec::new(),
+            };
+            Some(self.journal.record(id, &step)?)
+        };
+        Ok(Report {
+            status,
+            tip,
+            reads: n_reads,
+            writes: n_writes,
+            refused: self.refused,
+        })
+    }
+}
+
+/// `.git/` and `.stella/` are never the guard's business.
+fn is_private(path: &RelPath) -> bool {
+    let first = path.as_bytes().split(|b| *b == b'/').next().unwrap_or(b"");
+    first == b".git" || first == b".stella"
+}
+
+/// Resolve the folder of `abs` and keep its last component as written (unlink, rename and link
+/// act on a symlink itself, not on what it points to).
+fn resolve_parent(root: &Path, abs: &Path) -> Result<RelPath, paths::Error> {
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return paths::resolve(root, Path::new("/"), abs);
+    };
+    let parent = match paths::resolve(root, Path::new("/"), parent) {
+        Ok(p) => p.as_bytes().to_vec(),
+        Err(paths::Error::Root { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = parent;
+    if !bytes.is_empty() {
+        bytes.push(b'/');
+    }
+    bytes.extend_from_slice(name.as_bytes());
+    RelPath::from_bytes(&bytes).ok_or_else(|| paths::Error::Outside {
+        path: abs.to_owned(),
+        root: root.to_owned(),
+    })
+}
+
+/// The paths among `paths` that git ignores, asked of git itself in one call.
+fn ignored(root: &Path, paths: &[RelPath]) -> HashSet<RelPath> {
+    if paths.is_empty() {
+        return HashSet::new();
+    }
+    let child = Command::new("git")
+        .args(["check-ignore", "--stdin", "-z"])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return HashSet::new();
+    };
+    let mut input = Vec::new();
+    for p in paths {
+        input.extend_from_slice(p.as_bytes());
+        input.push(0);
+    }
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut s) = stdin {
+            let _ = s.write_all(&input);
+        }
+    });
+    let mut out = Vec::new();
+    if let Some(mut s) = child.stdout.take() {
+        let _ = s.read_to_end(&mut out);
+    }
+    let _ = writer.join();
+    let _ = child.wait();
+    out.split(|b| *b == 0)
+        .filter_map(RelPath::from_bytes)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_folders_are_never_recorded() {
+        let p = |s: &str| RelPath::from_bytes(s.as_bytes()).unwrap();
+        assert!(is_private(&p(".git/config")));
+        assert!(is_private(&p(".stella/private/workspace.toml")));
+        assert!(!is_private(&p(".github/workflows/ci.yml")));
+        assert!(!is_private(&p("src/.git-keep")));
+    }
+
+    #[test]
+    fn the_parent_is_resolved_and_the_name_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::os::unix::fs::symlink(root.join("src"), root.join("alias")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("src/link")).unwrap();
+        let r = |p: &str| resolve_parent(&root, &root.join(p)).map(|r| r.to_string());
+        assert_eq!(r("alias/a.txt").unwrap(), "src/a.txt");
+        assert_eq!(r("src/link").unwrap(), "src/link");
+        assert_eq!(r("top.txt").unwrap(), "top.txt");
+    }
+}

@@ -1,0 +1,369 @@
+//! The kernel side of the shell guard: installing the filter in the child, receiving its
+//! notifications, reading the paths they name out of the calling process, and answering.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+use libc::{c_int, seccomp_notif, seccomp_notif_resp, sock_filter};
+
+use super::filter;
+
+/// Install the filter on the calling process and send the listener over `sock`.
+///
+/// Runs in the child between `fork` and `exec`, so it allocates nothing and calls only
+/// async-signal-safe functions. On failure it sends the errno instead of a descriptor, so the
+/// parent can tell "this machine cannot guard" from "the command could not be started".
+///
+/// # Safety
+/// Call only in a freshly forked child; `prog` must stay valid.
+pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd) -> io::Result<()> {
+    // SAFETY: plain system calls with valid arguments; see the function's contract.
+    unsafe {
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return fail(sock);
+        }
+        let fd = libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            prog as *const libc::sock_fprog,
+        );
+        if fd < 0 {
+            return fail(sock);
+        }
+        let fd = fd as c_int;
+        let sent = send_fd(sock, fd);
+        libc::close(fd);
+        if sent < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Report the current errno over `sock` as four bytes, and return it.
+unsafe fn fail(sock: RawFd) -> io::Result<()> {
+    let err = io::Error::last_os_error();
+    let code: i32 = err.raw_os_error().unwrap_or(libc::EINVAL);
+    let bytes = code.to_ne_bytes();
+    // SAFETY: a valid buffer of four bytes.
+    unsafe { libc::send(sock, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+    Err(err)
+}
+
+/// Send `fd` with one marker byte over a Unix socket (SCM_RIGHTS).
+unsafe fn send_fd(sock: RawFd, fd: c_int) -> isize {
+    let mut byte = [b'F'];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // A buffer big enough and aligned for one descriptor's control message.
+    let mut control = [0u64; 4];
+    // SAFETY: the message points at live local buffers; CMSG_* compute within `control`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<c_int>(), fd);
+        libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL)
+    }
+}
+
+/// What the child sent: the listener, or the errno of a failed install.
+pub enum Received {
+    Listener(OwnedFd),
+    Failed(io::Error),
+    Nothing,
+}
+
+/// Receive what [`install_in_child`] sent, without waiting.
+pub fn receive(sock: RawFd) -> io::Result<Received> {
+    let mut buf = [0u8; 4];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 4];
+    // SAFETY: the message points at live local buffers; the descriptor is taken only from a
+    // well-formed SCM_RIGHTS control message.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let n = libc::recvmsg(sock, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC);
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::EAGAIN) => Ok(Received::Nothing),
+                _ => Err(e),
+            };
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if !cmsg.is_null()
+            && (*cmsg).cmsg_level == libc::SOL_SOCKET
+            && (*cmsg).cmsg_type == libc::SCM_RIGHTS
+        {
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<c_int>());
+            return Ok(Received::Listener(OwnedFd::from_raw_fd(fd)));
+        }
+        if n == 4 {
+            return Ok(Received::Failed(io::Error::from_raw_os_error(
+                i32::from_ne_bytes(buf),
+            )));
+        }
+        Ok(Received::Nothing)
+    }
+}
+
+/// Whether this kernel can run the guard: user notification and the "continue" answer (5.5).
+pub fn kernel_support() -> Result<(), String> {
+    let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_ACTION_AVAIL,
+            0,
+            &action as *const u32,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return Err(format!(
+            "the kernel offers no seccomp user notification ({e})"
+        ));
+    }
+    let release = kernel_release();
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if (major, minor) < (5, 5) {
+        return Err(format!(
+            "Linux {release} is older than 5.5, which the guard needs to let a checked call go on"
+        ));
+    }
+    Ok(())
+}
+
+fn kernel_release() -> String {
+    // SAFETY: uname fills a zeroed struct.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return "unknown".into();
+        }
+        std::ffi::CStr::from_ptr(u.release.as_ptr())
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// The filter program, owned by the closure that installs it in the child.
+pub struct Program {
+    filter: Vec<sock_filter>,
+}
+
+impl Program {
+    pub fn new() -> Program {
+        Program {
+            filter: filter::program(),
+        }
+    }
+
+    /// The program as `seccomp(2)` takes it: a pointer into `self`, computed without allocating.
+    pub fn fprog(&self) -> libc::sock_fprog {
+        filter::fprog(&self.filter)
+    }
+}
+
+/// One notification, in a buffer as large as the kernel's own struct.
+pub struct Request {
+    buf: Vec<u64>,
+}
+
+impl Request {
+    pub fn notif(&self) -> &seccomp_notif {
+        // SAFETY: the buffer is at least as large as, and aligned for, `seccomp_notif`.
+        unsafe { &*self.buf.as_ptr().cast::<seccomp_notif>() }
+    }
+}
+
+/// The listener: receive notifications, answer them.
+pub struct Listener {
+    fd: OwnedFd,
+    notif_size: usize,
+    resp_size: usize,
+}
+
+/// How to answer a notification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Let the kernel carry out the call as the process asked.
+    Continue,
+    /// Fail the call with this errno.
+    Fail(c_int),
+}
+
+impl Listener {
+    pub fn new(fd: OwnedFd) -> Listener {
+        let mut sizes = libc::seccomp_notif_sizes {
+            seccomp_notif: 0,
+            seccomp_notif_resp: 0,
+            seccomp_data: 0,
+        };
+        // SAFETY: SECCOMP_GET_NOTIF_SIZES fills the struct.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_GET_NOTIF_SIZES,
+                0,
+                &mut sizes as *mut libc::seccomp_notif_sizes,
+            )
+        };
+        let ours = (
+            std::mem::size_of::<seccomp_notif>(),
+            std::mem::size_of::<seccomp_notif_resp>(),
+        );
+        let (notif_size, resp_size) = if rc == 0 {
+            (
+                ours.0.max(usize::from(sizes.seccomp_notif)),
+                ours.1.max(usize::from(sizes.seccomp_notif_resp)),
+            )
+        } else {
+            ours
+        };
+        Listener {
+            fd,
+            notif_size,
+            resp_size,
+        }
+    }
+
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Receive the next notification; `None` when it vanished (the caller was killed).
+    pub fn receive(&self) -> io::Result<Option<Request>> {
+        let mut req = Request {
+            buf: vec![0u64; self.notif_size.div_ceil(8)],
+        };
+        loop {
+            // SAFETY: the buffer is zeroed and as large as the kernel's struct.
+            let rc = unsafe {
+                libc::ioctl(
+                    self.raw(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV,
+                    req.buf.as_mut_ptr(),
+                )
+            };
+            if rc == 0 {
+                return Ok(Some(req));
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ENOENT) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+    }
+
+    /// Whether the process behind `id` is still the one that made the call (so what was read
+    /// from its memory belongs to it).
+    pub fn valid(&self, id: u64) -> bool {
+        // SAFETY: NOTIF_ID_VALID reads one u64.
+        unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
+    }
+
+    pub fn answer(&self, id: u64, answer: Answer) {
+        let mut buf = vec![0u64; self.resp_size.div_ceil(8)];
+        // SAFETY: the buffer is at least as large as, and aligned for, the response struct.
+        let resp = unsafe { &mut *buf.as_mut_ptr().cast::<seccomp_notif_resp>() };
+        resp.id = id;
+        match answer {
+            Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+            Answer::Fail(errno) => resp.error = -errno,
+        }
+        // A failed answer means the caller is gone (killed, or interrupted by a signal): there
+        // is nobody left to answer.
+        // SAFETY: the response buffer is valid for the kernel's struct size.
+        unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_SEND, buf.as_mut_ptr()) };
+    }
+}
+
+/// Read a NUL-terminated path from process `pid` at `addr` (at most `PATH_MAX` bytes).
+pub fn read_path(pid: u32, addr: u64) -> io::Result<OsString> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    let page = 4096u64;
+    while out.len() < libc::PATH_MAX as usize {
+        // Never read across a page boundary in one go: the next page may be unmapped.
+        let len = (page - at % page) as usize;
+        let mut chunk = vec![0u8; len];
+        let got = read_memory(pid, at, &mut chunk)?;
+        if got == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EFAULT));
+        }
+        if let Some(nul) = chunk[..got].iter().position(|b| *b == 0) {
+            out.extend_from_slice(&chunk[..nul]);
+            return Ok(OsString::from_vec(out));
+        }
+        out.extend_from_slice(&chunk[..got]);
+        at += got as u64;
+    }
+    Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG))
+}
+
+/// Read `buf.len()` bytes of process `pid`'s memory at `addr`.
+pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: `local` is our own live buffer; the kernel checks `remote`.
+    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// The folder a relative path of process `pid` starts from: its working directory, or the
+/// folder open as `dirfd`.
+pub fn base_dir(pid: u32, dirfd: Option<c_int>) -> io::Result<PathBuf> {
+    match dirfd {
+        None | Some(libc::AT_FDCWD) => std::fs::read_link(format!("/proc/{pid}/cwd")),
+        Some(fd) => std::fs::read_link(format!("/proc/{pid}/fd/{fd}")),
+    }
+}
+
+/// Open a pidfd for `pid`, readable once it exits.
+pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
