@@ -7,40 +7,7 @@
 #   RUNS=50 ROUNDS=9 bash bench/run.sh    # more repetitions per mean, more rounds
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The binaries install.sh ships, built the same way.
-source scripts/release.sh
-cargo build --release --quiet --locked ${release_args[@]+"${release_args[@]}"}
-BIN="$PWD/$release_dir"
-export PATH="$BIN:$PATH"
-RUNS=${RUNS:-30}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-export STELLA_HOME="$WORK/stella" GIT_CONFIG_NOSYSTEM=1 HOME="$WORK/home"
-mkdir -p "$HOME"
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
-
-# Mean wall time of RUNS runs of a command, in microseconds.
-time_us() {
-  local start end i
-  start=$(date +%s%N)
-  for ((i = 0; i < RUNS; i++)); do "$@" >/dev/null 2>&1 || true; done
-  end=$(date +%s%N)
-  echo $(( (end - start) / RUNS / 1000 ))
-}
-# Best of ROUNDS mean times (µs) of two commands measured in alternation, printed as "A B": a
-# burst of load on a shared machine then hits both sides rather than one.
-ROUNDS=${ROUNDS:-5}
-best_pair() {
-  local -n first=$1 second=$2
-  local ba=999999999 bb=999999999 x i
-  for ((i = 0; i < ROUNDS; i++)); do
-    x=$(time_us "${first[@]}"); ((x < ba)) && ba=$x
-    x=$(time_us "${second[@]}"); ((x < bb)) && bb=$x
-  done
-  echo "$ba $bb"
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-row() { printf '| %s | %s µs | %s | %s µs | **%s×** | %s |\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$4")" "$5"; }
+source bench/lib.sh
 
 repo="$WORK/repo"
 git init -q "$repo"

@@ -25,6 +25,9 @@ _git__stella() {
             git__stella,diff)
                 cmd="git__stella__subcmd__diff"
                 ;;
+            git__stella,exec)
+                cmd="git__stella__subcmd__exec"
+                ;;
             git__stella,gc)
                 cmd="git__stella__subcmd__gc"
                 ;;
@@ -96,6 +99,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help,diff)
                 cmd="git__stella__subcmd__help__subcmd__diff"
+                ;;
+            git__stella__subcmd__help,exec)
+                cmd="git__stella__subcmd__help__subcmd__exec"
                 ;;
             git__stella__subcmd__help,gc)
                 cmd="git__stella__subcmd__help__subcmd__gc"
@@ -299,7 +305,7 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -394,6 +400,32 @@ _git__stella() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__stella__subcmd__exec)
+            opts="-C -q -v -h --check --host --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -W "claude-code" -- "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__stella__subcmd__gc)
             opts="-C -q -v -h --grace --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -447,7 +479,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help)
-            opts="init session read wrote guard write rm status diff turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
+            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -489,6 +521,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__diff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__exec)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

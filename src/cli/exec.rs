@@ -104,7 +104,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         command.args(&args.command[1..]).current_dir(&cwd);
         command
     };
-    guarded(ctx, &context, &id, make)
+    guarded(ctx, &context, &id, make, None)
 }
 
 /// Claude Code runs `<prefix> '<snippet>'` for every Bash call and every hook command.
@@ -152,7 +152,8 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
     if let Err(e) = context.ensure_session(&id) {
         return unguarded(ctx, shell, &CliError::from(e).message);
     }
-    guarded(ctx, &context, &id, make)
+    let label = bash_command(snippet);
+    guarded(ctx, &context, &id, make, label.as_deref())
 }
 
 /// Whether `snippet` is the model's Bash call rather than something else Claude Code runs
@@ -170,6 +171,22 @@ fn is_bash_call(snippet: &std::ffi::OsStr) -> bool {
     s.contains("eval ") && last.starts_with("pwd -P >| ")
 }
 
+/// The model's own command inside a Bash call's snippet (`… && eval '<command>' < /dev/null &&
+/// pwd -P >| <file>`), for the step's summary.
+fn bash_command(snippet: &std::ffi::OsStr) -> Option<String> {
+    let s = snippet.to_str()?;
+    let (before, _) = s.rsplit_once(" && pwd -P >| ")?;
+    let (_, eval) = before.rsplit_once("eval ")?;
+    let eval = eval.strip_suffix(" < /dev/null").unwrap_or(eval);
+    // A single-quoted word, as Claude Code quotes it (`'\''` for a quote inside).
+    Some(
+        match eval.strip_prefix('\'').and_then(|e| e.strip_suffix('\'')) {
+            Some(inner) => inner.replace("'\\''", "'"),
+            None => eval.to_owned(),
+        },
+    )
+}
+
 /// Run `command` under the guard; where this machine cannot guard, run it unguarded with a
 /// warning, or not at all under fail-closed.
 fn guarded(
@@ -177,6 +194,7 @@ fn guarded(
     context: &crate::session::Context,
     id: &SessionId,
     make: impl Fn() -> Command,
+    label: Option<&str>,
 ) -> Result {
     let command = make();
     let program = command.get_program().to_owned();
@@ -190,7 +208,7 @@ fn guarded(
         }
         return plain(command);
     }
-    match exec::run(context, id, command, ctx.err) {
+    match exec::run(context, id, command, label, ctx.err) {
         Ok(report) => Ok(ExitCode::from(report.code())),
         Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
         Err(exec::Error::Spawn { source, .. }) => {

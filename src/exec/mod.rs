@@ -118,18 +118,21 @@ pub fn exit_code(status: ExitStatus) -> u8 {
 }
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
-/// stderr), then record what it read and wrote as one step.
+/// stderr), then record what it read and wrote as one step. `label` names the command in the
+/// step's summary (its command line when `None`).
 pub fn run(
     context: &Context,
     id: &SessionId,
     mut command: Command,
+    label: Option<&str>,
     err: &mut dyn Write,
 ) -> Result<Report, Error> {
     support().map_err(Error::Unsupported)?;
     let program_name = command.get_program().to_owned();
+    let line = command_line(&command);
     let summary = format!(
         "exec {}",
-        short(&command_line(&command).to_string_lossy(), 72)
+        short(label.unwrap_or(&line.to_string_lossy()), 72)
     );
     let journal = context.journal();
     let start = journal.tip(id)?;

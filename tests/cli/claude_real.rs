@@ -557,32 +557,116 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         "fresh      crlf.txt\nfresh      latin1.txt"
     );
 
-    // A file changed while the session's own shell command ran: refused, and the refusal says
-    // the change happened during that command.
+    // The shell guard: `hooks install` set CLAUDE_CODE_SHELL_PREFIX, so every Bash command runs
+    // under `git stella exec` in this Claude session's Stella session.
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(w.repo.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    assert!(
+        settings["env"]["CLAUDE_CODE_SHELL_PREFIX"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/git-stella --claude-code-shell")),
+        "{settings}"
+    );
+    let bash = |command: &str| json!({"command": command, "description": "shell"});
+
+    // (g) Read → another process rewrites the file → the model overwrites it through Bash with a
+    // heredoc: refused, the other process's bytes kept, the model told, the turn goes on.
     w.write("notes.txt", "alpha\nbeta\n");
     mock.script(
         "toolu_g_",
         vec![
             ("Read", read(&notes)),
+            ("Bash", bash("cat > notes.txt <<'EOF'\nalpha\nBETA\nEOF")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ndelta (another process)\n"))],
+    );
+    let (_, result) = c.run(&["-p", "Rewrite notes.txt"]);
+    let (text, is_error) = mock.result(1).unwrap();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains(
+            "refusing to write: notes.txt\nnotes.txt changed since this session last read it"
+        ) && text.contains("Nothing was written. To recover, re-read notes.txt")
+            && text.contains("Permission denied"),
+        "the model must receive Stella's refusal: {text}"
+    );
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ndelta (another process)\n"
+    );
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["result"], "Done.");
+
+    // (h) A `cat` through Bash arms the guard: another process appends, the Bash overwrite is
+    // refused.
+    w.write("shell.txt", "from the shell\n");
+    let appended = w.repo.join("shell.txt");
+    mock.script(
+        "toolu_h_",
+        vec![
+            ("Bash", bash("cat shell.txt")),
+            ("Bash", bash("echo replaced > shell.txt")),
+        ],
+        vec![(
+            1,
+            Box::new(move || {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&appended)
+                    .unwrap();
+                f.write_all(b"appended by another process\n").unwrap();
+            }),
+        )],
+    );
+    c.run(&["-p", "Replace shell.txt"]);
+    let (text, is_error) = mock.result(0).unwrap();
+    assert!(!is_error && text.contains("from the shell"), "{text}");
+    let (text, is_error) = mock.result(1).unwrap();
+    assert!(
+        is_error && text.contains("refusing to write: shell.txt"),
+        "{text}"
+    );
+    assert_eq!(
+        w.read("shell.txt"),
+        "from the shell\nappended by another process\n"
+    );
+
+    // (i) Read → the model's own `sed -i` → Edit: allowed (its own change, not someone else's);
+    // a file created through Bash is allowed, and so is an Edit of it.
+    w.write("notes.txt", "alpha\nbeta\n");
+    let created = w.repo.join("created.txt");
+    mock.script(
+        "toolu_i_",
+        vec![
+            ("Read", read(&notes)),
+            ("Bash", bash("sed -i s/beta/bet/ notes.txt")),
+            ("Edit", edit(&notes, "alpha", "ALPHA")),
             (
                 "Bash",
-                json!({"command": "sed -i s/beta/bet/ notes.txt", "description": "tweak"}),
+                bash("mkdir -p made && printf 'one\\n' > created.txt"),
             ),
-            ("Edit", edit(&notes, "alpha", "ALPHA")),
+            ("Edit", edit(&created, "one", "ONE")),
         ],
         vec![],
     );
-    c.run(&["-p", "Tweak notes.txt"]);
-    let (text, is_error) = mock.result(2).unwrap();
-    assert!(is_error, "{text}");
+    let (_, result) = c.run(&["-p", "Tweak notes.txt"]);
+    for i in 0..5 {
+        let (text, is_error) = mock.result(i).unwrap();
+        assert!(
+            !is_error && !text.contains("refusing"),
+            "step {i} must pass: {text}"
+        );
+    }
+    assert_eq!(w.read("notes.txt"), "ALPHA\nbet\n");
+    assert_eq!(w.read("created.txt"), "ONE\n");
+    let sid = result["session_id"].as_str().unwrap().to_owned();
+    let log = w.ok(&["log", &sid]);
     assert!(
-        text.contains("refusing to write: notes.txt")
-            && text.contains(
-                "notes.txt changed while your shell command ran (`sed -i s/beta/bet/ notes.txt`)"
-            ),
-        "{text}"
+        log.contains("exec sed -i s/beta/bet/ notes.txt (0 read, 1 changed)"),
+        "each Bash command is one step of the session: {log}"
     );
-    assert_eq!(w.read("notes.txt"), "alpha\nbet\n");
 
     // Someone writes after Stella's check passed and before the tool runs (here: another
     // PreToolUse hook that Claude Code runs beside Stella's, as a permission prompt would give

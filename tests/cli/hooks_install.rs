@@ -18,6 +18,11 @@ fn settings(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// The shell prefix Stella sets, for the binary at `exe`.
+fn stella_env(exe: &Path) -> Value {
+    json!({ "CLAUDE_CODE_SHELL_PREFIX": format!("{} --claude-code-shell", exe.display()) })
+}
+
 /// The entries Stella adds, for the binary at `exe`.
 fn stella_entries(exe: &Path) -> Value {
     let cmd = format!("{} hook claude-code", exe.display());
@@ -47,7 +52,10 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
         stderr(&out),
         format!("stella: installed Stella's hooks in '{}'\n", path.display())
     );
-    assert_eq!(settings(&path), json!({ "hooks": stella_entries(&exe()) }));
+    assert_eq!(
+        settings(&path),
+        json!({ "env": stella_env(&exe()), "hooks": stella_entries(&exe()) })
+    );
     // Uninstall removes exactly that: the file Stella created goes.
     w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
     assert!(!path.exists());
@@ -55,6 +63,7 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     // An existing file keeps every key and hook, in order.
     let original = r#"{
   "model": "opus",
+  "env": { "FOO": "bar" },
   "permissions": { "allow": ["Bash(ls:*)"] },
   "hooks": {
     "PreToolUse": [
@@ -69,6 +78,10 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     let merged = settings(&path);
     assert_eq!(merged["model"], "opus");
     assert_eq!(merged["permissions"], json!({ "allow": ["Bash(ls:*)"] }));
+    assert_eq!(
+        merged["env"],
+        json!({ "FOO": "bar", "CLAUDE_CODE_SHELL_PREFIX": stella_env(&exe())["CLAUDE_CODE_SHELL_PREFIX"] })
+    );
     let keys: Vec<&String> = merged["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
@@ -152,10 +165,47 @@ fn user_settings_live_in_home() {
     let w = World::new();
     w.ok(&["hooks", "install", "--agent", "claude-code", "--user"]);
     let path = w.home.join(".claude/settings.json");
-    assert_eq!(settings(&path), json!({ "hooks": stella_entries(&exe()) }));
+    assert_eq!(
+        settings(&path),
+        json!({ "env": stella_env(&exe()), "hooks": stella_entries(&exe()) })
+    );
     assert!(!w.repo.join(".claude").exists());
     w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--user"]);
     assert!(!path.exists());
+}
+
+#[test]
+fn a_shell_prefix_that_is_not_stellas_is_kept_and_named() {
+    let w = World::new();
+    let path = w.repo.join(".claude/settings.json");
+    let original = "{\n  \"env\": { \"CLAUDE_CODE_SHELL_PREFIX\": \"/opt/audit/wrap\" }\n}\n";
+    w.write(".claude/settings.json", original);
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: warning: '{0}' already sets CLAUDE_CODE_SHELL_PREFIX to '/opt/audit/wrap'; it was kept, so Claude Code's Bash commands run without Stella's shell guard\nstella: installed Stella's hooks in '{0}'\n",
+            path.display()
+        )
+    );
+    assert_eq!(
+        settings(&path)["env"],
+        json!({ "CLAUDE_CODE_SHELL_PREFIX": "/opt/audit/wrap" })
+    );
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert_eq!(
+        settings(&path),
+        serde_json::from_str::<Value>(original).unwrap()
+    );
+    // Stella's own prefix from an older binary path is replaced, not kept.
+    w.write(
+        ".claude/settings.json",
+        "{\"env\": {\"CLAUDE_CODE_SHELL_PREFIX\": \"/old/bin/git-stella --claude-code-shell\"}}",
+    );
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert_eq!(settings(&path)["env"], stella_env(&exe()));
 }
 
 /// `git commit` in `w`, with `$STELLA_SESSION` when given.

@@ -151,10 +151,16 @@ fn install_on_a_clean_home_gives_man_pages_and_completions() {
 
     // bash-completion loads the installed file by itself: for `git-stella <TAB>` by the command's
     // name, and for `git stella <TAB>` because git's completion asks it for `git-stella`.
-    assert!(
-        Path::new(BASH_COMPLETION).is_file(),
-        "{BASH_COMPLETION} is missing: install the bash-completion package (.ci/run does)"
-    );
+    if !Path::new(BASH_COMPLETION).is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{BASH_COMPLETION} is missing: install the bash-completion package (.ci/run does)"
+        );
+        eprintln!(
+            "SKIPPED: the bash completion checks: {BASH_COMPLETION} is missing (the bash-completion package)"
+        );
+        return;
+    }
     let setup = format!("source {BASH_COMPLETION}");
     let r = complete(
         &h.home,

@@ -1,0 +1,460 @@
+//! The shell guard end to end: real commands under `git stella exec`, every system call path it
+//! checks (stale → refused and nothing changed; fresh, never read and create → allowed and
+//! recorded), and how it fails.
+//!
+//! On a machine that cannot guard (`git stella exec --check` says why), each test says it was
+//! skipped; under CI that is a failure.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::common::*;
+
+/// Whether this machine can run the guard; a loud skip when it cannot (a failure under CI).
+fn guarded_here(w: &World) -> bool {
+    let out = w.run(&["exec", "--check"]);
+    if code(&out) == 0 {
+        return true;
+    }
+    let why = stderr(&out);
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must be able to run the shell guard: {why}"
+    );
+    eprintln!("SKIPPED: this machine cannot run the shell guard: {why}");
+    false
+}
+
+/// The Python interpreter, by absolute path: a version manager's shim needs the real HOME,
+/// which the tests replace.
+fn python() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A world with a session and a few files.
+fn setup() -> Option<(World, String)> {
+    let w = World::new();
+    if !guarded_here(&w) {
+        return None;
+    }
+    let s = w.start();
+    w.write("a.txt", "one\ntwo\n");
+    w.write("b.txt", "bee\n");
+    w.write("sub/x.txt", "ex\n");
+    Some((w, s))
+}
+
+/// `git stella --session S exec -- sh -c SCRIPT` in the repository.
+fn sh(w: &World, s: &str, script: &str) -> std::process::Output {
+    w.run(&["--session", s, "exec", "--", "sh", "-c", script])
+}
+
+/// The session's status lines (`fresh      a.txt`, …).
+fn status(w: &World, s: &str) -> String {
+    w.ok(&["--session", s, "status"])
+}
+
+fn assert_refused(out: &std::process::Output, verb: &str, path: &str) {
+    let err = stderr(out);
+    let line = format!("refusing to {verb}: {path}");
+    assert_eq!(
+        err.matches(&line).count(),
+        1,
+        "one refusal for {path}: {err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "Nothing was {}. To recover, re-read {path}",
+            if verb == "write" {
+                "written"
+            } else {
+                "deleted"
+            }
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_read_is_recorded_and_a_stale_overwrite_refused() {
+    let Some((w, s)) = setup() else { return };
+    let out = w.run(&["--session", &s, "exec", "--", "cat", "a.txt"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "one\ntwo\n");
+    assert_eq!(status(&w, &s), "fresh      a.txt");
+    let log = w.ok(&["--session", &s, "log", &s]);
+    assert!(log.contains("exec cat a.txt (1 read, 0 changed)"), "{log}");
+
+    w.write("a.txt", "one\ntwo\ntheirs\n");
+    let out = sh(&w, &s, "cat > a.txt <<EOF\nmine\nEOF");
+    assert_eq!(code(&out), 2, "sh's own status");
+    assert_refused(&out, "write", "a.txt");
+    assert!(stderr(&out).contains("+theirs"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("a.txt"), "one\ntwo\ntheirs\n");
+    assert_eq!(status(&w, &s), "changed    a.txt");
+
+    // A re-read through the shell settles it.
+    let out = sh(&w, &s, "cat a.txt >/dev/null && echo mine > a.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("a.txt"), "mine\n");
+    assert_eq!(status(&w, &s), "fresh      a.txt");
+}
+
+#[test]
+fn the_commands_own_edit_is_its_own_and_the_next_edit_passes() {
+    let Some((w, s)) = setup() else { return };
+    w.ok(&["--session", &s, "read", "a.txt"]);
+    let out = w.run(&[
+        "--session",
+        &s,
+        "exec",
+        "--",
+        "sed",
+        "-i",
+        "s/one/ONE/",
+        "a.txt",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("a.txt"), "ONE\ntwo\n");
+    // What the agent's next Edit asks: allowed, nothing to re-read.
+    let out = w.run(&["--session", &s, "guard", "a.txt"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(status(&w, &s), "fresh      a.txt");
+    // sed's temp file was created and renamed away: nothing of it is tracked.
+    assert!(!status(&w, &s).contains("sed"), "{}", status(&w, &s));
+}
+
+#[test]
+fn never_read_files_and_creates_are_allowed_and_recorded() {
+    let Some((w, s)) = setup() else { return };
+    let out = sh(&w, &s, "echo new > new.txt && echo over > b.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("new.txt"), "new\n");
+    assert_eq!(status(&w, &s), "fresh      b.txt\nfresh      new.txt");
+    // Recorded with the bytes the command left: someone else's later change is caught.
+    w.write("new.txt", "theirs\n");
+    let out = sh(&w, &s, "echo again > new.txt");
+    assert_refused(&out, "write", "new.txt");
+    assert_eq!(w.read("new.txt"), "theirs\n");
+}
+
+#[test]
+fn deletes_renames_truncates_and_links_are_checked() {
+    let Some((w, s)) = setup() else { return };
+    let out = sh(&w, &s, "cat a.txt b.txt sub/x.txt >/dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    w.write("a.txt", "theirs\n");
+    w.write("b.txt", "theirs too\n");
+
+    let out = sh(&w, &s, "rm a.txt");
+    assert_ne!(code(&out), 0);
+    assert_refused(&out, "delete", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+
+    let out = sh(&w, &s, "truncate -s 0 b.txt");
+    assert_ne!(code(&out), 0);
+    assert_refused(&out, "write", "b.txt");
+    assert_eq!(w.read("b.txt"), "theirs too\n");
+
+    w.write("c.txt", "see\n");
+    let out = sh(&w, &s, "mv c.txt a.txt");
+    assert_ne!(code(&out), 0);
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+    assert_eq!(w.read("c.txt"), "see\n");
+
+    // Someone deletes a tracked file: a link re-creating it is refused.
+    std::fs::remove_file(w.repo.join("sub/x.txt")).unwrap();
+    let out = sh(&w, &s, "ln c.txt sub/x.txt");
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("refusing to write: sub/x.txt"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!w.repo.join("sub/x.txt").exists());
+
+    // Fresh ones pass: a delete drops the entry, a rename moves it.
+    let out = sh(
+        &w,
+        &s,
+        "cat a.txt b.txt >/dev/null; rm b.txt; mv a.txt moved.txt",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(status(&w, &s), "fresh      moved.txt\ngone       sub/x.txt");
+}
+
+#[test]
+fn dirfd_relative_calls_and_a_cd_are_resolved() {
+    let Some((w, s)) = setup() else { return };
+    let out = sh(&w, &s, "cat sub/x.txt a.txt >/dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    w.write("sub/x.txt", "theirs\n");
+    w.write("a.txt", "theirs\n");
+
+    let out = sh(&w, &s, "cd sub && echo mine > x.txt");
+    assert_refused(&out, "write", "sub/x.txt");
+    // openat and unlinkat relative to an open folder.
+    let script = r#"import os
+fd = os.open('sub', os.O_RDONLY | os.O_DIRECTORY)
+for what, call in [
+    ('open', lambda: os.open('x.txt', os.O_WRONLY | os.O_TRUNC, dir_fd=fd)),
+    ('unlink', lambda: os.unlink('x.txt', dir_fd=fd)),
+    ('rename', lambda: os.rename('../b.txt', '../a.txt', src_dir_fd=fd, dst_dir_fd=fd)),
+]:
+    try:
+        call()
+        print(what, 'passed')
+    except PermissionError:
+        print(what, 'refused')
+"#;
+    let out = w.run(&["--session", &s, "exec", "--", &python(), "-c", script]);
+    assert_eq!(
+        stdout(&out),
+        "open refused\nunlink refused\nrename refused\n",
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("sub/x.txt"), "theirs\n");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+    assert_eq!(w.read("b.txt"), "bee\n");
+}
+
+#[test]
+fn a_pipeline_of_processes_is_one_step() {
+    let Some((w, s)) = setup() else { return };
+    let before = w.steps(&s);
+    let out = sh(&w, &s, "cat a.txt | tr a-z A-Z | tee upper.txt > /dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("upper.txt"), "ONE\nTWO\n");
+    assert_eq!(w.steps(&s), before + 1);
+    assert_eq!(status(&w, &s), "fresh      a.txt\nfresh      upper.txt");
+}
+
+#[test]
+fn a_statically_linked_writer_is_guarded_too() {
+    let Some((w, s)) = setup() else { return };
+    // Raw system calls, no libc wrapper to interpose: the guard is in the kernel.
+    let src = w.base().join("writer.c");
+    std::fs::write(
+        &src,
+        "#include <fcntl.h>\n#include <unistd.h>\n#include <stdio.h>\n\
+int main(int c, char **v) { int fd = open(v[1], O_WRONLY | O_TRUNC);\n\
+if (fd < 0) { perror(\"open\"); return 3; } write(fd, \"static\\n\", 7); return 0; }\n",
+    )
+    .unwrap();
+    let bin = w.base().join("writer");
+    let built = Command::new("cc")
+        .args(["-static", "-O1", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output();
+    match built {
+        Ok(o) if o.status.success() => {}
+        other => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must build a static binary: {other:?}"
+            );
+            eprintln!("SKIPPED: no static C toolchain here: {other:?}");
+            return;
+        }
+    }
+    let file = Command::new("file").arg(&bin).output();
+    if let Ok(f) = file {
+        let text = String::from_utf8_lossy(&f.stdout).into_owned();
+        assert!(text.contains("statically linked"), "{text}");
+    }
+    w.ok(&["--session", &s, "read", "a.txt"]);
+    w.write("a.txt", "theirs\n");
+    let bin = bin.to_str().unwrap();
+    let out = w.run(&["--session", &s, "exec", "--", bin, "a.txt"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+    let out = w.run(&["--session", &s, "exec", "--", bin, "b.txt"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("b.txt"), "static\n");
+    assert!(status(&w, &s).contains("fresh      b.txt"));
+}
+
+#[test]
+fn a_killed_supervisor_fails_the_commands_later_calls() {
+    let Some((w, s)) = setup() else { return };
+    let mut child = w
+        .stella()
+        .args(["--session", &s, "exec", "--", "sh", "-c"])
+        .arg("read line; echo late > a.txt; echo \"status $?\" >&2")
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // SIGKILL the supervisor alone; the shell lives on, waiting for its line.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    use std::io::{Read, Write};
+    stdin.write_all(b"go\n").unwrap();
+    drop(stdin);
+    let mut err = String::new();
+    let mut pipe = child.stderr.take().unwrap();
+    // The shell holds the pipe until it exits.
+    pipe.read_to_string(&mut err).unwrap();
+    assert!(err.contains("status 2"), "the write failed: {err}");
+    assert!(err.contains("Function not implemented"), "{err}");
+    assert_eq!(w.read("a.txt"), "one\ntwo\n");
+}
+
+#[test]
+fn the_exit_status_is_the_commands() {
+    let Some((w, s)) = setup() else { return };
+    assert_eq!(code(&sh(&w, &s, "exit 7")), 7);
+    assert_eq!(code(&sh(&w, &s, "kill -9 $$")), 137);
+    let out = w.run(&["--session", &s, "exec", "--", "no-such-command-here"]);
+    assert_eq!(code(&out), 127);
+    assert!(
+        stderr(&out).contains("error: could not run 'no-such-command-here'"),
+        "{}",
+        stderr(&out)
+    );
+    // No session, or an unknown one: nothing runs.
+    let out = w.run(&["exec", "--", "touch", "ran"]);
+    assert_eq!(code(&out), 2);
+    let out = w.run(&["--session", "nobody", "exec", "--", "touch", "ran"]);
+    assert_eq!(code(&out), 2);
+    assert!(!w.repo.join("ran").exists());
+}
+
+#[test]
+fn git_internals_ignored_paths_and_outside_files_are_not_recorded() {
+    let Some((w, s)) = setup() else { return };
+    w.write(".gitignore", "build/\n");
+    let outside = w.base().join("outside.txt");
+    std::fs::write(&outside, "far\n").unwrap();
+    let script = format!(
+        "mkdir -p build && echo out > build/out && cat build/out {} .git/HEAD >/dev/null && git hash-object a.txt",
+        outside.display()
+    );
+    let out = sh(&w, &s, &script);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // git read a.txt to hash it; nothing of build/, .git/ or outside is tracked.
+    assert_eq!(status(&w, &s), "fresh      a.txt");
+    // A file the session already tracks is recorded even where git ignores it.
+    w.write("build/keep", "k\n");
+    w.ok(&["--session", &s, "read", "build/keep"]);
+    let out = sh(&w, &s, "echo changed > build/keep");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(status(&w, &s).contains("fresh      build/keep"));
+}
+
+#[test]
+fn it_works_nested_in_another_seccomp_filter_and_falls_back_where_it_cannot() {
+    let Some((w, s)) = setup() else { return };
+    // A host's sandbox: an allow-everything filter installed before Stella's.
+    let sandbox = r#"import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+buf = ctypes.create_string_buffer(struct.pack('HBBI', 0x06, 0, 0, 0x7fff0000))  # RET ALLOW
+class Prog(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+prog = Prog(1, ctypes.cast(buf, ctypes.c_void_p))
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0  # PR_SET_SECCOMP, FILTER
+os.execvp(sys.argv[1], sys.argv[1:])
+"#;
+    let stella = assert_cmd::cargo::cargo_bin("git-stella");
+    w.ok(&["--session", &s, "read", "a.txt"]);
+    w.write("a.txt", "theirs\n");
+    let mut cmd = Command::new(python());
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .current_dir(&w.repo)
+        .args(["-c", sandbox])
+        .arg(&stella)
+        .args(["--session", &s, "exec", "--", "sh", "-c"])
+        .arg("grep Seccomp_filters /proc/self/status; echo mine > a.txt")
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("Seccomp_filters:\t2"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+
+    // Inside another supervisor (here: Stella's own, its marker removed) there can be no second
+    // one: the command runs unguarded after one warning line...
+    let inner = format!(
+        "env -u STELLA_EXEC_SESSION {} --session {s} exec -- touch ran",
+        stella.display()
+    );
+    let out = sh(&w, &s, &inner);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stella: warning: running unguarded: the process already runs under another seccomp supervisor"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(w.repo.join("ran").exists());
+    // ...and under fail-closed it does not run at all.
+    std::fs::remove_file(w.repo.join("ran")).unwrap();
+    w.git(&["config", "stella.hookOnError", "deny"]);
+    let out = sh(&w, &s, &inner);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("error: refusing to run the command unguarded"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!w.repo.join("ran").exists());
+}
+
+#[test]
+fn claude_codes_prefix_guards_bash_calls_only() {
+    let Some((w, _)) = setup() else { return };
+    let snippet = |cmd: &str| {
+        format!(
+            "source /nonexistent/snapshot.sh 2>/dev/null || true && eval '{cmd}' < /dev/null && pwd -P >| {}/cwd-file",
+            w.base().display()
+        )
+    };
+    let prefix = |arg: &str| {
+        let mut c = w.stella();
+        c.env("CLAUDE_CODE_SESSION_ID", "3f0c9a7e-claude")
+            .args(["--claude-code-shell", arg]);
+        c.output().unwrap()
+    };
+    let out = prefix(&snippet("cat a.txt"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "one\ntwo\n");
+    assert_eq!(status(&w, "3f0c9a7e-claude"), "fresh      a.txt");
+    let log = w.ok(&["log", "3f0c9a7e-claude"]);
+    assert!(log.contains("exec cat a.txt (1 read, 0 changed)"), "{log}");
+    // The working directory is written for the next call, as without a prefix.
+    assert_eq!(
+        std::fs::read_to_string(w.base().join("cwd-file")).unwrap(),
+        format!("{}\n", w.repo.display())
+    );
+    // A hook command through the prefix is the host's work: nothing recorded.
+    let out = prefix("cat b.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "bee\n");
+    assert_eq!(status(&w, "3f0c9a7e-claude"), "fresh      a.txt");
+    // A stale write through Bash is refused.
+    w.write("a.txt", "theirs\n");
+    let out = prefix(&snippet("echo mine > a.txt"));
+    assert_ne!(code(&out), 0);
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+}
