@@ -533,7 +533,10 @@ pub fn write_bundle(
     emit(out, &header)?;
     for id in &head {
         let obj = repo.find_object(*id).map_err(to_io)?;
-        emit(out, &entry_header(obj.kind, obj.data.len() as u64))?;
+        emit(
+            out,
+            &crate::store::entry_header(obj.kind, obj.data.len() as u64),
+        )?;
         let mut z =
             gix_zlib::stream::deflate::Write::new(Vec::new(), gix_zlib::Compression::DEFAULT);
         z.write_all(&obj.data)?;
@@ -566,24 +569,6 @@ pub fn write_bundle(
     out.write_all(trailer.as_bytes())?;
     out.flush()?;
     Ok(())
-}
-
-/// A pack entry header for a whole object: type and size, as git writes it.
-fn entry_header(kind: gix::objs::Kind, size: u64) -> Vec<u8> {
-    let type_id: u8 = match kind {
-        gix::objs::Kind::Commit => 1,
-        gix::objs::Kind::Tree => 2,
-        gix::objs::Kind::Blob => 3,
-        gix::objs::Kind::Tag => 4,
-    };
-    let mut out = vec![(type_id << 4) | (size & 0x0f) as u8];
-    let mut rest = size >> 4;
-    while rest > 0 {
-        *out.last_mut().expect("one byte") |= 0x80;
-        out.push((rest & 0x7f) as u8);
-        rest >>= 7;
-    }
-    out
 }
 
 /// A pack of exactly the objects given, streamed by stock `git pack-objects`: it reuses the

@@ -148,14 +148,51 @@ fn parse_state(text: &[u8]) -> Option<(Seen, Option<Digest>)> {
     Some((seen?, origin?))
 }
 
+/// Objects written in memory for one step (see [`Journal::batch`]).
+pub struct Batch {
+    repo: gix::Repository,
+}
+
+impl Batch {
+    /// Store what is in memory as one pack, and start over empty.
+    fn flush(&mut self, store: &Store) -> Result<(), Error> {
+        let objects = self.repo.objects.take_object_memory().unwrap_or_default();
+        self.repo.objects.enable_object_memory();
+        if objects.is_empty() {
+            return Ok(());
+        }
+        Ok(store.write_pack(
+            objects
+                .iter()
+                .map(|(_, (kind, data))| (*kind, data.as_slice())),
+        )?)
+    }
+}
+
 /// A session's journal in one store.
 pub struct Journal<'s> {
     pub store: &'s Store,
+    /// Trees read so far, whole: the map's fan-out trees are shared by every lookup, and a step
+    /// or a command under the shell guard looks up thousands of paths.
+    trees: std::cell::RefCell<TreeCache>,
 }
+
+/// Trees by id, up to a bound on the bytes held.
+#[derive(Default)]
+struct TreeCache {
+    trees: std::collections::HashMap<ObjectId, Vec<u8>>,
+    bytes: usize,
+}
+
+/// What [`TreeCache`] holds at most.
+const TREE_CACHE_BYTES: usize = 64 << 20;
 
 impl<'s> Journal<'s> {
     pub fn new(store: &'s Store) -> Self {
-        Journal { store }
+        Journal {
+            store,
+            trees: Default::default(),
+        }
     }
 
     fn repo(&self) -> Result<&gix::Repository, Error> {
@@ -178,19 +215,55 @@ impl<'s> Journal<'s> {
         )
     }
 
-    /// The entry of tree `id` at `path` (folders separated by `/`).
+    /// The entry of tree `id` at `path` (folders separated by `/`), each tree on the way read
+    /// through the cache.
     fn tree_entry(
         &self,
         id: &ObjectId,
         path: &str,
     ) -> Result<Option<gix::objs::tree::Entry>, Error> {
-        let (mut buf, mut scratch) = (Vec::new(), Vec::new());
-        let tree = self.read_tree(id, &mut buf)?;
-        self.git(
-            "read a tree",
-            tree.lookup_entry(self.store.objects(), &mut scratch, path.split('/'))
-                .map_err(gix::Error::from_error),
-        )
+        let mut tree = *id;
+        let mut parts = path.split('/').peekable();
+        let mut buf = Vec::new();
+        while let Some(name) = parts.next() {
+            self.cached_tree(&tree, &mut buf)?;
+            let decoded = self.git(
+                "read a tree",
+                gix::objs::TreeRef::from_bytes(&buf, gix::hash::Kind::Sha1)
+                    .map_err(gix::Error::from_error),
+            )?;
+            let Some(found) = decoded
+                .entries
+                .iter()
+                .find(|e| e.filename == name.as_bytes())
+            else {
+                return Ok(None);
+            };
+            if parts.peek().is_none() {
+                return Ok(Some((*found).into()));
+            }
+            if !found.mode.is_tree() {
+                return Ok(None);
+            }
+            tree = found.oid.to_owned();
+        }
+        Ok(None)
+    }
+
+    /// Tree `id`'s bytes into `buf`, from the cache when it was read before.
+    fn cached_tree(&self, id: &ObjectId, buf: &mut Vec<u8>) -> Result<(), Error> {
+        if let Some(data) = self.trees.borrow().trees.get(id) {
+            buf.clear();
+            buf.extend_from_slice(data);
+            return Ok(());
+        }
+        self.read_tree(id, buf)?;
+        let mut cache = self.trees.borrow_mut();
+        if cache.bytes + buf.len() <= TREE_CACHE_BYTES {
+            cache.bytes += buf.len();
+            cache.trees.insert(*id, buf.clone());
+        }
+        Ok(())
     }
 
     /// Read commit `id` into `buf`.
@@ -286,9 +359,9 @@ impl<'s> Journal<'s> {
                     .upsert("session.toml", EntryKind::Blob, blob)
                     .map(|_| ()),
             )?;
-            let tracked = self.apply(None, &mut editor, step, 0)?;
+            let tracked = self.apply(repo, None, &mut editor, step, 0)?;
             let tree = self.git("write a tree", editor.write())?.detach();
-            self.write_commit(tree, parent, &step.summary, 1, tracked)
+            self.write_commit(repo, tree, parent, &step.summary, 1, tracked)
         })?;
         self.tip(id)
     }
@@ -302,6 +375,7 @@ impl<'s> Journal<'s> {
 
     fn write_commit(
         &self,
+        repo: &gix::Repository,
         tree: ObjectId,
         parent: Option<ObjectId>,
         summary: &str,
@@ -323,29 +397,76 @@ impl<'s> Journal<'s> {
             extra_headers: Vec::new(),
         };
         Ok(self
-            .git("write a step", self.repo()?.write_object(&commit))?
+            .git("write a step", repo.write_object(&commit))?
             .detach())
     }
 
     /// Record one step: all of its edits land in one commit, or none do.
     pub fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
+        self.record_in(id, step, None)
+    }
+
+    /// Objects for one large step, kept in memory until [`Journal::record_batch`] stores them
+    /// all as one pack.
+    pub fn batch(&self) -> Result<Batch, Error> {
+        let mut repo = self.repo()?.clone();
+        repo.objects.enable_object_memory();
+        Ok(Batch { repo })
+    }
+
+    /// Keep `bytes` as a blob of the step `batch` will record.
+    pub fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
+        Ok(self
+            .git("write a blob", batch.repo.write_blob(bytes))?
+            .detach())
+    }
+
+    /// Record one step whose objects (and the blobs written into `batch` before) are stored as
+    /// one pack rather than one file each.
+    pub fn record_batch(
+        &self,
+        id: &SessionId,
+        step: &Step,
+        mut batch: Batch,
+    ) -> Result<Tip, Error> {
+        self.record_in(id, step, Some(&mut batch))
+    }
+
+    fn record_in(
+        &self,
+        id: &SessionId,
+        step: &Step,
+        mut batch: Option<&mut Batch>,
+    ) -> Result<Tip, Error> {
         let name = session_ref(id);
         let new = self.store.update_ref(&name, &step.summary, |repo, tip| {
             let Some(tip) = tip else {
                 return Err(Error::UnknownSession { id: id.clone() });
             };
-            let current = self.read_tip(id.as_str(), tip)?;
-            let tree = self.git("read a tree", repo.find_tree(current.tree))?;
-            let mut editor = self.git("edit a tree", tree.edit())?;
-            let tracked = self.apply(Some(current.tree), &mut editor, step, current.tracked)?;
-            let new_tree = self.git("write a tree", editor.write())?.detach();
-            self.write_commit(
-                new_tree,
-                Some(tip),
-                &step.summary,
-                current.steps + 1,
-                tracked,
-            )
+            let commit = {
+                let repo = match batch.as_deref() {
+                    Some(b) => &b.repo,
+                    None => repo,
+                };
+                let current = self.read_tip(id.as_str(), tip)?;
+                let tree = self.git("read a tree", repo.find_tree(current.tree))?;
+                let mut editor = self.git("edit a tree", tree.edit())?;
+                let tracked =
+                    self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
+                let new_tree = self.git("write a tree", editor.write())?.detach();
+                self.write_commit(
+                    repo,
+                    new_tree,
+                    Some(tip),
+                    &step.summary,
+                    current.steps + 1,
+                    tracked,
+                )?
+            };
+            if let Some(b) = batch.as_deref_mut() {
+                b.flush(self.store)?;
+            }
+            Ok(commit)
         });
         self.read_tip(id.as_str(), new?)
     }
@@ -354,6 +475,7 @@ impl<'s> Journal<'s> {
     /// returning the new count of tracked paths.
     fn apply(
         &self,
+        repo: &gix::Repository,
         tree: Option<ObjectId>,
         editor: &mut gix::object::tree::Editor<'_>,
         step: &Step,
@@ -379,8 +501,11 @@ impl<'s> Journal<'s> {
                             *first_origin
                         }
                     };
-                    let state = self.write_blob(state_text(*seen, origin).as_bytes())?;
-                    let path_blob = self.write_blob(path.as_bytes())?;
+                    let state = self.git(
+                        "write a blob",
+                        repo.write_blob(state_text(*seen, origin).as_bytes()),
+                    )?;
+                    let path_blob = self.git("write a blob", repo.write_blob(path.as_bytes()))?;
                     let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
                     ed(editor
                         .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)

@@ -335,6 +335,75 @@ impl Store {
         self.git(&["gc", "--auto", "--quiet"])
     }
 
+    /// Store `objects` as one pack (`git index-pack` writes it and its index into the store):
+    /// a step that records thousands of paths would otherwise write tens of thousands of loose
+    /// objects, one file, rename and folder check each. The objects are readable once this
+    /// returns, before any ref names them.
+    pub fn write_pack<'a>(
+        &self,
+        objects: impl ExactSizeIterator<Item = (gix::objs::Kind, &'a [u8])>,
+    ) -> Result<(), Error> {
+        use std::io::Write;
+        let io_err = |source| Error::Io {
+            op: "write a pack into",
+            path: self.dir.clone(),
+            source,
+        };
+        let mut child = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.dir)
+            .args(["index-pack", "--stdin"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(io_err)?;
+        let written = (|| -> std::io::Result<()> {
+            let stdin = child.stdin.take().expect("piped");
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, stdin);
+            let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+            let mut emit = |out: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
+                hasher.update(bytes);
+                out.write_all(bytes)
+            };
+            let count = u32::try_from(objects.len())
+                .map_err(|_| std::io::Error::other("too many objects for one pack"))?;
+            let mut header = b"PACK\0\0\0\x02".to_vec();
+            header.extend_from_slice(&count.to_be_bytes());
+            emit(&mut out, &header)?;
+            let mut z = Vec::new();
+            for (kind, data) in objects {
+                emit(&mut out, &entry_header(kind, data.len() as u64))?;
+                z.clear();
+                let mut deflate = gix_zlib::stream::deflate::Write::new(
+                    &mut z,
+                    gix_zlib::Compression::BEST_SPEED,
+                );
+                deflate.write_all(data)?;
+                deflate.flush()?;
+                drop(deflate);
+                emit(&mut out, &z)?;
+            }
+            let trailer = hasher
+                .try_finalize()
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            out.write_all(trailer.as_bytes())?;
+            out.flush()
+        })();
+        let out = child.wait_with_output().map_err(io_err)?;
+        written.map_err(io_err)?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(Error::GitCommand {
+                args: "index-pack --stdin".into(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            })
+        }
+    }
+
     fn git(&self, args: &[&str]) -> Result<(), Error> {
         let out = std::process::Command::new("git")
             .arg("--git-dir")
@@ -364,6 +433,24 @@ impl Store {
             })
         }
     }
+}
+
+/// A pack entry header for a whole object: type and size, as git writes it.
+pub(crate) fn entry_header(kind: gix::objs::Kind, size: u64) -> Vec<u8> {
+    let type_id: u8 = match kind {
+        gix::objs::Kind::Commit => 1,
+        gix::objs::Kind::Tree => 2,
+        gix::objs::Kind::Blob => 3,
+        gix::objs::Kind::Tag => 4,
+    };
+    let mut out = vec![(type_id << 4) | (size & 0x0f) as u8];
+    let mut rest = size >> 4;
+    while rest > 0 {
+        *out.last_mut().expect("one byte") |= 0x80;
+        out.push((rest & 0x7f) as u8);
+        rest >>= 7;
+    }
+    out
 }
 
 fn lock_path(store_dir: &Path) -> PathBuf {
