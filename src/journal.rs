@@ -491,11 +491,11 @@ impl<'s> Journal<'s> {
                 } => {
                     let dir = entry_dir(path);
                     let existing = match tree {
-                        Some(t) => self.lookup_at(t, path)?,
+                        Some(t) => self.state_at(t, path)?,
                         None => None,
                     };
-                    let origin = match &existing {
-                        Some(e) => e.origin,
+                    let origin = match existing {
+                        Some((_, origin)) => origin,
                         None => {
                             tracked += 1;
                             *first_origin
@@ -529,7 +529,7 @@ impl<'s> Journal<'s> {
                 }
                 MapEdit::Remove { path } => {
                     let existing = match tree {
-                        Some(t) => self.lookup_at(t, path)?,
+                        Some(t) => self.state_at(t, path)?,
                         None => None,
                     };
                     if existing.is_some() {
@@ -562,6 +562,24 @@ impl<'s> Journal<'s> {
             Some(entry) => self.decode_entry(&entry.oid, Some(path)),
             None => Ok(None),
         }
+    }
+
+    /// The state of `path`'s entry in tree `tree` (what the session saw, where it started), read
+    /// without the rest of the entry: a step only needs to know whether and where it started.
+    fn state_at(
+        &self,
+        tree: ObjectId,
+        path: &RelPath,
+    ) -> Result<Option<(Seen, Option<Digest>)>, Error> {
+        let Some(state) = self.tree_entry(&tree, &format!("{}/state", entry_dir(path)))? else {
+            return Ok(None);
+        };
+        parse_state(&self.blob(state.oid)?)
+            .map(Some)
+            .ok_or_else(|| Error::Corrupt {
+                id: String::new(),
+                why: "a map entry has no valid state".into(),
+            })
     }
 
     /// Decode one entry folder; `expected` guards against a hash collision.

@@ -18,11 +18,14 @@ use crate::ids::SessionId;
 /// moment, as `git stella read` would. An open for writing or truncation, a truncate, a rename
 /// or link onto a path and an unlink are checked with the guard's decision table before the
 /// kernel acts: a refused call fails with EACCES (Permission denied) and the refusal, first line
-/// `refusing to write: PATH` or `refusing to delete: PATH`, goes to the command's stderr once per
-/// path. What the command changed becomes the session's own write, with the bytes it left; a
-/// delete drops the entry, a rename moves it. So `sed -i` in the agent's shell is the agent's
-/// own change, and its next edit is allowed. The whole command is one journal step, recorded
-/// when it exits.
+/// `refusing to write: PATH` or `refusing to delete: PATH`, goes to the stderr of the process
+/// whose call it was, once per path and process. A process that reads a file and changes it
+/// within a second (`sed -i`, a patch tool, a script's read-modify-write) is a tool reading what
+/// it rewrites: that read is not news to the session, and the change is judged by what the
+/// session knew before it. What the command changed becomes the session's own write, with the
+/// bytes it left; a delete drops the entry, a rename moves it. So a fresh `sed -i` in the
+/// agent's shell is the agent's own change, and its next edit is allowed. The whole command is
+/// one journal step, recorded when it exits.
 ///
 /// Never recorded: `.git/`, `.stella/`, paths outside the workspace, folders, devices, FIFOs,
 /// and paths git ignores (build output, node_modules) unless the session already tracks them.

@@ -38,6 +38,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use gix::ObjectId;
 
@@ -149,11 +150,13 @@ pub fn run(
         tree: start.tree,
         listener: Some(listener),
         known: HashMap::new(),
+        last_read: HashMap::new(),
         reads: HashMap::new(),
         touched: Vec::new(),
         touched_set: HashSet::new(),
         origins: HashMap::new(),
         refused: Vec::new(),
+        told: HashSet::new(),
         kept: 0,
         err,
     };
@@ -356,6 +359,33 @@ enum Known {
     Changed,
 }
 
+/// How close before its own change a process's read of the same path counts as the tool reading
+/// what it rewrites rather than a read the agent acted on: tools read and write within
+/// milliseconds, while an agent reads, thinks for seconds, then writes.
+const TOOL_READ: Duration = Duration::from_secs(1);
+
+/// What a process's reads of a path replaced, until that process changes the path.
+struct LastRead {
+    /// The thread group (process) that read it.
+    process: u32,
+    /// When it last read it.
+    at: Instant,
+    known: Option<Known>,
+    snapshot: Option<Snapshot>,
+}
+
+/// Put back `value` for `key` (`None`: remove it).
+fn restore<V>(map: &mut HashMap<RelPath, V>, key: &RelPath, value: Option<V>) {
+    match value {
+        Some(v) => {
+            map.insert(key.clone(), v);
+        }
+        None => {
+            map.remove(key);
+        }
+    }
+}
+
 /// A file's bytes as the guard saw them.
 struct Snapshot {
     digest: Digest,
@@ -381,6 +411,8 @@ struct Supervisor<'a, 'j> {
     /// Closed once the command has exited.
     listener: Option<Listener>,
     known: HashMap<RelPath, Known>,
+    /// Who read each path last, and what that read replaced.
+    last_read: HashMap<RelPath, LastRead>,
     /// What the command read.
     reads: HashMap<RelPath, Snapshot>,
     /// What the command changed, in order.
@@ -389,6 +421,8 @@ struct Supervisor<'a, 'j> {
     /// The bytes a path held before the command first changed it (`None`: it did not exist).
     origins: HashMap<RelPath, Option<Digest>>,
     refused: Vec<RelPath>,
+    /// Which process was told of which refusal.
+    told: HashSet<(RelPath, u32)>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
     kept: u64,
     err: &'a mut dyn Write,
@@ -478,14 +512,14 @@ impl Supervisor<'_, '_> {
             }
             filter::Call::Truncate => {
                 let located = self.locate(req, None, args[0], true);
-                self.change(located, Intent::Write { content: None }, false)
+                self.change(req, located, Intent::Write { content: None }, false)
             }
             filter::Call::Unlink { dirfd, path } => {
                 if dirfd.is_some() && args[2] as libc::c_int & libc::AT_REMOVEDIR != 0 {
                     return Answer::Continue;
                 }
                 let located = self.locate(req, fd(dirfd), args[path], false);
-                self.change(located, Intent::Delete, false)
+                self.change(req, located, Intent::Delete, false)
             }
             filter::Call::Rename { from, to, flags } => {
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
@@ -493,15 +527,15 @@ impl Supervisor<'_, '_> {
                 let from_path = self.locate(req, fd(from.0), args[from.1], false);
                 let exchange = flags & libc::RENAME_EXCHANGE != 0;
                 let write = Intent::Write { content: None };
-                if let Answer::Fail(e) = self.change(to_path, write, false) {
+                if let Answer::Fail(e) = self.change(req, to_path, write, false) {
                     return Answer::Fail(e);
                 }
                 // The source loses nothing (its bytes move), unless the two swap places.
-                self.change(from_path, write, !exchange)
+                self.change(req, from_path, write, !exchange)
             }
             filter::Call::Link { to } => {
                 let located = self.locate(req, fd(to.0), args[to.1], false);
-                self.change(located, Intent::Write { content: None }, false)
+                self.change(req, located, Intent::Write { content: None }, false)
             }
         }
     }
@@ -519,7 +553,7 @@ impl Supervisor<'_, '_> {
         let located = self.locate(req, dirfd, addr, follow);
         if !writes {
             if let Located::Inside(path) = located {
-                self.read(path);
+                self.read(req, path);
             }
             return Answer::Continue;
         }
@@ -531,19 +565,40 @@ impl Supervisor<'_, '_> {
         {
             return Answer::Continue;
         }
-        self.change(located, Intent::Write { content: None }, false)
+        self.change(req, located, Intent::Write { content: None }, false)
     }
 
-    /// Record a read of `path`'s bytes now, if it is a regular file.
-    fn read(&mut self, path: RelPath) {
+    /// Record a read of `path`'s bytes now, if it is a regular file, remembering which process
+    /// read it and what was known before.
+    fn read(&mut self, req: &libc::seccomp_notif, path: RelPath) {
         if matches!(self.known.get(&path), Some(Known::Changed)) {
             return;
         }
         let Ok(Some(snap)) = self.snapshot(&path) else {
             return;
         };
-        self.known.insert(path.clone(), Known::Read(snap.digest));
-        self.reads.insert(path, snap);
+        let process = notify::tgid(req.pid);
+        let now = Instant::now();
+        let known = self.known.insert(path.clone(), Known::Read(snap.digest));
+        let snapshot = self.reads.insert(path.clone(), snap);
+        match self.last_read.get_mut(&path) {
+            // The same tool reading again (a patch tool reads twice from two threads): what was
+            // known before its first read still stands.
+            Some(r) if r.process == process && now.duration_since(r.at) < TOOL_READ => {
+                r.at = now;
+            }
+            _ => {
+                self.last_read.insert(
+                    path,
+                    LastRead {
+                        process,
+                        at: now,
+                        known,
+                        snapshot,
+                    },
+                );
+            }
+        }
     }
 
     /// The bytes at `path` now; `None` when it is not a regular file (or gone).
@@ -587,7 +642,17 @@ impl Supervisor<'_, '_> {
     /// Check a call that can change or remove `located`; on "allow" remember it as the command's
     /// own change. `source_only`: the path is a rename's source, whose bytes move elsewhere, so
     /// it is only remembered, never refused.
-    fn change(&mut self, located: Located, intent: Intent, source_only: bool) -> Answer {
+    ///
+    /// A process that read the path itself and now changes it is a tool reading what it is about
+    /// to rewrite (`sed -i`, a patch, an editor's save): that read tells the session nothing, so
+    /// the change is judged by what was known before it, and a refusal forgets the read.
+    fn change(
+        &mut self,
+        req: &libc::seccomp_notif,
+        located: Located,
+        intent: Intent,
+        source_only: bool,
+    ) -> Answer {
         let path = match located {
             Located::Inside(p) => p,
             Located::Elsewhere => return Answer::Continue,
@@ -600,10 +665,18 @@ impl Supervisor<'_, '_> {
                 return Answer::Fail(libc::EACCES);
             }
         };
-        if matches!(self.known.get(&path), Some(Known::Changed)) {
+        let own_read = self
+            .last_read
+            .get(&path)
+            .filter(|r| r.process == notify::tgid(req.pid) && r.at.elapsed() < TOOL_READ);
+        let known = match own_read {
+            Some(r) => r.known,
+            None => self.known.get(&path).copied(),
+        };
+        if matches!(known, Some(Known::Changed)) {
             return Answer::Continue;
         }
-        let entry = match self.entry(&path) {
+        let entry = match self.entry(&path, known) {
             Ok(e) => e,
             Err(e) => {
                 let _ = writeln!(
@@ -616,9 +689,16 @@ impl Supervisor<'_, '_> {
         let tracked = entry.is_some();
         let check = guard::check_entry(entry, &self.root, &path, intent);
         if check.refused() && !source_only {
-            self.refuse(&check);
+            if own_read.is_some()
+                && let Some(before) = self.last_read.remove(&path)
+            {
+                restore(&mut self.known, &path, before.known);
+                restore(&mut self.reads, &path, before.snapshot);
+            }
+            self.refuse(req.pid, &check);
             return Answer::Fail(libc::EACCES);
         }
+        self.last_read.remove(&path);
         if !self.origins.contains_key(&path) {
             let before = if tracked {
                 check.disk.digest()
@@ -634,13 +714,13 @@ impl Supervisor<'_, '_> {
         Answer::Continue
     }
 
-    /// The session's entry for `path`, as this command has seen it so far.
-    fn entry(&self, path: &RelPath) -> Result<Option<Entry>, journal::Error> {
+    /// The session's entry for `path`, given what this command has seen of it (`known`).
+    fn entry(&self, path: &RelPath, known: Option<Known>) -> Result<Option<Entry>, journal::Error> {
         let entry = self.journal.lookup_at(self.tree, path)?;
-        Ok(match self.known.get(path) {
+        Ok(match known {
             Some(Known::Read(d)) => Some(Entry {
                 path: path.clone(),
-                seen: Seen::Digest(*d),
+                seen: Seen::Digest(d),
                 origin: entry.as_ref().and_then(|e| e.origin),
                 bytes: None,
             }),
@@ -648,13 +728,26 @@ impl Supervisor<'_, '_> {
         })
     }
 
-    fn refuse(&mut self, check: &Check) {
-        if self.refused.contains(&check.path) {
+    /// Tell the process whose call was refused: on its own stderr (a host that captures a shell
+    /// command's output then shows the model why), else on the command's.
+    ///
+    /// Once per path and process: a command that retries (`rm -rf` walking a tree twice) says it
+    /// once, while each process of a whole agent (each shell command it runs) hears it.
+    fn refuse(&mut self, pid: u32, check: &Check) {
+        let process = notify::tgid(pid);
+        if !self.told.insert((check.path.clone(), process)) {
             return;
         }
-        let message = guard::refusal_message(self.journal, &self.root, check);
-        let _ = writeln!(self.err, "{message}");
-        self.refused.push(check.path.clone());
+        let message = format!(
+            "{}\n",
+            guard::refusal_message(self.journal, &self.root, check)
+        );
+        if !notify::write_stderr_of(pid, message.as_bytes()) {
+            let _ = self.err.write_all(message.as_bytes());
+        }
+        if !self.refused.contains(&check.path) {
+            self.refused.push(check.path.clone());
+        }
     }
 
     /// Where the path a call names lies. `follow`: whether the call follows a symlink in the
@@ -735,14 +828,27 @@ impl Supervisor<'_, '_> {
             .filter(|(p, _)| !self.touched_set.contains(p))
             .collect();
         reads.sort_by(|a, b| a.0.cmp(&b.0));
-        // Paths git ignores matter only when the session already tracks them.
-        let mut untracked = Vec::new();
+        // What the session knew of each path when the command started.
+        let mut start = HashMap::new();
         for p in touched.iter().chain(reads.iter().map(|(p, _)| p)) {
-            if self.journal.lookup_at(self.tree, p)?.is_none() {
-                untracked.push(p.clone());
-            }
+            start.insert(p.clone(), self.journal.lookup_at(self.tree, p)?);
         }
+        let tracked = |p: &RelPath| matches!(start.get(p), Some(Some(_)));
+        // Paths git ignores matter only when the session already tracks them.
+        let untracked: Vec<RelPath> = start.keys().filter(|p| !tracked(p)).cloned().collect();
         let ignored = ignored(&self.root, &untracked);
+        // A read of the bytes the session already holds changes nothing.
+        reads.retain(|(p, snap)| {
+            !ignored.contains(p)
+                && !matches!(start.get(p), Some(Some(e))
+                    if e.seen == Seen::Digest(snap.digest)
+                        && (e.bytes.is_some() || snap.bytes.is_none()))
+        });
+        let n_reads = reads.len();
+        let touched: Vec<RelPath> = touched
+            .into_iter()
+            .filter(|p| !ignored.contains(p))
+            .collect();
         // Many paths: their objects go into the store as one pack, not one file each.
         let batch = if touched.len() + reads.len() > BATCH_PATHS {
             Some(self.journal.batch()?)
@@ -750,11 +856,8 @@ impl Supervisor<'_, '_> {
             None
         };
         let mut edits = Vec::new();
-        let (mut n_reads, mut n_writes) = (0, 0);
+        let mut n_writes = 0;
         for path in touched {
-            if ignored.contains(&path) {
-                continue;
-            }
             match self.snapshot(&path) {
                 Ok(Some(snap)) => {
                     edits.push(MapEdit::Put {
@@ -766,7 +869,7 @@ impl Supervisor<'_, '_> {
                 }
                 // Gone: the entry goes too; a path the session never tracked leaves nothing.
                 Ok(None) if !path.under(&self.root).exists() => {
-                    if self.journal.lookup_at(self.tree, &path)?.is_none() {
+                    if !tracked(&path) {
                         continue;
                     }
                     edits.push(MapEdit::Remove { path: path.clone() })
@@ -777,16 +880,12 @@ impl Supervisor<'_, '_> {
             n_writes += 1;
         }
         for (path, snap) in reads {
-            if ignored.contains(&path) {
-                continue;
-            }
             edits.push(MapEdit::Put {
                 path: path.clone(),
                 seen: Seen::Digest(snap.digest),
                 bytes: self.keep(&batch, &snap)?,
                 first_origin: Some(snap.digest),
             });
-            n_reads += 1;
         }
         let tip = if edits.is_empty() {
             None

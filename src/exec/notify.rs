@@ -367,3 +367,31 @@ pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
     // SAFETY: a fresh descriptor we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
+
+/// The thread group (process) of thread `tid`; `tid` itself when /proc cannot say.
+pub fn tgid(tid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Tgid:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(tid)
+}
+
+/// Write `bytes` to the stderr of process `pid` (appending, never blocking, never taking a
+/// terminal); whether it was written.
+pub fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut stderr) = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(format!("/proc/{pid}/fd/2"))
+    else {
+        return false;
+    };
+    stderr.write_all(bytes).is_ok()
+}

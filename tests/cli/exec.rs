@@ -458,3 +458,96 @@ fn claude_codes_prefix_guards_bash_calls_only() {
     assert_refused(&out, "write", "a.txt");
     assert_eq!(w.read("a.txt"), "theirs\n");
 }
+
+#[test]
+fn a_tool_reading_what_it_rewrites_is_not_a_read_of_the_session() {
+    let Some((w, s)) = setup() else { return };
+    w.write("a.txt", "alpha\nbeta\n");
+    w.ok(&["--session", &s, "read", "a.txt"]);
+    // Someone turns beta into betamax; the agent's `sed -i s/beta/BETA/`, planned against the
+    // bytes it saw, would give BETAmax. sed reads the file itself first: that is no news.
+    w.write("a.txt", "alpha\nbetamax\n");
+    let out = w.run(&[
+        "--session",
+        &s,
+        "exec",
+        "--",
+        "sed",
+        "-i",
+        "s/beta/BETA/",
+        "a.txt",
+    ]);
+    assert_ne!(code(&out), 0);
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "alpha\nbetamax\n");
+    // The same for any program that reads and rewrites a file in one process, however often.
+    let rmw = "d = open('a.txt').read(); open('a.txt', 'w').write(d.replace('beta', 'BETA'))";
+    for _ in 0..2 {
+        let out = w.run(&["--session", &s, "exec", "--", &python(), "-c", rmw]);
+        assert_ne!(code(&out), 0);
+        assert_refused(&out, "write", "a.txt");
+        assert_eq!(w.read("a.txt"), "alpha\nbetamax\n");
+    }
+    assert_eq!(status(&w, &s), "changed    a.txt");
+    // A read by another process is a read: `cat`, then the same rewrite, passes.
+    let out = sh(&w, &s, "cat a.txt >/dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = w.run(&["--session", &s, "exec", "--", &python(), "-c", rmw]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("a.txt"), "alpha\nBETAmax\n");
+    assert_eq!(status(&w, &s), "fresh      a.txt");
+}
+
+#[test]
+fn a_whole_agent_under_the_guard_is_guarded_call_by_call() {
+    let Some((w, s)) = setup() else { return };
+    // An "agent": reads through a child process (its shell), waits, then patches the file in
+    // its own process, reading it first as a patch tool does; its shell's refusals reach it on
+    // the child's stderr, which it shows (as a host shows the model a command's output).
+    let agent = r#"import os, subprocess, sys, time
+subprocess.run(['cat', 'a.txt'], stdout=subprocess.DEVNULL, check=True)
+print('read', flush=True)
+while not os.path.exists('go'):
+    time.sleep(0.01)
+def patch():
+    d = open('a.txt').read()
+    open('a.txt', 'w').write(d.replace('two', 'TWO'))
+try:
+    patch()
+    print('patch passed')
+except PermissionError:
+    print('patch refused')
+shell = subprocess.run(['sh', '-c', 'echo mine > a.txt'], stderr=subprocess.PIPE, text=True)
+print('shell', shell.returncode, 'refusing to write: a.txt' in shell.stderr)
+"#;
+    let run = |change: bool| {
+        let _ = std::fs::remove_file(w.repo.join("go"));
+        let mut child = w
+            .stella()
+            .args(["--session", &s, "exec", "--", &python(), "-c", agent])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut first = [0u8; 5];
+        use std::io::Read;
+        out.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"read\n");
+        if change {
+            w.write("a.txt", "one\ntwo\ntheirs\n");
+        }
+        std::fs::write(w.repo.join("go"), "").unwrap();
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        child.wait().unwrap();
+        rest
+    };
+    // Another process changed the file after the agent's shell read it: both writes refused.
+    assert_eq!(run(true), "patch refused\nshell 2 True\n");
+    assert_eq!(w.read("a.txt"), "one\ntwo\ntheirs\n");
+    // Nobody changed it: the patch is the agent's own, and so is the shell's write after it.
+    assert_eq!(run(false), "patch passed\nshell 0 False\n");
+    assert_eq!(w.read("a.txt"), "mine\n");
+    assert_eq!(status(&w, &s), "fresh      a.txt");
+}
