@@ -84,6 +84,15 @@ pub enum Error {
     },
     #[error(transparent)]
     Journal(#[from] journal::Error),
+    /// The command ran, but what it did could not be recorded: the session's next write to
+    /// what it changed is refused until it is read again.
+    #[error("'{}' ran (exit status {code}), but what it read and wrote could not be recorded", .program.to_string_lossy())]
+    Unrecorded {
+        program: OsString,
+        code: u8,
+        #[source]
+        source: journal::Error,
+    },
 }
 
 /// Whether this machine can run the guard, and why not.
@@ -173,7 +182,14 @@ pub fn run(
             });
         }
     };
-    sup.record(id, status, summary)
+    sup.record(id, status, summary).map_err(|e| match e {
+        Error::Journal(source) => Error::Unrecorded {
+            program: program_name,
+            code: exit_code(status),
+            source,
+        },
+        other => other,
+    })
 }
 
 /// Start `command` with the filter installed, and take its listener.

@@ -551,3 +551,57 @@ print('shell', shell.returncode, 'refusing to write: a.txt' in shell.stderr)
     assert_eq!(w.read("a.txt"), "mine\n");
     assert_eq!(status(&w, &s), "fresh      a.txt");
 }
+
+#[test]
+fn fifos_and_symlinks_neither_hang_nor_mislead_it() {
+    let Some((w, s)) = setup() else { return };
+    w.ok(&["--session", &s, "read", "a.txt", "b.txt"]);
+    // A tracked file replaced by a FIFO, and a new FIFO: reading and writing them through the
+    // guard must not hang it (it never opens a FIFO to hash it).
+    std::fs::remove_file(w.repo.join("a.txt")).unwrap();
+    let fifo = |p: &str| {
+        let c = std::ffi::CString::new(w.repo.join(p).to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    };
+    fifo("a.txt");
+    fifo("pipe");
+    let mut child = w
+        .stella()
+        .args(["--session", &s, "exec", "--", "sh", "-c"])
+        .arg("(echo one > pipe &) ; cat pipe; (echo two > a.txt &) ; cat a.txt")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the guard hung on a FIFO"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), "one\ntwo\n", "{}", stderr(&out));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Nothing of them was recorded: a FIFO is not a file the map can hold.
+    assert_eq!(status(&w, &s), "unreadable a.txt\nfresh      b.txt");
+
+    // A symlink inside the workspace leading to a tracked file is that file; one leading outside
+    // is not the guard's business.
+    std::os::unix::fs::symlink(w.repo.join("b.txt"), w.repo.join("to-b")).unwrap();
+    let outside = w.base().join("outside.txt");
+    std::fs::write(&outside, "far\n").unwrap();
+    std::os::unix::fs::symlink(&outside, w.repo.join("to-outside")).unwrap();
+    w.write("b.txt", "theirs\n");
+    let out = sh(&w, &s, "echo mine > to-b");
+    assert_refused(&out, "write", "b.txt");
+    assert_eq!(w.read("b.txt"), "theirs\n");
+    let out = sh(&w, &s, "echo near > to-outside");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "near\n");
+    // Removing the link removes the link, not the file: nothing of b.txt is lost, so allowed.
+    let out = sh(&w, &s, "rm to-b");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("b.txt"), "theirs\n");
+}
