@@ -227,20 +227,20 @@ impl<'s> Journal<'s> {
         let mut buf = Vec::new();
         while let Some(name) = parts.next() {
             self.cached_tree(&tree, &mut buf)?;
-            let decoded = self.git(
-                "read a tree",
-                gix::objs::TreeRef::from_bytes(&buf, gix::hash::Kind::Sha1)
-                    .map_err(gix::Error::from_error),
-            )?;
-            let Some(found) = decoded
-                .entries
-                .iter()
-                .find(|e| e.filename == name.as_bytes())
-            else {
+            // Entries are sorted: stop at the name, or past where it would be.
+            let mut found = None;
+            for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
+                let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+                if e.filename == name.as_bytes() {
+                    found = Some(e);
+                    break;
+                }
+            }
+            let Some(found) = found else {
                 return Ok(None);
             };
             if parts.peek().is_none() {
-                return Ok(Some((*found).into()));
+                return Ok(Some(found.into()));
             }
             if !found.mode.is_tree() {
                 return Ok(None);
@@ -562,6 +562,33 @@ impl<'s> Journal<'s> {
             Some(entry) => self.decode_entry(&entry.oid, Some(path)),
             None => Ok(None),
         }
+    }
+
+    /// What the session saw of `path` in tree `tree`, and whether the journal holds those bytes:
+    /// [`Journal::lookup_at`] without reading the path back (for callers that only compare).
+    pub fn seen_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<(Seen, bool)>, Error> {
+        let Some(folder) = self.tree_entry(&tree, &entry_dir(path))? else {
+            return Ok(None);
+        };
+        let mut buf = Vec::new();
+        self.cached_tree(&folder.oid, &mut buf)?;
+        let (mut state, mut bytes) = (None, false);
+        for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
+            let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+            match e.filename.as_bytes() {
+                b"state" => state = Some(e.oid.to_owned()),
+                b"seen" => bytes = true,
+                _ => {}
+            }
+        }
+        let seen = state
+            .and_then(|id| self.blob(id).ok())
+            .and_then(|b| parse_state(&b))
+            .ok_or_else(|| Error::Corrupt {
+                id: String::new(),
+                why: "a map entry has no valid state".into(),
+            })?;
+        Ok(Some((seen.0, bytes)))
     }
 
     /// The state of `path`'s entry in tree `tree` (what the session saw, where it started), read

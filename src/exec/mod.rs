@@ -157,7 +157,6 @@ pub fn run(
         root: context.ws.root.clone(),
         journal: &journal,
         tree: start.tree,
-        listener: Some(listener),
         known: HashMap::new(),
         last_read: HashMap::new(),
         reads: HashMap::new(),
@@ -166,13 +165,15 @@ pub fn run(
         origins: HashMap::new(),
         refused: Vec::new(),
         told: HashSet::new(),
+        processes: HashMap::new(),
         kept: 0,
         err,
     };
-    let served = sup.serve(child.id());
+    let served = listener.serve(child.id(), |req| sup.handle(&listener, req));
+    // Whatever still runs of the command gets ENOSYS from now on, never an unchecked call (and a
+    // command still running after a failure to serve it is not left waiting for an answer).
+    drop(listener);
     let status = child.wait();
-    // Whatever still runs of the command gets ENOSYS from now on, never an unchecked call.
-    sup.listener = None;
     let status = match (served, status) {
         (Ok(()), Ok(s)) => s,
         (Err(source), _) | (_, Err(source)) => {
@@ -254,40 +255,20 @@ pub fn probe() -> Result<(), String> {
             text
         }
     })?;
-    let exited = notify::pidfd(child.id()).map_err(|e| e.to_string())?;
     // The guard must read the paths a command names out of its memory: where ptrace rules
     // forbid that (`kernel.yama.ptrace_scope` 2 or 3), every checked call would be refused.
     let mut unreadable = None;
-    loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: listener.raw(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: exited.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: two valid pollfds.
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, 5000) };
-        if fds[0].revents & libc::POLLIN != 0
-            && let Ok(Some(req)) = listener.receive()
-        {
-            let n = req.notif();
+    listener
+        .serve(child.id(), |n| {
             if let Some(filter::Call::Open { path, .. }) = filter::decode(n.data.nr)
                 && let Err(e) = notify::read_path(n.pid, n.data.args[path])
                 && matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES))
             {
                 unreadable = Some(e);
             }
-            listener.answer(n.id, Answer::Continue);
-            continue;
-        }
-        break;
-    }
+            Answer::Continue
+        })
+        .map_err(|e| e.to_string())?;
     let status = child.wait().map_err(|e| e.to_string())?;
     if let Some(e) = unreadable {
         return Err(format!(
@@ -424,8 +405,6 @@ struct Supervisor<'a, 'j> {
     journal: &'a Journal<'j>,
     /// The session's map when the command started.
     tree: ObjectId,
-    /// Closed once the command has exited.
-    listener: Option<Listener>,
     known: HashMap<RelPath, Known>,
     /// Who read each path last, and what that read replaced.
     last_read: HashMap<RelPath, LastRead>,
@@ -437,6 +416,8 @@ struct Supervisor<'a, 'j> {
     /// The bytes a path held before the command first changed it (`None`: it did not exist).
     origins: HashMap<RelPath, Option<Digest>>,
     refused: Vec<RelPath>,
+    /// The process of each thread seen so far.
+    processes: HashMap<u32, u32>,
     /// Which process was told of which refusal.
     told: HashSet<(RelPath, u32)>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -445,62 +426,15 @@ struct Supervisor<'a, 'j> {
 }
 
 impl Supervisor<'_, '_> {
-    fn listener(&self) -> &Listener {
-        self.listener
-            .as_ref()
-            .expect("the listener is open while the command runs")
+    /// The process (thread group) of thread `tid`, looked up once per thread.
+    fn process_of(&mut self, tid: u32) -> u32 {
+        *self
+            .processes
+            .entry(tid)
+            .or_insert_with(|| notify::tgid(tid))
     }
 
-    /// Answer notifications until the command exits.
-    fn serve(&mut self, pid: u32) -> io::Result<()> {
-        let exited = notify::pidfd(pid)?;
-        loop {
-            let mut fds = [
-                libc::pollfd {
-                    fd: self.listener().raw(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: exited.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            // SAFETY: two valid pollfds.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                return Err(e);
-            }
-            if fds[0].revents & libc::POLLIN != 0
-                && let Some(req) = self.listener().receive()?
-            {
-                let answer = self.handle(req.notif());
-                self.listener().answer(req.notif().id, answer);
-                continue;
-            }
-            if fds[1].revents != 0 {
-                return Ok(());
-            }
-            if fds[0].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
-                // Every process of the command has gone; wait for the exit itself.
-                let mut one = [libc::pollfd {
-                    fd: exited.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                }];
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(one.as_mut_ptr(), 1, -1) };
-                return Ok(());
-            }
-        }
-    }
-
-    fn handle(&mut self, req: &libc::seccomp_notif) -> Answer {
+    fn handle(&mut self, listener: &Listener, req: &libc::seccomp_notif) -> Answer {
         let Some(call) = filter::decode(req.data.nr) else {
             return Answer::Continue;
         };
@@ -512,7 +446,7 @@ impl Supervisor<'_, '_> {
                     Some(i) => args[i] as libc::c_int,
                     None => libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
                 };
-                self.open(req, fd(dirfd), args[path], flags)
+                self.open(listener, req, fd(dirfd), args[path], flags)
             }
             filter::Call::Openat2 => {
                 // `struct open_how` starts with its u64 flags.
@@ -520,27 +454,27 @@ impl Supervisor<'_, '_> {
                 match notify::read_memory(req.pid, args[2], &mut how) {
                     Ok(8) if args[3] >= 8 => {
                         let flags = u64::from_ne_bytes(how) as libc::c_int;
-                        self.open(req, Some(args[0] as libc::c_int), args[1], flags)
+                        self.open(listener, req, Some(args[0] as libc::c_int), args[1], flags)
                     }
                     // Nothing to read: the kernel fails the call itself.
                     _ => Answer::Continue,
                 }
             }
             filter::Call::Truncate => {
-                let located = self.locate(req, None, args[0], true);
+                let located = self.locate(listener, req, None, args[0], true);
                 self.change(req, located, Intent::Write { content: None }, false)
             }
             filter::Call::Unlink { dirfd, path } => {
                 if dirfd.is_some() && args[2] as libc::c_int & libc::AT_REMOVEDIR != 0 {
                     return Answer::Continue;
                 }
-                let located = self.locate(req, fd(dirfd), args[path], false);
+                let located = self.locate(listener, req, fd(dirfd), args[path], false);
                 self.change(req, located, Intent::Delete, false)
             }
             filter::Call::Rename { from, to, flags } => {
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
-                let to_path = self.locate(req, fd(to.0), args[to.1], false);
-                let from_path = self.locate(req, fd(from.0), args[from.1], false);
+                let to_path = self.locate(listener, req, fd(to.0), args[to.1], false);
+                let from_path = self.locate(listener, req, fd(from.0), args[from.1], false);
                 let exchange = flags & libc::RENAME_EXCHANGE != 0;
                 let write = Intent::Write { content: None };
                 if let Answer::Fail(e) = self.change(req, to_path, write, false) {
@@ -550,7 +484,7 @@ impl Supervisor<'_, '_> {
                 self.change(req, from_path, write, !exchange)
             }
             filter::Call::Link { to } => {
-                let located = self.locate(req, fd(to.0), args[to.1], false);
+                let located = self.locate(listener, req, fd(to.0), args[to.1], false);
                 self.change(req, located, Intent::Write { content: None }, false)
             }
         }
@@ -558,6 +492,7 @@ impl Supervisor<'_, '_> {
 
     fn open(
         &mut self,
+        listener: &Listener,
         req: &libc::seccomp_notif,
         dirfd: Option<libc::c_int>,
         addr: u64,
@@ -566,7 +501,7 @@ impl Supervisor<'_, '_> {
         let writes = flags & libc::O_ACCMODE != libc::O_RDONLY
             || flags & (libc::O_TRUNC | libc::O_CREAT) != 0;
         let follow = flags & libc::O_NOFOLLOW == 0;
-        let located = self.locate(req, dirfd, addr, follow);
+        let located = self.locate(listener, req, dirfd, addr, follow);
         if !writes {
             if let Located::Inside(path) = located {
                 self.read(req, path);
@@ -593,7 +528,7 @@ impl Supervisor<'_, '_> {
         let Ok(Some(snap)) = self.snapshot(&path) else {
             return;
         };
-        let process = notify::tgid(req.pid);
+        let process = self.process_of(req.pid);
         let now = Instant::now();
         let known = self.known.insert(path.clone(), Known::Read(snap.digest));
         let snapshot = self.reads.insert(path.clone(), snap);
@@ -681,10 +616,11 @@ impl Supervisor<'_, '_> {
                 return Answer::Fail(libc::EACCES);
             }
         };
+        let process = self.process_of(req.pid);
         let own_read = self
             .last_read
             .get(&path)
-            .filter(|r| r.process == notify::tgid(req.pid) && r.at.elapsed() < TOOL_READ);
+            .filter(|r| r.process == process && r.at.elapsed() < TOOL_READ);
         let known = match own_read {
             Some(r) => r.known,
             None => self.known.get(&path).copied(),
@@ -750,7 +686,7 @@ impl Supervisor<'_, '_> {
     /// Once per path and process: a command that retries (`rm -rf` walking a tree twice) says it
     /// once, while each process of a whole agent (each shell command it runs) hears it.
     fn refuse(&mut self, pid: u32, check: &Check) {
-        let process = notify::tgid(pid);
+        let process = self.process_of(pid);
         if !self.told.insert((check.path.clone(), process)) {
             return;
         }
@@ -770,6 +706,7 @@ impl Supervisor<'_, '_> {
     /// last component (an open does, unless `O_NOFOLLOW`; unlink, rename and link do not).
     fn locate(
         &self,
+        listener: &Listener,
         req: &libc::seccomp_notif,
         dirfd: Option<libc::c_int>,
         addr: u64,
@@ -780,7 +717,7 @@ impl Supervisor<'_, '_> {
             Err(e) => return Located::Unknown(e),
         };
         // What was read belongs to the caller only if it is still the same process.
-        if !self.listener().valid(req.id) {
+        if !listener.valid(req.id) {
             return Located::Elsewhere;
         }
         if raw.is_empty() {
@@ -847,7 +784,7 @@ impl Supervisor<'_, '_> {
         // What the session knew of each path when the command started.
         let mut start = HashMap::new();
         for p in touched.iter().chain(reads.iter().map(|(p, _)| p)) {
-            start.insert(p.clone(), self.journal.lookup_at(self.tree, p)?);
+            start.insert(p.clone(), self.journal.seen_at(self.tree, p)?);
         }
         let tracked = |p: &RelPath| matches!(start.get(p), Some(Some(_)));
         // Paths git ignores matter only when the session already tracks them.
@@ -856,9 +793,8 @@ impl Supervisor<'_, '_> {
         // A read of the bytes the session already holds changes nothing.
         reads.retain(|(p, snap)| {
             !ignored.contains(p)
-                && !matches!(start.get(p), Some(Some(e))
-                    if e.seen == Seen::Digest(snap.digest)
-                        && (e.bytes.is_some() || snap.bytes.is_none()))
+                && !matches!(start.get(p), Some(Some((seen, kept)))
+                    if *seen == Seen::Digest(snap.digest) && (*kept || snap.bytes.is_none()))
         });
         let n_reads = reads.len();
         let touched: Vec<RelPath> = touched

@@ -258,6 +258,51 @@ impl Listener {
         self.fd.as_raw_fd()
     }
 
+    /// Answer each notification with what `answer` says, until process `pid` exits.
+    pub fn serve(
+        &self,
+        pid: u32,
+        mut answer: impl FnMut(&seccomp_notif) -> Answer,
+    ) -> io::Result<()> {
+        let exited = pidfd(pid)?;
+        loop {
+            let mut fds = [self.raw(), exited.as_raw_fd()].map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+            // SAFETY: two valid pollfds.
+            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(e);
+            }
+            if fds[0].revents & libc::POLLIN != 0 {
+                if let Some(req) = self.receive()? {
+                    let a = answer(req.notif());
+                    self.answer(req.notif().id, a);
+                }
+                continue;
+            }
+            if fds[1].revents != 0 {
+                return Ok(());
+            }
+            if fds[0].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                // Every process of the command has gone; wait for the exit itself.
+                let mut one = [libc::pollfd {
+                    fd: exited.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(one.as_mut_ptr(), 1, -1) };
+                return Ok(());
+            }
+        }
+    }
+
     /// Receive the next notification; `None` when it vanished (the caller was killed).
     pub fn receive(&self) -> io::Result<Option<Request>> {
         let mut req = Request {
