@@ -639,8 +639,12 @@ impl Supervisor<'_, '_> {
             }
         };
         let tracked = entry.is_some();
-        let check = guard::check_entry(entry, &self.root, &path, intent);
+        let mut check = guard::check_entry(entry, &self.root, &path, intent);
         if check.refused() && !source_only {
+            if known.is_none() {
+                // The bytes the session saw, for the refusal's diff.
+                check.entry = self.journal.lookup_at(self.tree, &path).ok().flatten();
+            }
             if own_read.is_some()
                 && let Some(before) = self.last_read.remove(&path)
             {
@@ -667,17 +671,19 @@ impl Supervisor<'_, '_> {
     }
 
     /// The session's entry for `path`, given what this command has seen of it (`known`).
+    /// Only what the decision needs: the whole entry (the bytes for a refusal's diff) is read
+    /// when a refusal needs it.
     fn entry(&self, path: &RelPath, known: Option<Known>) -> Result<Option<Entry>, journal::Error> {
-        let entry = self.journal.lookup_at(self.tree, path)?;
-        Ok(match known {
-            Some(Known::Read(d)) => Some(Entry {
-                path: path.clone(),
-                seen: Seen::Digest(d),
-                origin: entry.as_ref().and_then(|e| e.origin),
-                bytes: None,
-            }),
-            _ => entry,
-        })
+        let seen = match known {
+            Some(Known::Read(d)) => Some(Seen::Digest(d)),
+            _ => self.journal.seen_at(self.tree, path)?.map(|(seen, _)| seen),
+        };
+        Ok(seen.map(|seen| Entry {
+            path: path.clone(),
+            seen,
+            origin: None,
+            bytes: None,
+        }))
     }
 
     /// Tell the process whose call was refused: on its own stderr (a host that captures a shell
@@ -811,6 +817,11 @@ impl Supervisor<'_, '_> {
         let mut n_writes = 0;
         for path in touched {
             match self.snapshot(&path) {
+                // Rewritten with the bytes the session already holds: nothing to record.
+                Ok(Some(snap))
+                    if matches!(start.get(&path), Some(Some((seen, kept)))
+                        if *seen == Seen::Digest(snap.digest)
+                            && (*kept || snap.bytes.is_none())) => {}
                 Ok(Some(snap)) => {
                     edits.push(MapEdit::Put {
                         path: path.clone(),
