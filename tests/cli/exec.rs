@@ -293,21 +293,24 @@ fn a_killed_supervisor_fails_the_commands_later_calls() {
     let mut child = w
         .stella()
         .args(["--session", &s, "exec", "--", "sh", "-c"])
-        .arg("read line; echo late > a.txt; echo \"status $?\" >&2")
+        .arg("echo ready >&2; read line; echo late > a.txt; echo \"status $?\" >&2")
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    // SIGKILL the supervisor alone; the shell lives on, waiting for its line.
+    let mut pipe = child.stderr.take().unwrap();
+    use std::io::{Read, Write};
+    // Once the shell runs (its start-up opens answered), SIGKILL the supervisor alone; the
+    // shell lives on, waiting for its line.
+    let mut ready = [0u8; 6];
+    pipe.read_exact(&mut ready).unwrap();
+    assert_eq!(&ready, b"ready\n");
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();
-    use std::io::{Read, Write};
     stdin.write_all(b"go\n").unwrap();
     drop(stdin);
     let mut err = String::new();
-    let mut pipe = child.stderr.take().unwrap();
     // The shell holds the pipe until it exits.
     pipe.read_to_string(&mut err).unwrap();
     assert!(err.contains("status 2"), "the write failed: {err}");
