@@ -124,7 +124,7 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
         shell.arg("-c").arg(snippet).current_dir(&cwd);
         shell
     };
-    let mut shell = make();
+    let shell = make();
     if !is_bash_call(snippet) || std::env::var_os(exec::SESSION_ENV).is_some() {
         return plain(shell);
     }
@@ -143,9 +143,7 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
             Err(crate::session::Error::Workspace(crate::workspace::Error::NotARepository {
                 ..
             })),
-        )) => {
-            return Err(CliError::from(shell.exec()).with_code(126));
-        }
+        )) => return plain(shell),
         Ok((None, _)) => {
             return unguarded(ctx, shell, "Claude Code gave no CLAUDE_CODE_SESSION_ID");
         }
@@ -214,18 +212,7 @@ fn guarded(
     match exec::run(context, id, command, label, ctx.err) {
         Ok(report) => Ok(ExitCode::from(report.code())),
         Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
-        Err(exec::Error::Spawn { source, .. }) => {
-            let code = if source.kind() == std::io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            };
-            Err(
-                CliError::new(format!("could not run '{}'", program.to_string_lossy()))
-                    .cause(source.to_string())
-                    .with_code(code),
-            )
-        }
+        Err(exec::Error::Spawn { source, .. }) => Err(not_run(&program, &source)),
         Err(e) => Err(CliError::from_error(&e)),
     }
 }
@@ -245,15 +232,17 @@ fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
 /// Run `command` in place of this process.
 fn plain(mut command: Command) -> Result {
     let e = command.exec();
+    Err(not_run(command.get_program(), &e))
+}
+
+/// A command that could not be started, with a shell's exit status: 127 not found, else 126.
+fn not_run(program: &std::ffi::OsStr, e: &std::io::Error) -> CliError {
     let code = if e.kind() == std::io::ErrorKind::NotFound {
         127
     } else {
         126
     };
-    Err(CliError::new(format!(
-        "could not run '{}'",
-        command.get_program().to_string_lossy()
-    ))
-    .cause(e.to_string())
-    .with_code(code))
+    CliError::new(format!("could not run '{}'", program.to_string_lossy()))
+        .cause(e.to_string())
+        .with_code(code)
 }

@@ -426,8 +426,10 @@ pub fn tgid(tid: u32) -> u32 {
         .unwrap_or(tid)
 }
 
-/// Write `bytes` to the stderr of process `pid` (appending, never blocking, never taking a
-/// terminal); whether it was written.
+/// Write `bytes` to the stderr of process `pid` when it is a pipe, a socket or a terminal (never
+/// blocking, never taking a terminal); whether it was written. A regular file is left alone:
+/// opened anew it would have an offset of its own, and the process's next write would land over
+/// these bytes.
 pub fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
@@ -438,5 +440,8 @@ pub fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
     else {
         return false;
     };
+    if stderr.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     stderr.write_all(bytes).is_ok()
 }

@@ -608,3 +608,33 @@ fn fifos_and_symlinks_neither_hang_nor_mislead_it() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("b.txt"), "theirs\n");
 }
+
+#[test]
+fn a_refusal_into_a_stderr_file_is_whole() {
+    let Some((w, s)) = setup() else { return };
+    w.ok(&["--session", &s, "read", "a.txt"]);
+    w.write("a.txt", "theirs\n");
+    // The command's stderr is a file: the refusal and the shell's own error both land whole.
+    let log = w.base().join("stderr.log");
+    let out = w
+        .stella()
+        .args([
+            "--session",
+            &s,
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "echo mine > a.txt",
+        ])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.starts_with("refusing to write: a.txt\na.txt changed since this session last read it"),
+        "{text}"
+    );
+    assert!(text.ends_with("Permission denied\n"), "{text}");
+}
