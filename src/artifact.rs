@@ -290,7 +290,7 @@ impl Context {
         {
             match seen {
                 Seen::Digest(d) => fingerprint.extend(sum_line(Some(*d), path)),
-                Seen::Reread => needs_reread.push(path.to_string()),
+                Seen::Reread => needs_reread.push(path.to_lossy().into_owned()),
             }
             origins.extend(sum_line(*origin, path));
             if let Some((blob, exec)) = bytes {

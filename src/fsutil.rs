@@ -204,3 +204,20 @@ pub fn replace_file(path: &Path, bytes: &[u8], recheck: impl FnOnce() -> bool) -
     }
     Ok(true)
 }
+
+/// Replace (or create) `root/rel` with `bytes` on Stella's behalf, never through a symlink and
+/// never outside `root`: missing folders are created, `recheck` runs just before the new file
+/// takes the name (returning `false` abandons the write with nothing changed), and an existing
+/// file's permissions are kept. `Ok(false)` when `recheck` said no.
+pub fn replace_beneath(
+    root: &Path,
+    rel: &crate::paths::RelPath,
+    bytes: &[u8],
+    recheck: impl FnOnce() -> bool,
+) -> io::Result<bool> {
+    let abs = rel.under(root);
+    if let Some(parent) = abs.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    replace_file(&abs, bytes, recheck)
+}

@@ -24,5 +24,6 @@ pub mod paths;
 pub mod replay;
 pub mod session;
 pub mod store;
+pub mod text;
 pub mod turn;
 pub mod workspace;

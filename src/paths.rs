@@ -39,9 +39,17 @@ impl RelPath {
     }
 }
 
+impl RelPath {
+    /// The path as text for machines (JSON, keys): invalid UTF-8 replaced, nothing escaped.
+    pub fn to_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+}
+
+/// For people: control characters are escaped, so a newline in a name cannot split a line.
 impl fmt::Display for RelPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&String::from_utf8_lossy(&self.0))
+        f.write_str(&crate::text::escape_controls(&self.to_lossy()))
     }
 }
 

@@ -101,7 +101,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             print_json(
                 out,
                 &json!({
-                    "path": c.path.to_string(),
+                    "path": c.path.to_lossy(),
                     "decision": decision,
                     "reason": reason,
                     "seen": seen,

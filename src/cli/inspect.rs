@@ -51,7 +51,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "tip": head.tip.to_string(),
                 "objects": head.objects,
                 "provenance": m.provenance,
-                "fingerprint": head.fingerprint.iter().map(|(p, d)| json!({"path": p.to_string(), "blake3": d.to_hex()})).collect::<Vec<_>>(),
+                "fingerprint": head.fingerprint.iter().map(|(p, d)| json!({"path": p.to_lossy(), "blake3": d.to_hex()})).collect::<Vec<_>>(),
                 "needs_reread": m.needs_reread,
                 "transcripts": m.transcripts,
                 "warning": CONTENTS_WARNING,

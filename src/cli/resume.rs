@@ -65,7 +65,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 })),
                 "tracked": status.len(),
                 "changed": changed.iter().map(|(e, f)| json!({
-                    "path": e.path.to_string(), "state": f.as_str(),
+                    "path": e.path.to_lossy(), "state": f.as_str(),
                 })).collect::<Vec<_>>(),
             }),
         )?;

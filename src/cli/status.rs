@@ -32,7 +32,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             .iter()
             .map(|(e, f)| {
                 json!({
-                    "path": e.path.to_string(),
+                    "path": e.path.to_lossy(),
                     "state": f.as_str(),
                     "seen": match e.seen { Seen::Digest(d) => d.to_hex(), Seen::Reread => "reread".into() },
                 })

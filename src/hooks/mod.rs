@@ -622,7 +622,7 @@ impl Hook {
         let entries = self.context()?.journal().entries(&id)?;
         let stats: Vec<serde_json::Value> = entries
             .iter()
-            .map(|e| serde_json::json!([e.path.to_string(), stat_key(&self.abs(&e.path))]))
+            .map(|e| serde_json::json!([e.path.to_lossy(), stat_key(&self.abs(&e.path))]))
             .collect();
         let record = serde_json::json!({ "command": command, "stats": stats });
         self.put_scratch(
@@ -678,7 +678,7 @@ impl Hook {
     }
 
     fn changed_in_command(&self, path: &RelPath) -> Option<String> {
-        self.command_notes().remove(&path.to_string())
+        self.command_notes().remove(path.to_lossy().as_ref())
     }
 
     fn forget_command_notes(&self, paths: &[RelPath]) {
@@ -688,7 +688,7 @@ impl Hook {
         let mut notes = self.command_notes();
         let before = notes.len();
         for p in paths {
-            notes.remove(&p.to_string());
+            notes.remove(p.to_lossy().as_ref());
         }
         if notes.len() != before {
             let _ = self.put_command_notes(&notes);

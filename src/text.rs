@@ -1,0 +1,46 @@
+//! Text that reaches a terminal: bytes from files, artifacts and payloads are never printed raw.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// `s` with every control character written as an escape (`\n`, `\t`, `\r`, `\x1b`, `\u{9b}`) and
+/// backslashes doubled when anything was escaped, so a hostile name cannot move the cursor, change
+/// colours, or start a line that looks like Stella's own.
+pub fn escape_controls(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_and_plain_text_is_borrowed() {
+        assert!(matches!(escape_controls("src/a b.rs"), Cow::Borrowed(_)));
+        assert!(matches!(escape_controls("a\\b"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_controls("a\nrefusing\x1b[31m\u{9b}\\"),
+            "a\\nrefusing\\x1b[31m\\u{9b}\\\\"
+        );
+        assert_eq!(escape_controls("\t\r\x7f"), "\\t\\r\\x7f");
+    }
+}
