@@ -20,18 +20,7 @@ impl Digest {
     /// Hash the regular file at `path` without holding it in memory. Anything else is an error,
     /// found without waiting: a FIFO put where a file was must never hang the guard.
     pub fn of_file(path: &Path) -> io::Result<Self> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(path)?;
-        if !file.metadata()?.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "it is not a regular file",
-            ));
-        }
-        Self::of_reader(file)
+        Self::of_reader(crate::fsutil::open_regular(path)?)
     }
 
     /// Hash everything `reader` yields.

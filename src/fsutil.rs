@@ -1,10 +1,18 @@
 //! Small file-system helpers shared by the workspace, the store and guarded writes.
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::paths::RelPath;
 
 /// Create `dir` and its missing parents with `mode` (0700 for anything holding what agents read).
 pub fn create_private_dir(dir: &Path, mode: u32) -> io::Result<()> {
@@ -39,6 +47,30 @@ pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<bool> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// Open the regular file at `path` for reading. Anything else (a FIFO, a device, a socket, a
+/// folder) is an error found without waiting: a FIFO put where a file was must never hang Stella.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// Read the regular file at `path` whole (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
+    io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
 }
 
 /// Read `path`, mapping "not found" to `None`.
@@ -112,112 +144,257 @@ impl FileLock {
     }
 }
 
-/// Replace (or create) `path` with `bytes` atomically, keeping an existing file's permissions.
-///
-/// The bytes go to an anonymous `O_TMPFILE` in the same folder, so a process killed while writing
-/// leaves nothing behind; `recheck` runs just before the file is linked in and renamed over
-/// `path`, and returning `false` from it abandons the write with nothing changed. Where the file
-/// system has no `O_TMPFILE`, a named temp file in the same folder is used instead.
-pub fn replace_file(path: &Path, bytes: &[u8], recheck: impl FnOnce() -> bool) -> io::Result<bool> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let existing_mode = match fs::metadata(path) {
-        Ok(m) => Some(m.permissions().mode() & 0o7777),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    let tmp_name = dir.join(format!(".stella-tmp-{}", crate::ids::random_hex(6)));
-    // 0o666 lets the umask decide for a new file, as any editor's create would.
-    let open_mode = 0o666;
+/// How long a writer waits for another Stella writer's hold on a folder (held for microseconds:
+/// a re-check and a rename) before it gives up.
+const FOLDER_LOCK_WAIT: Duration = Duration::from_secs(5);
 
-    let anon = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_TMPFILE)
-        .mode(open_mode)
-        .open(dir);
-    let named = match anon {
-        Ok(mut file) => {
-            file.write_all(bytes)?;
-            if let Some(mode) = existing_mode {
-                file.set_permissions(fs::Permissions::from_mode(mode))?;
-            }
-            if !recheck() {
-                return Ok(false);
-            }
-            use std::os::fd::AsRawFd;
-            let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
-                .expect("no NUL in a /proc path");
-            let target = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(
-                tmp_name.as_os_str(),
-            ))
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-            // SAFETY: both paths are valid NUL-terminated strings that outlive the call.
-            let rc = unsafe {
-                libc::linkat(
-                    libc::AT_FDCWD,
-                    proc_path.as_ptr(),
-                    libc::AT_FDCWD,
-                    target.as_ptr(),
-                    libc::AT_SYMLINK_FOLLOW,
-                )
-            };
-            if rc != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            true
-        }
-        // No O_TMPFILE here (some file systems, older kernels): a named temp file instead.
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
-            ) =>
-        {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(open_mode)
-                .open(&tmp_name)?;
-            let written = (|| {
-                file.write_all(bytes)?;
-                if let Some(mode) = existing_mode {
-                    file.set_permissions(fs::Permissions::from_mode(mode))?;
+/// Why a path beneath the workspace cannot be written safely.
+fn blocked(why: String) -> io::Error {
+    io::Error::other(why)
+}
+
+/// Open the folder holding `rel` beneath `root`, one component at a time, never following a link
+/// (`O_NOFOLLOW` on each component). Missing folders are created when `create`, else `Ok(None)`.
+pub fn open_parent_beneath(
+    root: &Path,
+    rel: &RelPath,
+    create: bool,
+) -> io::Result<Option<OwnedFd>> {
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let comps: Vec<&[u8]> = rel.as_bytes().split(|b| *b == b'/').collect();
+    for (i, name) in comps[..comps.len() - 1].iter().enumerate() {
+        let name = OsStr::from_bytes(name);
+        match rustix::fs::openat(&dir, name, dir_flags, Mode::empty()) {
+            Ok(fd) => dir = fd,
+            Err(Errno::NOENT) if create => {
+                match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
                 }
-                Ok::<_, io::Error>(())
-            })();
-            if let Err(e) = written {
-                let _ = fs::remove_file(&tmp_name);
-                return Err(e);
+                dir = rustix::fs::openat(&dir, name, dir_flags, Mode::empty())
+                    .map_err(|e| blocked(format!("its folder could not be opened safely: {e}")))?;
             }
-            if !recheck() {
-                let _ = fs::remove_file(&tmp_name);
-                return Ok(false);
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) | Err(Errno::NOTDIR) => {
+                let at = String::from_utf8_lossy(&comps[..=i].join(&b'/')).into_owned();
+                return Err(blocked(format!(
+                    "'{}' is a symbolic link or a file where a folder must go",
+                    crate::text::escape_controls(&at)
+                )));
             }
-            true
+            Err(e) => return Err(e.into()),
         }
-        Err(e) => return Err(e),
+    }
+    Ok(Some(dir))
+}
+
+/// The last component of `rel`.
+pub fn file_name(rel: &RelPath) -> &OsStr {
+    OsStr::from_bytes(
+        rel.as_bytes()
+            .rsplit(|b| *b == b'/')
+            .next()
+            .unwrap_or_default(),
+    )
+}
+
+/// An exclusive hold on a folder, so that Stella's own writers into it take turns between their
+/// last re-check and the rename; released when dropped. Other programs are not held back.
+struct FolderHold<'a>(&'a OwnedFd);
+
+impl<'a> FolderHold<'a> {
+    fn take(dir: &'a OwnedFd) -> io::Result<FolderHold<'a>> {
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(100);
+        loop {
+            match rustix::fs::flock(dir, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(FolderHold(dir)),
+                Err(Errno::WOULDBLOCK) if start.elapsed() < FOLDER_LOCK_WAIT => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(4));
+                }
+                Err(Errno::WOULDBLOCK) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        format!(
+                            "another Stella writer held its folder for more than {FOLDER_LOCK_WAIT:?}"
+                        ),
+                    ));
+                }
+                // File systems without flock (some network mounts): nothing to take turns on.
+                Err(Errno::NOLCK) | Err(Errno::OPNOTSUPP) => return Ok(FolderHold(dir)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+impl Drop for FolderHold<'_> {
+    fn drop(&mut self) {
+        let _ = rustix::fs::flock(self.0, rustix::fs::FlockOperation::Unlock);
+    }
+}
+
+/// What is at a name in a folder, without following a link.
+fn kind_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(FileType, u32)>> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some((
+            FileType::from_raw_mode(st.st_mode),
+            st.st_mode & 0o7777,
+        ))),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The temp name a write of `name` uses while it swaps the file in. One name per target, so a
+/// writer killed in that instant leaves at most one such file per path, and the next write of
+/// the path takes it over (writers of one folder take turns, see [`FolderHold`]).
+fn swap_name(name: &OsStr) -> std::ffi::OsString {
+    let hash = blake3::hash(name.as_bytes()).to_hex();
+    format!(".stella-tmp-{}", &hash[..16]).into()
+}
+
+/// Replace (or create) `root/rel` with `bytes` on Stella's behalf, never through a symlink and
+/// never outside `root`: each folder is opened beneath `root` without following links (missing
+/// ones are created), the bytes go to an anonymous `O_TMPFILE` so a process killed while writing
+/// leaves nothing, `recheck` runs just before the new file takes the name (returning `false`
+/// abandons the write with nothing changed), and an existing file's permissions are kept.
+/// `Ok(false)` when `recheck` said no. Where the file system has no `O_TMPFILE`, a named temp
+/// file in the same folder is used instead.
+pub fn replace_beneath(
+    root: &Path,
+    rel: &RelPath,
+    bytes: &[u8],
+    recheck: impl FnOnce() -> bool,
+) -> io::Result<bool> {
+    let dir = open_parent_beneath(root, rel, true)?.expect("folders are created");
+    let name = file_name(rel);
+    let existing_mode = match kind_at(&dir, name)? {
+        None => None,
+        Some((FileType::RegularFile, mode)) => Some(mode),
+        Some((FileType::Symlink, _)) => return Err(blocked("it is a symbolic link".into())),
+        Some((FileType::Directory, _)) => return Err(blocked("it is a folder".into())),
+        Some(_) => return Err(blocked("it is not a regular file".into())),
     };
-    debug_assert!(named);
-    if let Err(e) = fs::rename(&tmp_name, path) {
-        let _ = fs::remove_file(&tmp_name);
+    // 0o666 lets the umask decide for a new file, as any editor's create would.
+    let open_mode = Mode::from_raw_mode(0o666);
+    let swap = swap_name(name);
+    let anon = rustix::fs::openat(
+        &dir,
+        ".",
+        OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC,
+        open_mode,
+    );
+    let (file, named) = match anon {
+        Ok(fd) => (File::from(fd), false),
+        // No O_TMPFILE here (some file systems, older kernels): a named temp file instead.
+        Err(Errno::OPNOTSUPP) | Err(Errno::ISDIR) | Err(Errno::INVAL) => {
+            let _ = rustix::fs::unlinkat(&dir, &swap, AtFlags::empty());
+            let fd = rustix::fs::openat(
+                &dir,
+                &swap,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                open_mode,
+            )?;
+            (File::from(fd), true)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let drop_named = || {
+        if named {
+            let _ = rustix::fs::unlinkat(&dir, &swap, AtFlags::empty());
+        }
+    };
+    let filled = (|| {
+        (&file).write_all(bytes)?;
+        if let Some(mode) = existing_mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        Ok::<_, io::Error>(())
+    })();
+    if let Err(e) = filled {
+        drop_named();
         return Err(e);
+    }
+    let _hold = FolderHold::take(&dir).inspect_err(|_| drop_named())?;
+    if !recheck() {
+        drop_named();
+        return Ok(false);
+    }
+    if !named {
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let link = |to: &OsStr| {
+            rustix::fs::linkat(
+                rustix::fs::CWD,
+                proc_path.as_str(),
+                &dir,
+                to,
+                AtFlags::SYMLINK_FOLLOW,
+            )
+        };
+        // A new file takes its name directly: nothing is ever visible under another name.
+        if existing_mode.is_none() {
+            match link(name) {
+                Ok(()) => return Ok(true),
+                Err(Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match link(&swap) {
+            Ok(()) => {}
+            Err(Errno::EXIST) => {
+                // Left by a writer killed in this very step: take the name over.
+                rustix::fs::unlinkat(&dir, &swap, AtFlags::empty())?;
+                link(&swap)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Err(e) = rustix::fs::renameat(&dir, &swap, &dir, name) {
+        let _ = rustix::fs::unlinkat(&dir, &swap, AtFlags::empty());
+        return Err(e.into());
     }
     Ok(true)
 }
 
-/// Replace (or create) `root/rel` with `bytes` on Stella's behalf, never through a symlink and
-/// never outside `root`: missing folders are created, `recheck` runs just before the new file
-/// takes the name (returning `false` abandons the write with nothing changed), and an existing
-/// file's permissions are kept. `Ok(false)` when `recheck` said no.
-pub fn replace_beneath(
+/// What [`remove_beneath`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removed {
+    Done,
+    /// Nothing was there.
+    AlreadyGone,
+    /// `recheck` said no; nothing was removed.
+    Refused,
+}
+
+/// Remove `root/rel` on Stella's behalf: its folders opened beneath `root` without following
+/// links; a symbolic link at `rel` is removed itself, like `rm(1)`, never its target. `recheck`
+/// runs just before the removal, as for [`replace_beneath`].
+pub fn remove_beneath(
     root: &Path,
-    rel: &crate::paths::RelPath,
-    bytes: &[u8],
+    rel: &RelPath,
     recheck: impl FnOnce() -> bool,
-) -> io::Result<bool> {
-    let abs = rel.under(root);
-    if let Some(parent) = abs.parent() {
-        fs::create_dir_all(parent)?;
+) -> io::Result<Removed> {
+    let Some(dir) = open_parent_beneath(root, rel, false)? else {
+        return Ok(Removed::AlreadyGone);
+    };
+    let name = file_name(rel);
+    if let Some((FileType::Directory, _)) = kind_at(&dir, name)? {
+        return Err(blocked("it is a folder".into()));
     }
-    replace_file(&abs, bytes, recheck)
+    let _hold = FolderHold::take(&dir)?;
+    if !recheck() {
+        return Ok(Removed::Refused);
+    }
+    match rustix::fs::unlinkat(&dir, name, AtFlags::empty()) {
+        Ok(()) => Ok(Removed::Done),
+        Err(Errno::NOENT) => Ok(Removed::AlreadyGone),
+        Err(e) => Err(e.into()),
+    }
 }

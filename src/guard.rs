@@ -121,6 +121,8 @@ pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
 #[derive(Clone, Debug)]
 pub struct Check {
     pub path: RelPath,
+    /// The symbolic link the caller named, when the path was reached through one.
+    pub via: Option<RelPath>,
     pub intent: Intent,
     pub entry: Option<Entry>,
     pub disk: Disk,
@@ -156,6 +158,7 @@ pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: In
     let verdict = decide(entry.as_ref().map(|e| e.seen), &disk, intent);
     Check {
         path: path.clone(),
+        via: None,
         intent,
         entry,
         disk,
@@ -175,7 +178,14 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
         Intent::Write { .. } => ("write", "This write"),
         Intent::Delete => ("delete", "Deleting it"),
     };
-    let _ = writeln!(m, "refusing to {verb}: {p}");
+    match &check.via {
+        Some(link) => {
+            let _ = writeln!(m, "refusing to {verb}: {link} -> {p}");
+        }
+        None => {
+            let _ = writeln!(m, "refusing to {verb}: {p}");
+        }
+    }
     match conflict {
         Conflict::Changed => {
             let _ = writeln!(
@@ -260,7 +270,7 @@ pub fn change_summary(
             check.path
         ));
     }
-    let now = std::fs::read(&abs).ok()?;
+    let now = crate::fsutil::read_regular(&abs).ok()?;
     let seen = journal.blob(blob).ok()?;
     Some(unified_diff(&check.path, &seen, &now, limit))
 }

@@ -148,6 +148,13 @@ fn parse_state(text: &[u8]) -> Option<(Seen, Option<Digest>)> {
     Some((seen?, origin?))
 }
 
+/// A step whose objects are written, waiting for [`Journal::commit`].
+#[derive(Clone, Copy, Debug)]
+pub struct Prepared {
+    parent: ObjectId,
+    commit: ObjectId,
+}
+
 /// Objects written in memory for one step (see [`Journal::batch`]).
 pub struct Batch {
     repo: gix::Repository,
@@ -443,32 +450,70 @@ impl<'s> Journal<'s> {
             let Some(tip) = tip else {
                 return Err(Error::UnknownSession { id: id.clone() });
             };
-            let commit = {
-                let repo = match batch.as_deref() {
-                    Some(b) => &b.repo,
-                    None => repo,
-                };
-                let current = self.read_tip(id.as_str(), tip)?;
-                let tree = self.git("read a tree", repo.find_tree(current.tree))?;
-                let mut editor = self.git("edit a tree", tree.edit())?;
-                let tracked =
-                    self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
-                let new_tree = self.git("write a tree", editor.write())?.detach();
-                self.write_commit(
-                    repo,
-                    new_tree,
-                    Some(tip),
-                    &step.summary,
-                    current.steps + 1,
-                    tracked,
-                )?
-            };
+            let commit = self.build(repo, id, tip, step, batch.as_deref())?;
             if let Some(b) = batch.as_deref_mut() {
                 b.flush(self.store)?;
             }
             Ok(commit)
         });
         self.read_tip(id.as_str(), new?)
+    }
+
+    /// Write every object of `step` on top of the session's tip now, without moving the session:
+    /// what can fail for want of space or permission fails here, before the caller touches the
+    /// tree. [`Journal::commit`] then moves the session in one ref update.
+    pub fn prepare(&self, id: &SessionId, step: &Step) -> Result<Prepared, Error> {
+        let tip = self
+            .store
+            .tip(&session_ref(id))?
+            .ok_or_else(|| Error::UnknownSession { id: id.clone() })?;
+        let commit = self.build(self.repo()?, id, tip, step, None)?;
+        Ok(Prepared {
+            parent: tip,
+            commit,
+        })
+    }
+
+    /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
+    /// the session landed in between.
+    pub fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
+        let name = session_ref(id);
+        let new = self
+            .store
+            .update_ref(&name, &step.summary, |repo, tip| match tip {
+                None => Err(Error::UnknownSession { id: id.clone() }),
+                Some(tip) if tip == prepared.parent => Ok(prepared.commit),
+                Some(tip) => self.build(repo, id, tip, step, None),
+            });
+        self.read_tip(id.as_str(), new?)
+    }
+
+    /// The commit of `step` on top of `tip`, its objects written (into `batch` when given).
+    fn build(
+        &self,
+        repo: &gix::Repository,
+        id: &SessionId,
+        tip: ObjectId,
+        step: &Step,
+        batch: Option<&Batch>,
+    ) -> Result<ObjectId, Error> {
+        let repo = match batch {
+            Some(b) => &b.repo,
+            None => repo,
+        };
+        let current = self.read_tip(id.as_str(), tip)?;
+        let tree = self.git("read a tree", repo.find_tree(current.tree))?;
+        let mut editor = self.git("edit a tree", tree.edit())?;
+        let tracked = self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
+        let new_tree = self.git("write a tree", editor.write())?.detach();
+        self.write_commit(
+            repo,
+            new_tree,
+            Some(tip),
+            &step.summary,
+            current.steps + 1,
+            tracked,
+        )
     }
 
     /// Apply `step`'s edits to `editor` (a tree editor over `tree`, `None` for the empty tree),

@@ -77,18 +77,63 @@ pub enum Error {
 /// Resolve `path` (relative to `cwd`, or absolute) against the canonical workspace `root`.
 ///
 /// Existing parts are canonicalised (symlinks and `..` resolved as the OS resolves them); a tail
-/// that does not exist yet (a file about to be created) is appended as written, after the same
-/// checks. A symlink whose target lies outside the workspace is outside.
+/// that does not exist yet (a file about to be created), or that sits in a folder this user
+/// cannot search, is appended as written, after the same checks. A symlink whose target lies
+/// outside the workspace is outside.
 pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
-    let abs = if path.is_absolute() {
-        path.to_owned()
-    } else {
-        cwd.join(path)
-    };
+    let abs = absolute(cwd, path);
     let resolved = canonicalize_lenient(&abs, 0).map_err(|source| Error::Io {
         path: path.to_owned(),
         source,
     })?;
+    relative(root, &resolved, path)
+}
+
+/// A path as the caller named it: the file it reaches and, when its last component is a symbolic
+/// link, the link itself (its folders resolved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    /// The file the path reaches, every link followed.
+    pub path: RelPath,
+    /// The link the caller named, when that is what the last component is.
+    pub link: Option<RelPath>,
+}
+
+impl From<RelPath> for Named {
+    /// A path named directly, not through a link.
+    fn from(path: RelPath) -> Named {
+        Named { path, link: None }
+    }
+}
+
+/// [`resolve`], keeping the link the caller named (a delete removes the link, like `rm(1)`, and
+/// a refusal names both).
+pub fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Error> {
+    let target = resolve(root, cwd, path)?;
+    let abs = absolute(cwd, path);
+    let link = match (abs.symlink_metadata(), abs.parent(), abs.file_name()) {
+        (Ok(meta), Some(parent), Some(name)) if meta.file_type().is_symlink() => {
+            let parent = canonicalize_lenient(parent, 0).map_err(|source| Error::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+            Some(relative(root, &parent.join(name), path)?)
+        }
+        _ => None,
+    };
+    Ok(Named { path: target, link })
+}
+
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// `resolved` (canonical) relative to `root`, or why it is not a file in the workspace.
+fn relative(root: &Path, resolved: &Path, path: &Path) -> Result<RelPath, Error> {
     let rel = resolved.strip_prefix(root).map_err(|_| Error::Outside {
         path: path.to_owned(),
         root: root.to_owned(),
@@ -124,7 +169,16 @@ fn canonicalize_lenient(abs: &Path, depth: u32) -> io::Result<PathBuf> {
     }
     match abs.canonicalize() {
         Ok(p) => return Ok(p),
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        // A folder this user cannot search hides what is in it: keep the tail as written, and
+        // let the read or write that follows fail as it would without Stella.
+        Err(e)
+            if !matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+            ) =>
+        {
+            return Err(e);
+        }
         Err(_) => {}
     }
     // A dangling symlink: resolve where it points.

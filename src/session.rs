@@ -6,10 +6,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::digest::Digest;
+use crate::fsutil::Removed;
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, Journal, MapEdit, RootEdit, Seen, Step, Tip};
-use crate::paths::{self, RelPath};
+use crate::paths::{self, Named, RelPath};
 use crate::store::{self, Store};
 use crate::workspace::{self, Notice, Settings, Workspace};
 
@@ -26,6 +27,14 @@ pub enum Error {
     Path(#[from] paths::Error),
     #[error("could not read {}", list(.0.iter().map(|(p, _)| p)))]
     Unreadable(Vec<(RelPath, io::Error)>),
+    /// The tree changed, but the step could not be recorded: the session will see its own
+    /// change as someone else's until it reads the path again.
+    #[error("{done}, but could not record it in the session; read it again before the next change")]
+    Unrecorded {
+        done: String,
+        #[source]
+        source: journal::Error,
+    },
     #[error("could not {op} '{path}'")]
     Io {
         op: &'static str,
@@ -97,6 +106,11 @@ impl Context {
     /// Resolve a path given on the command line (relative to `cwd`, or absolute).
     pub fn resolve(&self, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
         Ok(paths::resolve(&self.ws.root, cwd, path)?)
+    }
+
+    /// [`Context::resolve`], keeping the symbolic link the caller named.
+    pub fn resolve_named(&self, cwd: &Path, path: &Path) -> Result<Named, Error> {
+        Ok(paths::resolve_named(&self.ws.root, cwd, path)?)
     }
 
     pub fn abs(&self, path: &RelPath) -> PathBuf {
@@ -221,11 +235,15 @@ impl Context {
             .collect()
     }
 
-    /// A guarded write: check, write atomically (re-checking just before the rename), record.
+    /// A guarded write: check, store the step's objects, write atomically beneath the workspace
+    /// (re-checking just before the rename), then record. What can fail for want of space or
+    /// permission fails before the file is touched; if the record still fails after the write,
+    /// the error says the file was written.
     pub fn write(&self, id: &SessionId, path: &RelPath, content: &[u8]) -> Result<Outcome, Error> {
         let journal = self.journal();
+        let digest = Digest::of(content);
         let intent = Intent::Write {
-            content: Some(Digest::of(content)),
+            content: Some(digest),
         };
         let abs = self.abs(path);
         let check = guard::check(&journal, id, &self.ws.root, path, intent)?;
@@ -241,7 +259,7 @@ impl Context {
             && abs.exists()
         {
             // Never replace bytes it cannot compare: fail like any write would.
-            let source = std::fs::File::open(&abs)
+            let source = crate::fsutil::open_regular(&abs)
                 .err()
                 .unwrap_or_else(|| io::Error::other("it is not a regular file"));
             return Err(Error::Io {
@@ -250,19 +268,22 @@ impl Context {
                 source,
             });
         }
-        if let Some(parent) = abs.parent()
-            && !parent.exists()
-        {
-            // The missing tail was resolved inside the workspace: create it as any editor would.
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-                op: "create the folder of",
+        // A replaced file keeps its mode; a new one is created without the executable bit.
+        let exec = std::fs::metadata(&abs).is_ok_and(|m| is_exec(&m));
+        let step = Step {
+            summary: summary("write", std::slice::from_ref(path)),
+            map: vec![MapEdit::Put {
                 path: path.clone(),
-                source,
-            })?;
-        }
+                seen: Seen::Digest(digest),
+                bytes: Some((journal.write_blob(content)?, exec)),
+                first_origin: before.digest(),
+            }],
+            root: Vec::new(),
+        };
+        let prepared = journal.prepare(id, &step)?;
         let mut late = None;
         let entry = check.entry.clone();
-        let written = crate::fsutil::replace_file(&abs, content, || {
+        let written = crate::fsutil::replace_beneath(&self.ws.root, path, content, || {
             let again = guard::check_entry(entry.clone(), &self.ws.root, path, intent);
             let ok = !again.refused();
             late = Some(again);
@@ -276,60 +297,108 @@ impl Context {
         if !written {
             return Ok(Outcome::Refused(late.into_iter().collect()));
         }
-        let blob = journal.write_blob(content)?;
-        let exec = std::fs::metadata(&abs).is_ok_and(|m| is_exec(&m));
-        let edit = MapEdit::Put {
-            path: path.clone(),
-            seen: Seen::Digest(Digest::of(content)),
-            bytes: Some((blob, exec)),
-            first_origin: before.digest(),
-        };
-        let tip = self.record(
-            id,
-            "write",
-            std::slice::from_ref(path),
-            vec![edit],
-            Vec::new(),
-        )?;
+        let tip = journal
+            .commit(id, &step, prepared)
+            .map_err(|source| Error::Unrecorded {
+                done: format!("wrote '{path}'"),
+                source,
+            })?;
         Ok(Outcome::Done(tip))
     }
 
     /// A guarded delete of every path, then their entries are dropped. Refused as a whole when
-    /// any path is stale.
-    pub fn rm(&self, id: &SessionId, paths: &[RelPath]) -> Result<Outcome, Error> {
-        let checks = self.guard(id, paths, Intent::Delete)?;
-        let refused: Vec<Check> = checks.into_iter().filter(Check::refused).collect();
+    /// any path is stale. A path named through a symbolic link removes the link, like `rm(1)`;
+    /// the file it points to is checked, and stays.
+    pub fn rm(&self, id: &SessionId, paths: &[Named]) -> Result<Outcome, Error> {
+        let targets: Vec<RelPath> = paths.iter().map(|n| n.path.clone()).collect();
+        let mut checks = self.guard(id, &targets, Intent::Delete)?;
+        for (check, named) in checks.iter_mut().zip(paths) {
+            check.via = named.link.clone();
+        }
+        let refused: Vec<Check> = checks.iter().filter(|c| c.refused()).cloned().collect();
         if !refused.is_empty() {
             return Ok(Outcome::Refused(refused));
         }
-        let mut edits = Vec::new();
+        let removed: Vec<RelPath> = paths
+            .iter()
+            .map(|n| n.link.clone().unwrap_or_else(|| n.path.clone()))
+            .collect();
+        let journal = self.journal();
+        let step = Step {
+            summary: summary("rm", &removed),
+            map: removed
+                .iter()
+                .map(|p| MapEdit::Remove { path: p.clone() })
+                .collect(),
+            root: Vec::new(),
+        };
+        let prepared = journal.prepare(id, &step)?;
+        let mut done = Vec::new();
         let mut failure = None;
-        for path in paths {
-            match std::fs::remove_file(self.abs(path)) {
-                Ok(()) => edits.push(MapEdit::Remove { path: path.clone() }),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    edits.push(MapEdit::Remove { path: path.clone() })
+        for ((named, check), path) in paths.iter().zip(checks).zip(&removed) {
+            let mut late = None;
+            let outcome = crate::fsutil::remove_beneath(&self.ws.root, path, || {
+                let again = guard::check_entry(
+                    check.entry.clone(),
+                    &self.ws.root,
+                    &named.path,
+                    Intent::Delete,
+                );
+                let ok = !again.refused();
+                late = Some(Check {
+                    via: named.link.clone(),
+                    ..again
+                });
+                ok
+            });
+            match outcome {
+                Ok(Removed::Done) | Ok(Removed::AlreadyGone) => done.push(path.clone()),
+                Ok(Removed::Refused) => {
+                    failure = Some(Ok(late.into_iter().collect::<Vec<_>>()));
+                    break;
                 }
                 Err(source) => {
-                    failure = Some(Error::Io {
+                    failure = Some(Err(Error::Io {
                         op: "delete",
                         path: path.clone(),
                         source,
-                    });
+                    }));
                     break;
                 }
             }
         }
         // Whatever was deleted is recorded, even when a later path failed.
-        let tip = if edits.is_empty() {
-            None
+        let tip = if done.len() == removed.len() {
+            journal.commit(id, &step, prepared)
+        } else if done.is_empty() {
+            journal.tip(id)
         } else {
-            Some(self.record(id, "rm", paths, edits, Vec::new())?)
+            journal.record(
+                id,
+                &Step {
+                    summary: summary("rm", &done),
+                    map: done
+                        .iter()
+                        .map(|p| MapEdit::Remove { path: p.clone() })
+                        .collect(),
+                    root: Vec::new(),
+                },
+            )
         };
-        match (failure, tip) {
-            (Some(e), _) => Err(e),
-            (None, Some(tip)) => Ok(Outcome::Done(tip)),
-            (None, None) => Ok(Outcome::Done(self.journal().tip(id)?)),
+        let tip = tip.map_err(|source| Error::Unrecorded {
+            done: format!("deleted {}", list(done.iter())),
+            source,
+        });
+        match failure {
+            Some(Ok(refused)) => {
+                tip?;
+                Ok(Outcome::Refused(refused))
+            }
+            Some(Err(e)) => {
+                tip?;
+                Err(e)
+            }
+            None => Ok(Outcome::Done(tip?)),
         }
     }
 
@@ -384,7 +453,7 @@ impl Context {
         if meta.is_dir() {
             return Err(io_err(io::Error::other("it is a folder")));
         }
-        let bytes = std::fs::read(&abs).map_err(io_err)?;
+        let bytes = crate::fsutil::read_regular(&abs).map_err(io_err)?;
         let blob = self.journal().write_blob(&bytes)?;
         Ok(Some((Digest::of(&bytes), blob, is_exec(&meta))))
     }

@@ -217,6 +217,16 @@ impl Store {
                 .edit_references_as([edit], Some(sig.to_ref(&mut time_buf)))
             {
                 Ok(_) => return Ok(new),
+                // Only a lost compare-and-swap is worth another try: the ref moved under us.
+                // Anything else (permissions, a full disk) is reported at once.
+                Err(e) if self.tip(name)? == tip => {
+                    return Err(Error::Git {
+                        op: "update a ref",
+                        store: self.dir.clone(),
+                        source: gix::Error::from_error(e),
+                    }
+                    .into());
+                }
                 Err(e) if start.elapsed() < WRITE_DEADLINE => {
                     tracing::debug!(error = %e, "ref update lost a race; retrying on the new tip");
                     drop(lock);

@@ -57,7 +57,8 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
     let id = ctx.session_id()?;
-    let paths = ctx.resolve_all(&context, &args.paths)?;
+    let named = ctx.resolve_all_named(&context, &args.paths)?;
+    let paths: Vec<_> = named.iter().map(|n| n.path.clone()).collect();
     let intent = if args.delete {
         Intent::Delete
     } else {
@@ -67,7 +68,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         };
         Intent::Write { content }
     };
-    let checks = context.guard(&id, &paths, intent)?;
+    let mut checks = context.guard(&id, &paths, intent)?;
+    for (c, n) in checks.iter_mut().zip(&named) {
+        c.via = n.link.clone();
+    }
     if args.json {
         for c in &checks {
             let (decision, reason) = match c.verdict {

@@ -422,6 +422,22 @@ impl Ctx<'_> {
         Ok(out)
     }
 
+    /// [`Ctx::resolve_all`], keeping the symbolic links the caller named.
+    pub fn resolve_all_named(
+        &self,
+        ctx: &Context,
+        paths: &[PathBuf],
+    ) -> Result<Vec<crate::paths::Named>> {
+        let mut out: Vec<crate::paths::Named> = Vec::with_capacity(paths.len());
+        for p in paths {
+            let named = ctx.resolve_named(&self.cwd, p)?;
+            if !out.contains(&named) {
+                out.push(named);
+            }
+        }
+        Ok(out)
+    }
+
     /// Say something to the person, unless `--quiet`.
     pub fn say(&mut self, text: std::fmt::Arguments<'_>) {
         if !self.quiet {

@@ -38,11 +38,16 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
     let id = ctx.session_id()?;
-    let path = context.resolve(&ctx.cwd, &args.path)?;
+    let named = context.resolve_named(&ctx.cwd, &args.path)?;
     let mut content = Vec::new();
     std::io::stdin().lock().read_to_end(&mut content)?;
-    match context.write(&id, &path, &content)? {
+    match context.write(&id, &named.path, &content)? {
         Outcome::Done(_) => Ok(ExitCode::SUCCESS),
-        Outcome::Refused(checks) => Ok(report_refusals(ctx, &context, &checks)),
+        Outcome::Refused(mut checks) => {
+            for c in &mut checks {
+                c.via = named.link.clone();
+            }
+            Ok(report_refusals(ctx, &context, &checks))
+        }
     }
 }

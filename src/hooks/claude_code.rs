@@ -508,7 +508,7 @@ fn post_tool(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
                 paths.push(from);
             }
             if let Some(to) = hook.resolve(&to)
-                && let Ok(bytes) = std::fs::read(hook.abs(&to))
+                && let Ok(bytes) = crate::fsutil::read_regular(&hook.abs(&to))
             {
                 edits.push(hook.saw(&to, &bytes, None)?);
                 paths.push(to);
@@ -539,7 +539,7 @@ fn after_write(
 ) -> Result<Answer, Error> {
     let response = &p["tool_response"];
     let original = response["originalFile"].as_str();
-    let disk = std::fs::read(hook.abs(path)).ok();
+    let disk = crate::fsutil::read_regular(&hook.abs(path)).ok();
     let first_origin = original.map(|o| Digest::of(o.as_bytes()));
     let edit = match how {
         Writes::Content(text) => {

@@ -141,7 +141,7 @@ pub fn record_shown(
     path: &RelPath,
     content: &str,
 ) -> Result<(), session::Error> {
-    let disk = std::fs::read(ctx.abs(path)).ok();
+    let disk = crate::fsutil::read_regular(&ctx.abs(path)).ok();
     match disk {
         Some(d) if d == content.as_bytes() => record_seen(ctx, id, path, &d).map(drop),
         Some(d) if std::str::from_utf8(&d).is_err() => record_seen(ctx, id, path, &d).map(drop),
@@ -255,7 +255,7 @@ pub fn record_read_after(
         .ok()
         .and_then(|h| Digest::from_hex(h.trim()));
     let _ = std::fs::remove_file(&file);
-    let Ok(disk) = std::fs::read(ctx.abs(path)) else {
+    let Ok(disk) = crate::fsutil::read_regular(&ctx.abs(path)) else {
         // Gone or unreadable now: nothing to record (the tool's own result says why).
         return Ok(());
     };

@@ -590,7 +590,7 @@ impl Hook {
     ) -> Result<(), Error> {
         let before = self.digest_before_read(tool_use_id);
         let abs = self.abs(path);
-        let disk = match std::fs::read(&abs) {
+        let disk = match crate::fsutil::read_regular(&abs) {
             Ok(b) => b,
             // Gone or unreadable: the read failed or raced a delete; nothing to record.
             Err(_) => return Ok(()),

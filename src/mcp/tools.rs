@@ -80,13 +80,18 @@ impl Tools {
 
     /// Resolve a path the model gave: relative to the workspace root, or absolute inside it.
     fn resolve(&self, path: &str) -> Result<RelPath, Reply> {
+        self.resolve_named(path).map(|n| n.path)
+    }
+
+    /// [`Tools::resolve`], keeping the symbolic link the model named.
+    fn resolve_named(&self, path: &str) -> Result<paths::Named, Reply> {
         if path.is_empty() {
             return Err(Reply::error(
                 "error: 'path' is empty; name a file in the workspace",
             ));
         }
         self.ctx
-            .resolve(&self.ctx.ws.root, Path::new(path))
+            .resolve_named(&self.ctx.ws.root, Path::new(path))
             .map_err(|e| match e {
                 session::Error::Path(paths::Error::Outside { .. }) => Reply::error(format!(
                     "error: '{path}' is outside the workspace '{}'; nothing was touched. These tools only act on files inside the workspace.",
@@ -108,7 +113,7 @@ impl Tools {
             Err(r) => return r,
         };
         let abs = self.ctx.abs(&rel);
-        let bytes = match std::fs::read(&abs) {
+        let bytes = match crate::fsutil::read_regular(&abs) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Reply::error(format!(
@@ -178,10 +183,11 @@ impl Tools {
 
     /// Replace (or create) a file with `content`, refused when it changed since the session saw it.
     pub fn write_file(&self, path: &str, content: &str) -> Reply {
-        let rel = match self.resolve(path) {
-            Ok(p) => p,
+        let named = match self.resolve_named(path) {
+            Ok(n) => n,
             Err(r) => return r,
         };
+        let rel = named.path.clone();
         let existed = self.ctx.abs(&rel).exists();
         match self.ctx.write(&self.id, &rel, content.as_bytes()) {
             Ok(Outcome::Done(_)) => Reply::ok(format!(
@@ -189,7 +195,12 @@ impl Tools {
                 if existed { "wrote" } else { "created" },
                 content.len()
             )),
-            Ok(Outcome::Refused(checks)) => self.refusal(&checks),
+            Ok(Outcome::Refused(mut checks)) => {
+                for c in &mut checks {
+                    c.via = named.link.clone();
+                }
+                self.refusal(&checks)
+            }
             Err(e) => error_reply(&e, "nothing was written"),
         }
     }
@@ -217,7 +228,7 @@ impl Tools {
         if check.refused() {
             return self.refusal(std::slice::from_ref(&check));
         }
-        let bytes = match std::fs::read(self.ctx.abs(&rel)) {
+        let bytes = match crate::fsutil::read_regular(&self.ctx.abs(&rel)) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Reply::error(format!(
@@ -269,10 +280,11 @@ impl Tools {
 
     /// Delete a file, refused when it changed since the session saw it.
     pub fn delete_file(&self, path: &str) -> Reply {
-        let rel = match self.resolve(path) {
-            Ok(p) => p,
+        let named = match self.resolve_named(path) {
+            Ok(n) => n,
             Err(r) => return r,
         };
+        let rel = named.link.clone().unwrap_or_else(|| named.path.clone());
         let abs = self.ctx.abs(&rel);
         if abs.is_dir() {
             return Reply::error(format!(
@@ -280,7 +292,7 @@ impl Tools {
             ));
         }
         let existed = abs.symlink_metadata().is_ok();
-        match self.ctx.rm(&self.id, std::slice::from_ref(&rel)) {
+        match self.ctx.rm(&self.id, std::slice::from_ref(&named)) {
             Ok(Outcome::Done(_)) if existed => Reply::ok(format!("deleted {rel}")),
             Ok(Outcome::Done(_)) => Reply::ok(format!("{rel} did not exist; nothing to delete")),
             Ok(Outcome::Refused(checks)) => self.refusal(&checks),
@@ -322,7 +334,11 @@ impl Tools {
 
 /// An error as git would say it: `error:`, then `caused by:` lines, then what it means here.
 fn error_reply(e: &(dyn StdError + 'static), consequence: &str) -> Reply {
-    let mut text = format!("error: {e}; {consequence}");
+    // When the tree did change, the error says so itself; never claim that nothing happened.
+    let mut text = match e.downcast_ref::<session::Error>() {
+        Some(session::Error::Unrecorded { .. }) => format!("error: {e}"),
+        _ => format!("error: {e}; {consequence}"),
+    };
     let mut source = e.source();
     while let Some(s) = source {
         let line = s.to_string();

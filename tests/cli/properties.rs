@@ -99,7 +99,7 @@ proptest! {
                 }
                 Op::Delete(s, f) => {
                     let allowed = model.allows(s, f, None);
-                    let out = ctx.rm(&sessions[s], &[path(f)]).unwrap();
+                    let out = ctx.rm(&sessions[s], &[path(f).into()]).unwrap();
                     prop_assert_eq!(matches!(out, Outcome::Done(_)), allowed, "delete {} {}", s, f);
                     if allowed {
                         model.disk.remove(&f);
