@@ -12,7 +12,7 @@ pub struct InvalidId {
 }
 
 /// A session id: `[A-Za-z0-9._-]{1,128}`, not starting with `.` or `-`, without `..`, not ending
-/// in `.lock`, so it is always a safe ref name and path component.
+/// in `.` or `.lock`, so it is always a safe ref name and path component.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct SessionId(String);
 
@@ -43,6 +43,9 @@ impl SessionId {
         }
         if id.ends_with(".lock") {
             return bad("it must not end in '.lock'");
+        }
+        if id.ends_with('.') {
+            return bad("it must not end in '.'");
         }
         Ok(SessionId(id.to_owned()))
     }
@@ -123,6 +126,7 @@ mod tests {
             "-a",
             "a..b",
             "a.lock",
+            "a.",
             "a/b",
             "a b",
             "é",

@@ -512,6 +512,11 @@ fn init_tracing(verbose: u8) {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(io::stderr)
+                // Colour only for a person at a terminal: never escape codes into a pipe or a log.
+                .with_ansi(
+                    io::IsTerminal::is_terminal(&io::stderr())
+                        && std::env::var_os("NO_COLOR").is_none(),
+                )
                 .with_target(false)
                 .without_time(),
         )

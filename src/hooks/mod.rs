@@ -322,27 +322,21 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 }
 
 /// The Stella session of a host session: named after the host's id, and a subagent (which can
-/// clobber its parent's work) gets a session of its own, `<host id>.agent-<agent id>`.
+/// clobber its parent's work) gets a session of its own, `<host id>.agent-<agent id>`. A name
+/// that is not a valid session id is replaced by a digest of it (see [`common::session_for`]),
+/// so two different host ids never share a session.
 pub fn session_name(host_id: &str, agent_id: Option<&str>) -> Result<SessionId, Error> {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect()
-    };
+    if host_id.is_empty() {
+        return Err(Error::BadField {
+            field: "session_id",
+            why: "it is empty".into(),
+        });
+    }
     let name = match agent_id {
-        Some(agent) if !agent.is_empty() => format!("{}.agent-{}", clean(host_id), clean(agent)),
-        _ => clean(host_id),
+        Some(agent) if !agent.is_empty() => format!("{host_id}.agent-{agent}"),
+        _ => host_id.to_owned(),
     };
-    SessionId::parse(name.trim_start_matches('-')).map_err(|e| Error::BadField {
-        field: "session_id",
-        why: e.to_string(),
-    })
+    Ok(common::session_for(&name))
 }
 
 /// One hook call's view of a workspace and a session: the agent-independent part of every
@@ -775,8 +769,24 @@ mod tests {
             "e6c55faa-d7b7"
         );
         assert_eq!(
-            session_name("e6c55faa", Some("a1/b")).unwrap().as_str(),
-            "e6c55faa.agent-a1-b"
+            session_name("e6c55faa", Some("a1b")).unwrap().as_str(),
+            "e6c55faa.agent-a1b"
+        );
+        // Ids that are not valid session ids are hashed, never folded onto each other.
+        let odd: Vec<SessionId> = ["a/b", "a b", "a:b", "a-b", "a."]
+            .iter()
+            .map(|h| session_name(h, None).unwrap())
+            .collect();
+        for (i, a) in odd.iter().enumerate() {
+            for b in &odd[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(odd[3].as_str(), "a-b");
+        assert_eq!(odd[0], session_name("a/b", None).unwrap());
+        assert_ne!(
+            session_name("e6c55faa", Some("a1/b")).unwrap(),
+            session_name("e6c55faa", Some("a1-b")).unwrap()
         );
         assert!(session_name("", None).is_err());
     }

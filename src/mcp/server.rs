@@ -53,6 +53,10 @@ pub struct WriteFileArgs {
     pub path: String,
     /// The complete new content of the file. It replaces everything in the file.
     pub content: String,
+    /// Set only by [`forward_lines`]: the call was this many bytes, too large to carry.
+    #[serde(default, rename = "stella-oversized-call")]
+    #[schemars(skip)]
+    pub oversized: Option<u64>,
 }
 
 /// `edit_file`'s arguments.
@@ -187,6 +191,13 @@ impl Server {
         description = "Replace a file's whole content, or create the file. Refused, with nothing written, when the file changed since you last read or wrote it (another agent or a person edited it): then read it again and redo your change against what is there now. The write is atomic: readers never see half a file."
     )]
     async fn write_file(&self, Parameters(a): Parameters<WriteFileArgs>) -> CallToolResult {
+        if let Some(bytes) = a.oversized {
+            return Reply::error(format!(
+                "error: this call was {bytes} bytes, over the {} MiB one message to this server may carry; nothing was written. Write a file this large another way (a shell command, say), then read_file it.",
+                MAX_MESSAGE >> 20
+            ))
+            .into();
+        }
         self.call(move |t| t.write_file(&a.path, &a.content)).await
     }
 
@@ -237,9 +248,223 @@ impl ServerHandler for Server {
     }
 }
 
+/// The most one message from the client may carry: the transport's own limit for one line.
+pub const MAX_MESSAGE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
 /// Serve on stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(server: Server) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let (input, lines) = tokio::io::duplex(1 << 16);
+    tokio::spawn(forward_lines(tokio::io::stdin(), input));
+    let running = server.serve((lines, tokio::io::stdout())).await?;
     running.waiting().await?;
     Ok(())
+}
+
+/// Copy the client's messages, one line each, to the transport; a line over [`MAX_MESSAGE`]
+/// (which the transport would drop without a word, leaving the client waiting forever) becomes a
+/// small `write_file` call with the same id that answers with a tool error naming the limit.
+/// Only the start and the end of such a line are kept, where clients put the id.
+async fn forward_lines(
+    input: impl tokio::io::AsyncRead + Unpin,
+    mut out: impl tokio::io::AsyncWrite + Unpin,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    const HEAD: usize = 64 << 10;
+    const TAIL: usize = 256;
+    let mut input = tokio::io::BufReader::with_capacity(1 << 16, input);
+    let mut line: Vec<u8> = Vec::new();
+    // For a line over the limit: its start, its last bytes, and its length.
+    let mut over: Option<(Vec<u8>, Vec<u8>, usize)> = None;
+    loop {
+        let buf = match input.fill_buf().await {
+            Ok([]) | Err(_) => return,
+            Ok(buf) => buf,
+        };
+        let newline = buf.iter().position(|b| *b == b'\n');
+        let take = newline.map_or(buf.len(), |i| i + 1);
+        let chunk = &buf[..take];
+        match &mut over {
+            None if line.len() + take < MAX_MESSAGE => line.extend_from_slice(chunk),
+            None => {
+                line.extend_from_slice(chunk);
+                let len = line.len();
+                let tail = line[len.saturating_sub(TAIL)..].to_vec();
+                line.truncate(HEAD);
+                over = Some((std::mem::take(&mut line), tail, len));
+            }
+            Some((_, tail, len)) => {
+                *len += take;
+                tail.extend_from_slice(chunk);
+                let cut = tail.len().saturating_sub(TAIL);
+                tail.drain(..cut);
+            }
+        }
+        input.consume(take);
+        if newline.is_none() {
+            continue;
+        }
+        let message = match over.take() {
+            None => std::mem::take(&mut line),
+            Some((head, tail, len)) => match oversized::request_id(&head, &tail) {
+                Some(id) => format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"write_file\",\"arguments\":{{\"path\":\"\",\"content\":\"\",\"stella-oversized-call\":{len}}}}}}}\n"
+                )
+                .into_bytes(),
+                None => {
+                    tracing::error!(bytes = len, "dropped a message over the size limit that carried no id to answer");
+                    continue;
+                }
+            },
+        };
+        if out.write_all(&message).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Finding the id of a JSON-RPC request from only the start and the end of its text.
+mod oversized {
+    /// The request's id, as JSON text: the top-level `"id"` among the first keys (Python's SDK
+    /// writes it second), or the last key (TypeScript clients write it last).
+    pub fn request_id(head: &[u8], tail: &[u8]) -> Option<String> {
+        from_head(head).or_else(|| from_tail(tail))
+    }
+
+    fn ws(b: &[u8], mut i: usize) -> usize {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+            i += 1;
+        }
+        i
+    }
+
+    /// The end of the JSON string starting at `b[i] == '"'`.
+    fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+        i += 1;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    /// The end of the JSON value starting at `b[i]`, if it ends within `b`.
+    fn value_end(b: &[u8], i: usize) -> Option<usize> {
+        match *b.get(i)? {
+            b'"' => string_end(b, i),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut j = i;
+                while j < b.len() {
+                    match b[j] {
+                        b'"' => {
+                            j = string_end(b, j)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(j + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                None
+            }
+            _ => {
+                let mut j = i;
+                while j < b.len()
+                    && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
+                {
+                    j += 1;
+                }
+                (j < b.len()).then_some(j)
+            }
+        }
+    }
+
+    /// An id is a number or a string; anything else is not answered.
+    fn id_text(v: &[u8]) -> Option<String> {
+        let text = std::str::from_utf8(v).ok()?;
+        match serde_json::from_str::<serde_json::Value>(text).ok()? {
+            serde_json::Value::Number(_) | serde_json::Value::String(_) => Some(text.to_owned()),
+            _ => None,
+        }
+    }
+
+    fn from_head(b: &[u8]) -> Option<String> {
+        let mut i = ws(b, 0);
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        i += 1;
+        loop {
+            i = ws(b, i);
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = string_end(b, i)?;
+            let key = &b[i..key_end];
+            i = ws(b, key_end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = ws(b, i + 1);
+            let end = value_end(b, i)?;
+            if key == b"\"id\"" {
+                return id_text(&b[i..end]);
+            }
+            i = ws(b, end);
+            if b.get(i) != Some(&b',') {
+                return None;
+            }
+            i += 1;
+        }
+    }
+
+    fn from_tail(b: &[u8]) -> Option<String> {
+        let mut end = b.len();
+        while end > 0 && matches!(b[end - 1], b' ' | b'\t' | b'\r' | b'\n') {
+            end -= 1;
+        }
+        let b = &b[..end.checked_sub(1).filter(|&e| b.get(e) == Some(&b'}'))?];
+        let text = std::str::from_utf8(b).ok()?;
+        let at = text.rfind("\"id\"")?;
+        let before = text[..at].trim_end();
+        if !before.ends_with(',') {
+            return None;
+        }
+        let value = text[at + 4..].trim_start().strip_prefix(':')?.trim();
+        id_text(value.as_bytes())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::request_id;
+
+        #[test]
+        fn ids_are_found_at_the_start_or_the_end() {
+            let python = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"content":"xxxx"#;
+            assert_eq!(request_id(python, b"xxxx\"}}}\n").as_deref(), Some("7"));
+            let ts = br#"{"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a","id":3,"content":"xxx"#;
+            assert_eq!(
+                request_id(ts, br#"xxx"}},"jsonrpc":"2.0","id":"r-12"}"#).as_deref(),
+                Some("\"r-12\"")
+            );
+            assert_eq!(
+                request_id(
+                    b"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a",
+                    b"a\"}}\n"
+                ),
+                None
+            );
+            assert_eq!(request_id(b"not json", b"nope"), None);
+            assert_eq!(request_id(br#"{"id":{"x":1},"#, b"}"), None);
+        }
+    }
 }

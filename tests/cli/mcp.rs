@@ -217,6 +217,23 @@ fn a_thousand_tool_calls_over_one_connection_do_not_grow_the_servers_memory() {
 }
 
 #[test]
+fn a_write_file_over_the_message_limit_gets_a_tool_error_naming_it() {
+    let Some(python) = python() else { return };
+    let w = World::new();
+    let steps = drive(&w, &python, "oversized", &[]);
+    let over = step(&steps, "oversized");
+    let text = over["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("error: this call was 1782") && text.contains("over the 16 MiB"),
+        "{text}"
+    );
+    assert!(text.contains("nothing was written"), "{text}");
+    assert_eq!(over["exists"], false);
+    // The connection goes on.
+    assert_eq!(step(&steps, "after")["text"], "created small.txt (3 bytes)");
+}
+
+#[test]
 fn git_stella_mcp_says_so_when_the_server_binary_is_missing() {
     let w = World::new();
     let lone = w.base().join("lone");

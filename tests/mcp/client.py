@@ -5,6 +5,8 @@ Run by tests/cli/mcp.rs. Usage:
     client.py soak    GIT_STELLA REPO N      N tool calls over one connection; prints RSS numbers
     client.py reconnect GIT_STELLA REPO ID   read on one connection, write on a second one with
                                             the same --session after an outside edit
+    client.py oversized GIT_STELLA REPO      a write_file larger than one message may carry, then
+                                            a small one on the same connection
 
 Every check raises on failure, so a non-zero exit with a traceback is a failed test. The result
 of each step is printed as one JSON line on stdout for the Rust side to assert on too.
@@ -117,6 +119,20 @@ async def reconnect(git_stella, repo, session_id):
         emit("disk", text=f.read())
 
 
+async def oversized(git_stella, repo):
+    async with stdio_client(server_params(git_stella, repo)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            big = "x" * (17 << 20)
+            r = await asyncio.wait_for(
+                session.call_tool("write_file", {"path": "big.txt", "content": big}), 60)
+            assert r.is_error, "an oversized write_file must be a tool error"
+            emit("oversized", text=text_of(r), exists=os.path.exists(os.path.join(repo, "big.txt")))
+            r = await session.call_tool("write_file", {"path": "small.txt", "content": "ok\n"})
+            assert not r.is_error, text_of(r)
+            emit("after", text=text_of(r))
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -171,6 +187,8 @@ def main():
         asyncio.run(guard(git_stella, repo))
     elif mode == "reconnect":
         asyncio.run(reconnect(git_stella, repo, sys.argv[4]))
+    elif mode == "oversized":
+        asyncio.run(oversized(git_stella, repo))
     elif mode == "soak":
         asyncio.run(soak(git_stella, repo, int(sys.argv[4])))
     else:
