@@ -398,3 +398,104 @@ pub fn remove_beneath(
         Err(e) => Err(e.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::from_bytes(s.as_bytes()).unwrap()
+    }
+
+    fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        fs::create_dir_all(root.join("sub")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        (tmp, root, outside)
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_mid_write_never_sends_the_write_outside() {
+        let (_tmp, root, outside) = setup();
+        fs::write(root.join("sub/f"), "old").unwrap();
+        // The worst moment: after the folders were opened, just before the rename.
+        let written = replace_beneath(&root, &rel("sub/f"), b"new", || {
+            fs::rename(root.join("sub"), root.join("moved")).unwrap();
+            std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+            true
+        })
+        .unwrap();
+        assert!(written);
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        assert_eq!(fs::read(root.join("moved/f")).unwrap(), b"new");
+
+        // A link where a folder must go is refused outright, for writes and deletes.
+        let err = replace_beneath(&root, &rel("sub/g"), b"x", || true).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "'sub' is a symbolic link or a file where a folder must go"
+        );
+        assert!(remove_beneath(&root, &rel("sub/g"), || true).is_err());
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_last_component_is_never_written_through() {
+        let (_tmp, root, outside) = setup();
+        fs::write(outside.join("target"), "theirs").unwrap();
+        std::os::unix::fs::symlink(outside.join("target"), root.join("sub/link")).unwrap();
+        let err = replace_beneath(&root, &rel("sub/link"), b"x", || true).unwrap_err();
+        assert_eq!(err.to_string(), "it is a symbolic link");
+        assert_eq!(fs::read(outside.join("target")).unwrap(), b"theirs");
+        // A delete removes the link itself, like rm(1).
+        assert_eq!(
+            remove_beneath(&root, &rel("sub/link"), || true).unwrap(),
+            Removed::Done
+        );
+        assert!(root.join("sub/link").symlink_metadata().is_err());
+        assert_eq!(fs::read(outside.join("target")).unwrap(), b"theirs");
+    }
+
+    #[test]
+    fn a_refused_recheck_changes_nothing_and_leaves_nothing() {
+        let (_tmp, root, _outside) = setup();
+        fs::write(root.join("sub/f"), "old").unwrap();
+        assert!(!replace_beneath(&root, &rel("sub/f"), b"new", || false).unwrap());
+        assert!(!replace_beneath(&root, &rel("sub/new"), b"new", || false).unwrap());
+        assert_eq!(
+            remove_beneath(&root, &rel("sub/f"), || false).unwrap(),
+            Removed::Refused
+        );
+        let names: Vec<_> = fs::read_dir(root.join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("f")]);
+        assert_eq!(fs::read(root.join("sub/f")).unwrap(), b"old");
+    }
+
+    #[test]
+    fn a_temp_name_left_by_a_killed_writer_is_taken_over() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_tmp, root, _outside) = setup();
+        fs::write(root.join("sub/f"), "old").unwrap();
+        fs::set_permissions(root.join("sub/f"), fs::Permissions::from_mode(0o640)).unwrap();
+        let left = root.join("sub").join(swap_name(OsStr::new("f")));
+        fs::write(&left, "partial").unwrap();
+        assert!(replace_beneath(&root, &rel("sub/f"), b"new", || true).unwrap());
+        assert!(!left.exists());
+        assert_eq!(fs::read(root.join("sub/f")).unwrap(), b"new");
+        let mode = fs::metadata(root.join("sub/f"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640);
+        // Missing folders are created; a new file appears under its own name only.
+        assert!(replace_beneath(&root, &rel("a/b/c"), b"c", || true).unwrap());
+        assert_eq!(fs::read(root.join("a/b/c")).unwrap(), b"c");
+        assert_eq!(fs::read_dir(root.join("a/b")).unwrap().count(), 1);
+    }
+}

@@ -415,6 +415,31 @@ mod tests {
     }
 
     #[test]
+    fn delete_file_of_a_link_removes_the_link_and_refusals_name_both() {
+        let r = repo();
+        std::fs::write(r.root.join("real.txt"), "real\n").unwrap();
+        std::os::unix::fs::symlink("real.txt", r.root.join("link.txt")).unwrap();
+        let t = open(&r, Some("s"));
+        assert_eq!(t.read_file("link.txt", None, None), Reply::ok("real\n"));
+        std::fs::write(r.root.join("real.txt"), "theirs\n").unwrap();
+        let reply = t.write_file("link.txt", "mine\n");
+        assert!(
+            reply
+                .text
+                .starts_with("refusing to write: link.txt -> real.txt\n"),
+            "{}",
+            reply.text
+        );
+        assert_eq!(t.read_file("link.txt", None, None), Reply::ok("theirs\n"));
+        assert_eq!(t.delete_file("link.txt"), Reply::ok("deleted link.txt"));
+        assert!(r.root.join("link.txt").symlink_metadata().is_err());
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("real.txt")).unwrap(),
+            "theirs\n"
+        );
+    }
+
+    #[test]
     fn ambiguous_absent_and_empty_old_text_write_nothing() {
         let r = repo();
         std::fs::write(r.root.join("f.txt"), "a b a\n").unwrap();

@@ -11,6 +11,7 @@ mod demo;
 mod docs;
 mod exec;
 mod guard;
+mod harden;
 mod hooks_install;
 mod hostile;
 mod identity;

@@ -1,0 +1,490 @@
+//! Fail closed, lose nothing: each scenario an adversarial run broke, run again as it was found.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+fn session(w: &World) -> String {
+    w.ok(&["session", "start", "--id", "s"])
+}
+
+/// `git fsck` of the store finds nothing wrong.
+fn fsck_clean(w: &World) {
+    let out = w.store_git(&["fsck", "--strict", "--no-progress"]);
+    assert!(!out.contains("missing") && !out.contains("error"), "{out}");
+}
+
+/// The path of the loose object `id` in the store.
+fn loose(w: &World, id: &str) -> PathBuf {
+    w.store().join("objects").join(&id[..2]).join(&id[2..])
+}
+
+/// A captured Claude Code payload, its paths moved into `w`.
+fn claude_fixture(w: &World, name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code")
+        .join(name);
+    std::fs::read_to_string(path)
+        .unwrap()
+        .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
+        .replace("/home/dev", w.home.to_str().unwrap())
+}
+
+#[test]
+fn a_map_that_cannot_be_read_whole_stops_every_write() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("t.txt", "ours\n");
+    w.write("d.txt", "keep\n");
+    w.ok(&["--session", &s, "read", "t.txt", "d.txt"]);
+    let map = w.store_git(&["rev-parse", "refs/stella/sessions/s^{tree}:map"]);
+    std::fs::remove_file(loose(&w, &map)).unwrap();
+    w.write("t.txt", "theirs\n");
+
+    let guard = w.run(&["--session", &s, "guard", "t.txt"]);
+    assert_eq!(code(&guard), 2, "{}", stderr(&guard));
+    assert!(stderr(&guard).contains(&map), "{}", stderr(&guard));
+    let write = w.run_stdin(&["--session", &s, "write", "t.txt"], b"mine\n");
+    assert_eq!(code(&write), 2, "{}", stderr(&write));
+    assert_eq!(w.read("t.txt"), "theirs\n");
+    let rm = w.run(&["--session", &s, "rm", "d.txt"]);
+    assert_eq!(code(&rm), 2, "{}", stderr(&rm));
+    assert_eq!(w.read("d.txt"), "keep\n");
+}
+
+#[test]
+fn the_hook_denies_under_fail_closed_when_the_map_is_missing_an_object() {
+    let w = World::new();
+    w.git(&["config", "stella.hookOnError", "deny"]);
+    w.write("notes.txt", "alpha\nbeta\n");
+    for f in ["SessionStart-startup.json", "PostToolUse-Read.json"] {
+        let out = feed(
+            {
+                let mut c = w.stella();
+                c.args(["hook", "claude-code"]);
+                c
+            },
+            claude_fixture(&w, f).as_bytes(),
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let sid = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+    let map = w.store_git(&[
+        "rev-parse",
+        &format!("refs/stella/sessions/{sid}^{{tree}}:map"),
+    ]);
+    std::fs::remove_file(loose(&w, &map)).unwrap();
+    w.write("notes.txt", "alpha\nbetamax\n");
+    let pre = claude_fixture(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
+    let mut c = w.stella();
+    c.args(["hook", "claude-code"]);
+    let out = feed(c, pre.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("fail-closed") && reason.contains(&map),
+        "{reason}"
+    );
+}
+
+/// Whether this machine lets an unprivileged process mount a tmpfs in its own namespaces.
+fn can_mount_tmpfs() -> bool {
+    let ok = Command::new("unshare")
+        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "'unshare -rm' with a tmpfs mount is not available under CI"
+        );
+        eprintln!(
+            "SKIPPED: the full-store test: 'unshare -rm' cannot mount a tmpfs on this machine"
+        );
+    }
+    ok
+}
+
+#[test]
+fn a_full_store_changes_nothing_in_the_tree() {
+    if !can_mount_tmpfs() {
+        return;
+    }
+    let w = World::new();
+    let content = w.base().join("content");
+    std::fs::write(&content, vec![b'x'; 200_000]).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("git-stella");
+    // Everything runs inside one mount namespace: the store lives on a 2 MiB tmpfs, which is
+    // filled to the last byte after the session has read its files.
+    let script = r#"
+set -u
+mkdir -p "$STELLA_HOME" && mount -t tmpfs -o size=2m tmpfs "$STELLA_HOME" || exit 90
+s() { "$BIN" "$@"; }
+s session start --id s >/dev/null || exit 91
+printf 'old\n' > t.txt; printf 'keep\n' > d.txt
+s --session s read t.txt d.txt || exit 92
+dd if=/dev/zero of="$STELLA_HOME/filler" bs=4k 2>/dev/null
+s --session s write t.txt < "$CONTENT"; echo "write=$?"
+s --session s write new.txt < "$CONTENT"; echo "create=$?"
+s --session s rm d.txt; echo "rm=$?"
+echo "t=$(cat t.txt) d=$(cat d.txt) new=$(test -e new.txt && echo yes || echo no)"
+ls -A | grep stella-tmp && echo "temp files left"
+rm "$STELLA_HOME/filler"
+git --git-dir "$(s store-path)" fsck --strict --no-progress 2>&1 && echo "fsck=ok"
+s --session s write t.txt < "$CONTENT"; echo "after=$?"
+"#;
+    let mut cmd = Command::new("unshare");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .args(["-rm", "sh", "-c", script])
+        .env("BIN", &bin)
+        .env("CONTENT", &content)
+        .current_dir(&w.repo)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let errors = stderr(&out);
+    assert!(text.contains("write=2\n"), "{text}\n{errors}");
+    assert!(text.contains("create=2\n"), "{text}\n{errors}");
+    assert!(text.contains("rm=2\n"), "{text}\n{errors}");
+    assert!(text.contains("t=old d=keep new=no\n"), "{text}\n{errors}");
+    assert!(!text.contains("temp files left"), "{text}");
+    assert!(text.contains("fsck=ok\n"), "{text}\n{errors}");
+    assert!(text.contains("after=0\n"), "{text}\n{errors}");
+    assert!(
+        errors.contains("No space left on device"),
+        "the error names the cause: {errors}"
+    );
+}
+
+#[test]
+fn two_sessions_racing_on_one_file_have_exactly_one_winner() {
+    const TRIALS: usize = 1000;
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "a"]);
+    w.ok(&["session", "start", "--id", "b"]);
+    let names: Vec<String> = (0..TRIALS).map(|i| format!("race/f{i}")).collect();
+    for n in &names {
+        w.write(n, "base\n");
+    }
+    let mut read = vec!["--session", "", "read"];
+    read.extend(names.iter().map(String::as_str));
+    for s in ["a", "b"] {
+        read[1] = s;
+        w.ok(&read);
+    }
+    let spawn = |s: &str, name: &str| {
+        let mut cmd = w.stella();
+        cmd.args(["--session", s, "write", name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{s}\n").as_bytes())
+            .unwrap();
+        child
+    };
+    let mut lost = Vec::new();
+    for name in &names {
+        let a = spawn("a", name);
+        let b = spawn("b", name);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let disk = w.read(name);
+        match (code(&a), code(&b)) {
+            (0, 1) if disk == "a\n" => {}
+            (1, 0) if disk == "b\n" => {}
+            other => lost.push(format!(
+                "{name}: exits {other:?}, disk {disk:?}\n{}{}",
+                stderr(&a),
+                stderr(&b)
+            )),
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of {TRIALS} trials had no single winner:\n{}",
+        lost.len(),
+        lost.join("\n")
+    );
+    fsck_clean(&w);
+}
+
+#[test]
+fn rm_of_a_symlink_removes_the_link_and_keeps_its_target() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("real.txt", "real\n");
+    std::os::unix::fs::symlink("real.txt", w.repo.join("link.txt")).unwrap();
+    w.ok(&["--session", &s, "read", "link.txt"]);
+    w.ok(&["--session", &s, "rm", "link.txt"]);
+    assert!(w.repo.join("link.txt").symlink_metadata().is_err());
+    assert_eq!(w.read("real.txt"), "real\n");
+    // The session still tracks the file it read, which is still there and fresh.
+    let status = w.ok(&["--session", &s, "status"]);
+    assert_eq!(status, "fresh      real.txt");
+    fsck_clean(&w);
+}
+
+#[test]
+fn a_refusal_through_a_symlink_names_the_link_and_the_file() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("real.txt", "real\n");
+    std::os::unix::fs::symlink("real.txt", w.repo.join("link.txt")).unwrap();
+    w.ok(&["--session", &s, "read", "link.txt"]);
+    w.write("real.txt", "theirs\n");
+    let out = w.run_stdin(&["--session", &s, "write", "link.txt"], b"mine\n");
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).starts_with("refusing to write: link.txt -> real.txt\nreal.txt changed since"),
+        "{}",
+        stderr(&out)
+    );
+    let out = w.run(&["--session", &s, "guard", "link.txt"]);
+    assert!(
+        stderr(&out).starts_with("refusing to write: link.txt -> real.txt\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("real.txt"), "theirs\n");
+    assert!(
+        w.repo
+            .join("link.txt")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn a_newline_in_a_file_name_cannot_split_the_refusal_line() {
+    let w = World::new();
+    let s = session(&w);
+    let name = "a\nrefusing to write: b\x1b[31m.txt";
+    w.write(name, "one\n");
+    w.ok(&["--session", &s, "read", name]);
+    w.write(name, "two\n");
+    let out = w.run_stdin(&["--session", &s, "write", name], b"three\n");
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("refusing to write: a\\nrefusing to write: b\\x1b[31m.txt\n"),
+        "{err}"
+    );
+    let firsts = err.lines().filter(|l| l.starts_with("refusing to write:"));
+    assert_eq!(firsts.count(), 1, "{err}");
+    assert!(!err.contains('\x1b'), "{err}");
+}
+
+/// Run `cmd`, killing it if it is not done within `limit`.
+fn within(mut cmd: Command, stdin: &[u8], limit: Duration) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let mut out = Output {
+                status: child.wait().unwrap(),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            };
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_end(&mut out.stdout)
+                .unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_end(&mut out.stderr)
+                .unwrap();
+            return out;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{cmd:?} did not return within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_fifo_at_a_tracked_path_never_hangs_a_command() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("f", "bytes\n");
+    w.ok(&["--session", &s, "read", "f"]);
+    std::fs::remove_file(w.repo.join("f")).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(w.repo.join("f"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let second = Duration::from_secs(1);
+    let run = |args: &[&str], stdin: &[u8]| {
+        let mut cmd = w.stella();
+        cmd.args(["--session", &s]).args(args);
+        within(cmd, stdin, second)
+    };
+    // Per the decision table a path that cannot be read is allowed: the tool's own error says it.
+    let guard = run(&["guard", "f"], b"");
+    assert_eq!(code(&guard), 0, "{}", stderr(&guard));
+    let status = run(&["status"], b"");
+    assert_eq!(stdout(&status), "unreadable f\n");
+    let read = run(&["read", "f"], b"");
+    assert_eq!(code(&read), 2);
+    assert!(
+        stderr(&read).contains("it is not a regular file"),
+        "{}",
+        stderr(&read)
+    );
+    let write = run(&["write", "f"], b"x\n");
+    assert_eq!(code(&write), 2);
+    assert!(
+        stderr(&write).contains("it is not a regular file"),
+        "{}",
+        stderr(&write)
+    );
+    assert!(
+        w.repo
+            .join("f")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_fifo_like()
+    );
+    let wrote = run(&["wrote", "f"], b"");
+    assert_eq!(code(&wrote), 2);
+    let rm = run(&["rm", "f"], b"");
+    assert_eq!(code(&rm), 0, "{}", stderr(&rm));
+    assert!(w.repo.join("f").symlink_metadata().is_err());
+    fsck_clean(&w);
+}
+
+trait FifoLike {
+    fn is_fifo_like(&self) -> bool;
+}
+
+impl FifoLike for std::fs::FileType {
+    fn is_fifo_like(&self) -> bool {
+        std::os::unix::fs::FileTypeExt::is_fifo(self)
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+#[test]
+fn a_tracked_file_in_a_folder_this_user_cannot_search_passes_as_unreadable() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let s = session(&w);
+    w.write("sub/z.txt", "z\n");
+    w.ok(&["--session", &s, "read", "sub/z.txt"]);
+    let sub = w.repo.join("sub");
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root searches any folder; without the two capabilities that allow it, root is held to
+    // the mode bits like anyone else.
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
+            .arg(assert_cmd::cargo::cargo_bin("git-stella"));
+        clean_env(&mut c, &w.home, &w.stella_home);
+        c.current_dir(&w.repo);
+        c
+    } else {
+        w.stella()
+    };
+    let out = cmd
+        .args(["--session", &s, "guard", "--json", "sub/z.txt"])
+        .output()
+        .unwrap();
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["path"], "sub/z.txt");
+    assert_eq!(v["reason"], "unreadable");
+}
+
+#[test]
+fn a_session_id_ending_in_a_dot_is_refused_up_front() {
+    let w = World::new();
+    let out = w.run(&["session", "start", "--id", "a."]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: 'a.' is not a valid session id: it must not end in '.'\n"
+    );
+}
+
+#[test]
+fn warnings_into_a_pipe_carry_no_colour_codes() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("a", "a\n");
+    // A ref lock left by a killed writer: the next writer removes it, with a warning.
+    let lock = w.store().join("refs/stella/sessions/s.lock");
+    std::fs::write(&lock, "").unwrap();
+    let out = w.run(&["--session", &s, "read", "a"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("removed a stale lock"), "{err}");
+    assert!(!err.contains('\x1b'), "{err:?}");
+}
+
+#[test]
+fn a_permission_error_during_a_ref_update_surfaces_at_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let s = session(&w);
+    w.write("a", "a\n");
+    let refs = w.store().join("refs/stella/sessions");
+    std::fs::set_permissions(&refs, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
+            .arg(assert_cmd::cargo::cargo_bin("git-stella"));
+        clean_env(&mut c, &w.home, &w.stella_home);
+        c.current_dir(&w.repo);
+        c
+    } else {
+        w.stella()
+    };
+    let start = Instant::now();
+    let out = cmd.args(["--session", &s, "read", "a"]).output().unwrap();
+    let took = start.elapsed();
+    std::fs::set_permissions(&refs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "the cause is named: {}",
+        stderr(&out)
+    );
+    assert_eq!(w.steps(&s), 1, "nothing was recorded");
+}
