@@ -363,6 +363,24 @@ pub fn replace_beneath(
     Ok(true)
 }
 
+/// Write a host's settings file the user asked Stella to edit (`hooks install`), with the same
+/// primitive as every other write: an anonymous temp file, an atomic rename, the file's mode
+/// kept. A settings file the user keeps as a symbolic link (a dotfile manager) is written where
+/// the link points, the link kept: the link is the user's own choice, not an agent's.
+pub fn write_settings_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
+        _ => path.to_owned(),
+    };
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    create_private_dir(dir, 0o777)?;
+    let name = RelPath::from_bytes(name.as_bytes())
+        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    replace_beneath(&dir.canonicalize()?, &name, bytes, || true).map(|_| ())
+}
+
 /// What [`remove_beneath`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Removed {

@@ -342,16 +342,10 @@ pub fn write_settings(path: &Path, settings: &Map<String, Value>) -> Result<(), 
             Err(e) => Err(err("remove", e)),
         };
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| err("create the folder of", e))?;
-    }
     let mut text = serde_json::to_string_pretty(&Value::Object(settings.clone()))
         .map_err(|e| err("serialise", io::Error::other(e)))?;
     text.push('\n');
-    let mode = std::fs::metadata(path)
-        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
-        .unwrap_or(0o644);
-    crate::fsutil::write_atomic(path, text.as_bytes(), mode).map_err(|e| err("write", e))
+    crate::fsutil::write_settings_file(path, text.as_bytes()).map_err(|e| err("write", e))
 }
 
 /// How an agent nests its hook entries.

@@ -151,16 +151,9 @@ fn read_settings(path: &Path) -> Result<Option<Value>, Error> {
 }
 
 fn write_settings(path: &Path, value: &Value) -> Result<(), Error> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            op: "create",
-            path: dir.to_owned(),
-            source,
-        })?;
-    }
     let mut text = serde_json::to_string_pretty(value).expect("JSON serialises");
     text.push('\n');
-    crate::fsutil::write_atomic(path, text.as_bytes(), 0o644).map_err(|source| Error::Io {
+    crate::fsutil::write_settings_file(path, text.as_bytes()).map_err(|source| Error::Io {
         op: "write",
         path: path.to_owned(),
         source,

@@ -488,3 +488,28 @@ fn a_permission_error_during_a_ref_update_surfaces_at_once() {
     );
     assert_eq!(w.steps(&s), 1, "nothing was recorded");
 }
+
+#[test]
+fn settings_files_keep_their_link_and_their_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let dotfiles = w.base().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, "{\"model\": \"x\"}\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir_all(w.repo.join(".claude")).unwrap();
+    let link = w.repo.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.contains("\"model\": \"x\"") && text.contains("PreToolUse"),
+        "{text}"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let left: Vec<_> = std::fs::read_dir(&dotfiles).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temp file beside the settings");
+}
