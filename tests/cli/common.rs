@@ -3,8 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
 
@@ -206,4 +207,137 @@ impl World {
             stella_home,
         }
     }
+}
+
+/// A scratch bare repository to build objects in.
+pub struct Forge {
+    pub dir: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Forge {
+    pub fn new(w: &World) -> Forge {
+        let dir = w.base().join(format!("forge-{}.git", rand_suffix()));
+        git_in(
+            &w.base(),
+            &w.home,
+            &["init", "-q", "--bare", dir.to_str().unwrap()],
+        );
+        Forge {
+            dir,
+            home: w.home.clone(),
+        }
+    }
+
+    pub fn git_stdin(&self, args: &[&str], stdin: &[u8]) -> String {
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, &self.home, &self.home);
+        let mut child = cmd
+            .arg("--git-dir")
+            .arg(&self.dir)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    }
+
+    pub fn blob(&self, bytes: &[u8]) -> String {
+        self.git_stdin(&["hash-object", "-w", "--stdin"], bytes)
+    }
+
+    /// A tree from raw entries (mode, name, id), written as given: no validation at all.
+    pub fn tree(&self, entries: &[(&str, &[u8], &str)]) -> String {
+        let mut raw = Vec::new();
+        for (mode, name, id) in entries {
+            raw.extend_from_slice(mode.as_bytes());
+            raw.push(b' ');
+            raw.extend_from_slice(name);
+            raw.push(0);
+            raw.extend(hex(id));
+        }
+        self.git_stdin(
+            &["hash-object", "-t", "tree", "--literally", "-w", "--stdin"],
+            &raw,
+        )
+    }
+
+    pub fn commit(&self, tree: &str) -> String {
+        self.git_stdin(&["commit-tree", tree, "-m", "forged"], b"")
+    }
+
+    /// An artifact whose tip tree holds the given manifest, fingerprint and files tree.
+    pub fn artifact(&self, manifest: &str, fingerprint: &str, files: Option<&str>) -> PathBuf {
+        let m = self.blob(manifest.as_bytes());
+        let f = self.blob(fingerprint.as_bytes());
+        let o = self.blob(b"");
+        let mut entries: Vec<(&str, &[u8], &str)> = Vec::new();
+        if let Some(files) = files {
+            entries.push(("40000", b"files", files));
+        }
+        entries.push(("100644", b"fingerprint", &f));
+        entries.push(("100644", b"origins", &o));
+        entries.push(("100644", b"stella.toml", &m));
+        let tip = self.commit(&self.tree(&entries));
+        let repo = gix::open(&self.dir).unwrap();
+        let path = self.dir.with_extension(format!("{}.bundle", rand_suffix()));
+        let mut file = std::fs::File::create(&path).unwrap();
+        stella::artifact::write_bundle(
+            &repo,
+            "refs/stella/checkpoints/evil",
+            gix::ObjectId::from_hex(tip.as_bytes()).unwrap(),
+            &mut file,
+        )
+        .unwrap();
+        path
+    }
+}
+
+pub fn hex(id: &str) -> Vec<u8> {
+    (0..id.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&id[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+pub fn rand_suffix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+pub fn manifest(format: &str) -> String {
+    format!(
+        "format = {format}\nsession = \"evil\"\nbase = \"none\"\nobject_format = \"sha1\"\nproducer = \"forge\"\nstarted = \"\"\nlast_step = \"\"\nsteps = 1\n"
+    )
+}
+
+pub fn b3(bytes: &[u8]) -> String {
+    stella::digest::Digest::of(bytes).to_hex()
+}
+
+/// Every file under `dir`, for "nothing was written" checks.
+pub fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
