@@ -584,16 +584,19 @@ struct PackObjects {
 impl PackObjects {
     fn spawn(repo: &gix::Repository, ids: &[ObjectId]) -> io::Result<PackObjects> {
         use std::process::{Command, Stdio};
-        let mut child = Command::new("git")
-            .arg("--git-dir")
-            .arg(repo.git_dir())
-            .args(["-c", "pack.threads=1", "pack-objects", "--stdout", "-q"])
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()?;
+        // Killed with Stella: a pack nobody reads is work for nobody.
+        let mut child = crate::child::die_with_parent(
+            Command::new("git")
+                .arg("--git-dir")
+                .arg(repo.git_dir())
+                .args(["-c", "pack.threads=1", "pack-objects", "--stdout", "-q"])
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        )
+        .spawn()?;
         let mut list = String::with_capacity(ids.len() * 41);
         for id in ids {
             list.push_str(&id.to_string());

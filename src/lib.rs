@@ -11,6 +11,7 @@
 //! [`workspace::Settings`] at the edge and passes it in.
 
 pub mod artifact;
+pub mod child;
 pub mod cli;
 pub mod digest;
 pub mod exec;

@@ -377,38 +377,66 @@ impl Context {
 
     /// Import the artifact's objects into the store with git's object checking on.
     ///
-    /// Stock `git fetch` is the sturdier tool here: it verifies the bundle, indexes the pack and,
-    /// with `transfer.fsckObjects`, refuses malformed objects and hostile tree entries (`..`,
-    /// `.git`) before anything lands.
+    /// Stock git is the sturdier tool here, run as `git fetch` runs it for a bundle with
+    /// `transfer.fsckObjects`: `git index-pack --fsck-objects` indexes the pack and refuses
+    /// malformed objects and hostile tree entries (`..`, `.git`) before anything lands, then `git
+    /// rev-list --objects` checks that everything the tip links to is there. The pack reaches
+    /// index-pack through a pipe from this process, so it stops when Stella is killed: `git
+    /// fetch` from the file would hand the file itself to an index-pack of its own, which would
+    /// run on.
     fn import(&self, file: &Path, head: &Head) -> Result<(), Error> {
-        let file = file.canonicalize()?;
-        let out = std::process::Command::new("git")
-            .arg("--git-dir")
-            .arg(self.store.dir())
-            .args([
-                "-c",
-                "transfer.fsckObjects=true",
-                "-c",
-                "fetch.fsckObjects=true",
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-            ])
-            .arg(&file)
-            .arg(&head.refname)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(std::process::Stdio::null())
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let refused = |stderr: &[u8]| {
+            let said = String::from_utf8_lossy(stderr);
+            let said: Vec<&str> = said
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            Error::NotAnArtifact {
+                why: format!("git refused its objects: {}", said.join("; ")),
+            }
+        };
+        let git = |args: &[&str]| {
+            let mut cmd = Command::new("git");
+            cmd.arg("--git-dir")
+                .arg(self.store.dir())
+                .args(args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            crate::child::die_with_parent(&mut cmd);
+            cmd
+        };
+        let mut reader = io::BufReader::with_capacity(1 << 20, std::fs::File::open(file)?);
+        // The bundle header (read_head checked it) ends at the first empty line; the pack follows.
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            reader.read_until(b'\n', &mut line)?;
+            if line.is_empty() || line == b"\n" {
+                break;
+            }
+        }
+        let mut child = git(&["index-pack", "--stdin", "--fsck-objects"])
+            .stdin(Stdio::piped())
+            .spawn()?;
+        // A refusal closes the pipe early; git's message says why, not the broken pipe.
+        let copied = io::copy(&mut reader, &mut child.stdin.take().expect("piped"));
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            return Err(refused(&out.stderr));
+        }
+        copied?;
+        let tip = head.tip.to_string();
+        let out = git(&["rev-list", "--objects", "--quiet", &tip, "--not", "--all"])
+            .stdin(Stdio::null())
             .output()?;
         if !out.status.success() {
-            return Err(Error::NotAnArtifact {
-                why: format!(
-                    "git refused its objects: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
+            return Err(refused(&out.stderr));
         }
         Ok(())
     }

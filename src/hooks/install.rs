@@ -342,15 +342,17 @@ fi
 
 /// The folder git runs hooks from, honouring `core.hooksPath`.
 pub fn git_hooks_dir(cwd: &Path) -> Result<PathBuf, Error> {
-    let out = Command::new("git")
-        .args(["rev-parse", "--git-path", "hooks"])
-        .current_dir(cwd)
-        .output()
-        .map_err(|source| Error::Io {
-            op: "run git in",
-            path: cwd.to_owned(),
-            source,
-        })?;
+    let out = crate::child::die_with_parent(
+        Command::new("git")
+            .args(["rev-parse", "--git-path", "hooks"])
+            .current_dir(cwd),
+    )
+    .output()
+    .map_err(|source| Error::Io {
+        op: "run git in",
+        path: cwd.to_owned(),
+        source,
+    })?;
     if !out.status.success() {
         return Err(Error::Git {
             args: "rev-parse --git-path hooks".into(),

@@ -365,13 +365,15 @@ mod tests {
         let base = tmp.path().canonicalize().unwrap();
         let root = base.join("repo");
         std::fs::create_dir_all(&root).unwrap();
-        let ok = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap()
-            .success();
+        let ok = crate::child::die_with_parent(
+            std::process::Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(&root)
+                .env("GIT_CONFIG_NOSYSTEM", "1"),
+        )
+        .status()
+        .unwrap()
+        .success();
         assert!(ok);
         Repo {
             settings: Settings::new(base.join("stella")),
