@@ -517,3 +517,165 @@ mod tests {
         assert_eq!(fs::read_dir(root.join("a/b")).unwrap().count(), 1);
     }
 }
+
+/// A new file being written beside its final name, which it takes only when complete.
+///
+/// The bytes go to an anonymous `O_TMPFILE` in the target's folder: a process killed while
+/// writing (SIGKILL runs no cleanup) leaves no file behind, not even a `.stella-tmp-*` that `git
+/// add -A` would commit. [`NewFile::persist`] links it in under the final name. Where the file
+/// system has no `O_TMPFILE`, a named temp file in the same folder is used instead, removed on
+/// every path but a kill.
+#[derive(Debug)]
+pub struct NewFile {
+    file: File,
+    path: std::path::PathBuf,
+    /// The named temp file, on file systems without `O_TMPFILE`.
+    named: Option<std::path::PathBuf>,
+}
+
+impl NewFile {
+    /// Start a new file that will be named `path`, created with `mode` (umask applied).
+    pub fn create(path: &Path, mode: u32) -> io::Result<NewFile> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let anon = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .mode(mode)
+            .open(dir);
+        match anon {
+            Ok(file) => Ok(NewFile {
+                file,
+                path: path.to_owned(),
+                named: None,
+            }),
+            // No O_TMPFILE here (some file systems, older kernels): a named temp file instead.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
+                ) =>
+            {
+                let tmp = tempfile::Builder::new()
+                    .prefix(".stella-tmp-")
+                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))
+                    .tempfile_in(dir)?;
+                let (file, tmp_path) = tmp.keep().map_err(|e| e.error)?;
+                Ok(NewFile {
+                    file,
+                    path: path.to_owned(),
+                    named: Some(tmp_path),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The file to write into.
+    pub fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// Give the file its name, replacing whatever held it.
+    ///
+    /// No `fsync`, like git's own writes by default: this guards against a killed process, not
+    /// a power loss.
+    pub fn persist(mut self) -> io::Result<()> {
+        if let Some(tmp) = self.named.take() {
+            return fs::rename(&tmp, &self.path).inspect_err(|_| {
+                let _ = fs::remove_file(&tmp);
+            });
+        }
+        // Straight to the final name when it is free; else under a temp name, then renamed over.
+        match link_anonymous(&self.file, &self.path) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let tmp = dir.join(format!(".stella-tmp-{}", crate::ids::random_hex(6)));
+        link_anonymous(&self.file, &tmp)?;
+        fs::rename(&tmp, &self.path).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+    }
+}
+
+impl Drop for NewFile {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.named.take() {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Give the anonymous (`O_TMPFILE`) `file` the name `path`, which must not exist.
+fn link_anonymous(file: &File, path: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let target = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .expect("no NUL in a /proc path");
+    // SAFETY: both paths are valid NUL-terminated strings that outlive the call.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc_path.as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod new_file_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_new_file_has_no_name_until_it_is_persisted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("out.bundle");
+        let mut f = NewFile::create(&path, 0o600).unwrap();
+        f.file().write_all(b"partial").unwrap();
+        assert!(names(tmp.path()).is_empty());
+        drop(f);
+        assert!(
+            names(tmp.path()).is_empty(),
+            "an abandoned file leaves nothing"
+        );
+
+        let mut f = NewFile::create(&path, 0o600).unwrap();
+        f.file().write_all(b"one").unwrap();
+        f.persist().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"one");
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // Over an existing file: replaced whole, nothing else left.
+        let mut f = NewFile::create(&path, 0o600).unwrap();
+        f.file().write_all(b"two").unwrap();
+        f.persist().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(names(tmp.path()), ["out.bundle"]);
+    }
+}

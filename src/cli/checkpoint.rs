@@ -15,8 +15,10 @@ use super::{CliError, Ctx, Result};
 /// gives identical bytes.
 ///
 /// Default output: .stella/private/checkpoints/<session-id>.stella.bundle, which git never
-/// tracks. Files are created with mode 0600. Prints the path written. Stella only writes the
-/// bytes locally: storing, moving and authorising artifacts is yours.
+/// tracks. Files are created with mode 0600, and take their name only when complete: a
+/// checkpoint that is interrupted, even by SIGKILL, leaves no file behind. Prints the path
+/// written. Stella only writes the bytes locally: storing, moving and authorising artifacts is
+/// yours.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Contents warning:
 The artifact holds the conversation verbatim, which means the full bytes of every file the agent
@@ -61,18 +63,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 err.causes.push(e.to_string());
                 err
             };
-            // Streamed into a temp file beside the target (mode 0600), renamed when complete.
-            let dir = path.parent().unwrap_or(std::path::Path::new("."));
-            let mut tmp = tempfile::Builder::new()
-                .prefix(".stella-tmp-")
-                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
-                .tempfile_in(dir)
-                .map_err(cant_write)?;
-            let mut writer = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+            // Streamed into a file with no name beside the target (mode 0600), named when
+            // complete: a checkpoint killed half-way leaves nothing in the folder.
+            let mut file = crate::fsutil::NewFile::create(path, 0o600).map_err(cant_write)?;
+            let mut writer = std::io::BufWriter::with_capacity(1 << 20, file.file());
             let cp = context.checkpoint(&id, &mut writer).map_err(artifact_err)?;
             writer.flush().map_err(cant_write)?;
             drop(writer);
-            tmp.persist(path).map_err(|e| cant_write(e.error))?;
+            file.persist().map_err(cant_write)?;
             writeln!(out, "{}", path.display())?;
             cp
         }

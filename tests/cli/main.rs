@@ -12,6 +12,7 @@ mod docs;
 mod exec;
 mod guard;
 mod harden;
+mod harden_artifact;
 mod hooks_install;
 mod hostile;
 mod identity;
