@@ -139,11 +139,24 @@ fn not_artifact(why: impl Into<String>) -> Error {
 }
 
 /// What `checkpoint` wrote.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Checkpoint {
     pub tip: ObjectId,
     pub manifest: Manifest,
     pub paths: usize,
+    /// Host transcript files that were not taken, and why: the caller should say so.
+    pub skipped_transcripts: Vec<SkippedTranscript>,
+}
+
+/// A host transcript file `checkpoint` did not read (not a regular file, or too large: see
+/// [`crate::turn::read_transcript_file`]).
+#[derive(Debug)]
+pub struct SkippedTranscript {
+    /// The path the host named.
+    pub path: String,
+    pub why: crate::turn::TranscriptFileError,
+    /// Whether the artifact carries the copy the journal last stored under that name instead.
+    pub stored_copy: bool,
 }
 
 /// A fingerprint or origins line: `<hex>  <path>` as `b3sum` prints it, escaping `\` and newlines
@@ -314,13 +327,25 @@ impl Context {
                 transcripts.insert(name, bytes);
             }
         }
+        // A host names the file, so it may name anything: only a regular file within the cap is
+        // read (a device would grow without end, a FIFO would hang); anything else is skipped and
+        // reported, and a file that is not there (yet) is skipped quietly.
+        let mut skipped_transcripts = Vec::new();
         for host_transcript in self.host_transcript_paths(id, &text("transcript_path"))? {
-            if let Ok(bytes) = std::fs::read(&host_transcript) {
-                let name = std::path::Path::new(&host_transcript)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "transcript".into());
-                transcripts.insert(name, bytes);
+            let name = std::path::Path::new(&host_transcript)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "transcript".into());
+            match crate::turn::read_transcript_file(host_transcript.as_ref()) {
+                Ok(bytes) => {
+                    transcripts.insert(name, bytes);
+                }
+                Err(e) if e.is_not_found() => {}
+                Err(why) => skipped_transcripts.push(SkippedTranscript {
+                    stored_copy: transcripts.contains_key(&name),
+                    path: host_transcript,
+                    why,
+                }),
             }
         }
         let mut transcript_sizes = BTreeMap::new();
@@ -383,6 +408,7 @@ impl Context {
             tip: commit_id,
             manifest,
             paths: entries.len(),
+            skipped_transcripts,
         })
     }
 }

@@ -14,6 +14,11 @@
 //! (`transcript/<name>/chunks/<n>`), after checking that the stored bytes are still a prefix of
 //! the file (one hash of that prefix, no second copy); a file that was rewritten is stored whole
 //! again. Reading back concatenates the chunks.
+//!
+//! A transcript file is named by the host (a hook payload's `transcript_path`, `step
+//! --transcript`), so it is read with care: only a regular file is taken, and only up to
+//! [`MAX_TRANSCRIPT_BYTES`]. A device such as `/dev/zero` would grow without end, a FIFO would
+//! hang the reader; either is refused at once, never read ([`read_transcript_file`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +48,68 @@ struct TranscriptMeta {
     chunks: u64,
 }
 
+/// Most bytes a transcript file may hold for Stella to take it: 256 MiB.
+///
+/// Far above what a long agent session writes (tens of MB, pasted images included), low enough
+/// that a runaway file cannot exhaust memory: transcripts are held whole while they are stored
+/// and packed.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
+
+/// Why a transcript file was not taken: the error returned by [`read_transcript_file`].
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptFileError {
+    #[error("it could not be opened")]
+    Open(#[source] std::io::Error),
+    #[error("it is not a regular file")]
+    NotRegular,
+    #[error(
+        "it holds {size} bytes, more than the {MAX_TRANSCRIPT_BYTES} bytes a transcript may hold"
+    )]
+    TooLarge { size: u64 },
+    #[error("it could not be read")]
+    Read(#[source] std::io::Error),
+}
+
+impl TranscriptFileError {
+    /// The file is not there (a host that has not written it yet, or a copy that moved).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, TranscriptFileError::Open(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+/// Read the transcript file at `path` whole, if it is a regular file of at most
+/// [`MAX_TRANSCRIPT_BYTES`].
+///
+/// Opened without blocking (a FIFO with no writer would hang the open) and checked with `fstat`
+/// on the open file before a byte is read; a file that grows past the cap while it is read is
+/// refused too.
+pub fn read_transcript_file(path: &std::path::Path) -> Result<Vec<u8>, TranscriptFileError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(TranscriptFileError::Open)?;
+    let meta = file.metadata().map_err(TranscriptFileError::Read)?;
+    if !meta.file_type().is_file() {
+        return Err(TranscriptFileError::NotRegular);
+    }
+    if meta.len() > MAX_TRANSCRIPT_BYTES {
+        return Err(TranscriptFileError::TooLarge { size: meta.len() });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_TRANSCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(TranscriptFileError::Read)?;
+    if bytes.len() as u64 > MAX_TRANSCRIPT_BYTES {
+        return Err(TranscriptFileError::TooLarge {
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
+}
+
 /// The error for turn commands used out of order.
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
@@ -52,6 +119,12 @@ pub enum TurnError {
     Corrupt { id: SessionId, why: String },
     #[error("'{name}' is not a usable transcript name")]
     BadName { name: String },
+    #[error("the transcript '{}' was not taken", crate::text::escape_controls(&path.to_string_lossy()))]
+    Transcript {
+        path: std::path::PathBuf,
+        #[source]
+        source: TranscriptFileError,
+    },
     #[error(transparent)]
     Session(#[from] Error),
 }
@@ -215,15 +288,10 @@ impl Context {
                 name: t.name.to_owned(),
             });
         }
-        let io_err = |source| {
-            TurnError::Session(Error::Io {
-                op: "read the transcript",
-                path: crate::paths::RelPath::from_bytes(t.name.as_bytes())
-                    .expect("a checked name is a valid path"),
-                source,
-            })
-        };
-        let bytes = std::fs::read(t.path).map_err(io_err)?;
+        let bytes = read_transcript_file(t.path).map_err(|source| TurnError::Transcript {
+            path: t.path.to_owned(),
+            source,
+        })?;
         let dir = format!("transcript/{}", t.name);
         let journal = self.journal();
         let meta: TranscriptMeta = journal

@@ -14,6 +14,11 @@ use super::{CliError, Ctx, Result};
 /// holds only what the session touched. The same session checkpointed twice with nothing changed
 /// gives identical bytes.
 ///
+/// transcript/ holds the transcripts the session stored, and the file its agent host names, read
+/// again (hosts write late). That file is taken only when it is a regular file of at most 256
+/// MiB; anything else (a device, a FIFO, a larger file) is skipped unread with a warning, and the
+/// copy the session stored last travels instead.
+///
 /// Default output: .stella/private/checkpoints/<session-id>.stella.bundle, which git never
 /// tracks. Files are created with mode 0600, and take their name only when complete: a
 /// checkpoint that is interrupted, even by SIGKILL, leaves no file behind. Prints the path
@@ -75,6 +80,22 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             cp
         }
     };
+    for skipped in &cp.skipped_transcripts {
+        let mut why = skipped.why.to_string();
+        if let Some(source) = std::error::Error::source(&skipped.why) {
+            why.push_str(&format!(" ({source})"));
+        }
+        let _ = writeln!(
+            ctx.err,
+            "warning: transcript '{}' was not taken: {why}; the artifact carries {}",
+            crate::text::escape_controls(&skipped.path),
+            if skipped.stored_copy {
+                "the copy the session stored last"
+            } else {
+                "no copy of it"
+            }
+        );
+    }
     match cp.manifest.base_commit() {
         Some(base) => ctx.say(format_args!(
             "stella: checkpoint of session {id}: {} files; base commit {base} is recorded, not carried: changes outside these files are not in the artifact",

@@ -8,7 +8,8 @@ use crate::turn::Transcript;
 /// Mark a step boundary inside the open turn, optionally storing the transcript
 ///
 /// Advances the resume point. The transcript is stored verbatim, byte for byte as handed in;
-/// when the file only grew since the last step, only the new bytes are stored.
+/// when the file only grew since the last step, only the new bytes are stored. It must be a
+/// regular file of at most 256 MiB: a device, a FIFO or a larger file is refused unread.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella step --note 'tests pass' --transcript ~/.agent/session.jsonl
@@ -16,7 +17,7 @@ use crate::turn::Transcript;
 Exit status:
   0  recorded
   2  an error: no open turn, no session given or an unknown one, an
-     unreadable transcript")]
+     unreadable transcript (not a regular file, or larger than 256 MiB)")]
 pub struct Args {
     /// The conversation so far, stored verbatim
     #[arg(long, value_name = "FILE")]

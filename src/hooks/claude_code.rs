@@ -31,7 +31,7 @@ use crate::guard::Intent;
 use crate::journal::{MapEdit, RootEdit, Seen};
 use crate::paths::RelPath;
 use crate::session::Freshness;
-use crate::turn::Transcript;
+use crate::turn::{Transcript, TurnError};
 
 /// The agent's name, as `git stella hook claude-code` spells it.
 pub const AGENT: &str = "claude-code";
@@ -188,6 +188,9 @@ fn handle(env: &Env, p: &Value) -> Result<Answer, Error> {
     for n in &hook.notices {
         answer.stderr.push_str(&format!("stella: {n}\n"));
     }
+    for w in &hook.warnings {
+        answer.stderr.push_str(&format!("stella: warning: {w}\n"));
+    }
     Ok(answer)
 }
 
@@ -280,14 +283,32 @@ fn capture_transcript(hook: &mut Hook, p: &Value) -> Result<(), Error> {
         return Ok(());
     };
     let id = hook.session.clone();
-    hook.context()?.capture_transcript(
+    let captured = hook.context()?.capture_transcript(
         &id,
         Transcript {
             name: &name,
             path: &path,
         },
-    )?;
-    Ok(())
+    );
+    match captured {
+        Ok(_) => Ok(()),
+        Err(e) => skip_transcript(hook, e),
+    }
+}
+
+/// A transcript that cannot be taken (see [`crate::turn::read_transcript_file`]) costs the
+/// session its copy, never the hook: say so and go on.
+fn skip_transcript(hook: &mut Hook, e: TurnError) -> Result<(), Error> {
+    match e {
+        TurnError::Transcript { path, source } => {
+            hook.warnings.push(format!(
+                "the transcript '{}' was not stored: {source}",
+                crate::text::escape_controls(&path.to_string_lossy())
+            ));
+            Ok(())
+        }
+        e => Err(e.into()),
+    }
 }
 
 /// The transcript's name in the journal and its path, when the file exists.
@@ -308,11 +329,17 @@ fn stop(hook: &mut Hook, p: &Value) -> Result<(), Error> {
     if ctx.resume_point(&id)?.is_none() {
         return capture_transcript(hook, p);
     }
-    ctx.step(
+    let stepped = ctx.step(
         &id,
         Some("the answer is finished"),
         t.as_ref().map(|(name, path)| Transcript { name, path }),
-    )?;
+    );
+    if let Err(e) = stepped {
+        skip_transcript(hook, e)?;
+        hook.context()?
+            .step(&id, Some("the answer is finished"), None)?;
+    }
+    let ctx = hook.context()?;
     ctx.turn_end(&id)?;
     Ok(())
 }

@@ -349,6 +349,8 @@ pub struct Hook {
     context: Option<Context>,
     /// What opening the workspace had to say (a copy, an adopted id), for stderr.
     pub notices: Vec<Notice>,
+    /// What the adapter skipped and the person should hear about (a transcript not taken).
+    pub warnings: Vec<String>,
     /// The agent's name, for the scratch folder.
     agent: &'static str,
 }
@@ -375,6 +377,7 @@ impl Hook {
             settings: env.settings.clone(),
             context: None,
             notices: Vec::new(),
+            warnings: Vec::new(),
             agent,
         }))
     }

@@ -298,3 +298,169 @@ fn a_replay_killed_while_git_imports_leaves_no_git_running_and_no_session() {
     let id = b.ok(&["replay", artifact.to_str().unwrap()]);
     assert_eq!(b.steps(&id), a.steps(&s) + 2);
 }
+
+/// The host session id the Claude Code fixtures carry.
+const SID: &str = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+
+/// A captured Claude Code payload with its paths moved into `w`'s repository and home.
+fn claude_fixture(w: &World, name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code")
+        .join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text
+        .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
+        .replace("/home/dev", w.home.to_str().unwrap());
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Run `git stella hook claude-code` on `payload`: exit 0, and its stderr.
+fn claude_hook(w: &World, payload: &Value) -> String {
+    let out = w.run_stdin(&["hook", "claude-code"], payload.to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    stderr(&out)
+}
+
+/// Run `cmd` to its end, or kill it after `limit` and fail: a hang is the bug.
+fn finishes_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ended = eventually(limit, || child.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(ended, "{cmd:?} still ran after {limit:?}: {}", stderr(&out));
+    out
+}
+
+/// `checkpoint` of the fixtures' session, which must finish quickly and succeed: its stderr, and
+/// the transcripts the artifact lists.
+fn checkpoint_of_host_session(w: &World) -> (String, Value) {
+    let artifact = w.base().join("host.stella.bundle");
+    let mut cmd = w.stella();
+    cmd.args([
+        "--session",
+        SID,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    let out = finishes_within(cmd, Duration::from_secs(5));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json: Value =
+        serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
+    (stderr(&out), json["transcripts"].clone())
+}
+
+fn checkpoint_says(w: &World) -> String {
+    format!(
+        "stella: checkpoint of session {SID}: 0 files; base commit {} is recorded, not carried: changes outside these files are not in the artifact\n",
+        w.git(&["rev-parse", "HEAD"])
+    )
+}
+
+#[test]
+fn a_transcript_path_naming_dev_zero_is_skipped_not_read_forever() {
+    let w = World::new();
+    let mut start = claude_fixture(&w, "SessionStart-startup.json");
+    start["transcript_path"] = "/dev/zero".into();
+    assert_eq!(claude_hook(&w, &start), "");
+    let (said, transcripts) = checkpoint_of_host_session(&w);
+    assert_eq!(
+        said,
+        "warning: transcript '/dev/zero' was not taken: it is not a regular file; the artifact carries no copy of it\n"
+            .to_owned()
+            + &checkpoint_says(&w)
+    );
+    assert_eq!(transcripts, serde_json::json!({}));
+    // Named by hand, it is an error at once.
+    w.ok(&["--session", SID, "turn", "begin"]);
+    let mut cmd = w.stella();
+    cmd.args(["--session", SID, "step", "--transcript", "/dev/zero"]);
+    let out = finishes_within(cmd, Duration::from_secs(5));
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: the transcript '/dev/zero' was not taken\ncaused by: it is not a regular file\n"
+    );
+}
+
+#[test]
+fn a_transcript_path_naming_a_fifo_is_skipped_without_hanging() {
+    let w = World::new();
+    let fifo = w.base().join(format!("{SID}.jsonl"));
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut start = claude_fixture(&w, "SessionStart-startup.json");
+    start["transcript_path"] = fifo.to_str().unwrap().into();
+    assert_eq!(claude_hook(&w, &start), "");
+    let (said, transcripts) = checkpoint_of_host_session(&w);
+    assert_eq!(
+        said,
+        format!(
+            "warning: transcript '{}' was not taken: it is not a regular file; the artifact carries no copy of it\n",
+            fifo.display()
+        ) + &checkpoint_says(&w)
+    );
+    assert_eq!(transcripts, serde_json::json!({}));
+}
+
+#[test]
+fn a_transcript_past_the_cap_is_skipped_and_the_stored_copy_travels() {
+    let w = World::new();
+    let transcript = w
+        .home
+        .join(format!(".claude/projects/-home-dev-src-demo/{SID}.jsonl"));
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    let sample = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-code/transcript-sample.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(&transcript, &sample).unwrap();
+    assert_eq!(
+        claude_hook(&w, &claude_fixture(&w, "SessionStart-startup.json")),
+        ""
+    );
+    // The file grows past the cap (sparse: no disk is spent on it).
+    let cap = stella::turn::MAX_TRANSCRIPT_BYTES;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&transcript)
+        .unwrap()
+        .set_len(cap + 1)
+        .unwrap();
+    let warning = format!(
+        "stella: warning: the transcript '{}' was not stored: it holds {} bytes, more than the {cap} bytes a transcript may hold\n",
+        transcript.display(),
+        cap + 1
+    );
+    // The hooks go on without it: the turn begins and ends.
+    assert_eq!(
+        claude_hook(&w, &claude_fixture(&w, "UserPromptSubmit.json")),
+        warning
+    );
+    assert_eq!(claude_hook(&w, &claude_fixture(&w, "Stop.json")), warning);
+    let resume = w.ok(&["--session", SID, "resume"]);
+    assert!(resume.contains("no open turn"), "{resume}");
+    let (said, transcripts) = checkpoint_of_host_session(&w);
+    assert_eq!(
+        said,
+        format!(
+            "warning: transcript '{}' was not taken: it holds {} bytes, more than the {cap} bytes a transcript may hold; the artifact carries the copy the session stored last\n",
+            transcript.display(),
+            cap + 1
+        ) + &checkpoint_says(&w)
+    );
+    assert_eq!(
+        transcripts,
+        serde_json::json!({ format!("{SID}.jsonl"): sample.len() })
+    );
+}
