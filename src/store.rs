@@ -359,7 +359,7 @@ impl Store {
             path: self.dir.clone(),
             source,
         };
-        let mut child = std::process::Command::new("git")
+        let mut child = crate::child::die_with_parent(&mut std::process::Command::new("git"))
             .arg("--git-dir")
             .arg(&self.dir)
             .args(["index-pack", "--stdin"])
@@ -415,7 +415,7 @@ impl Store {
     }
 
     fn git(&self, args: &[&str]) -> Result<(), Error> {
-        let out = std::process::Command::new("git")
+        let out = crate::child::die_with_parent(&mut std::process::Command::new("git"))
             .arg("--git-dir")
             .arg(&self.dir)
             .args([

@@ -938,7 +938,7 @@ fn nul_list(out: Vec<u8>) -> HashSet<RelPath> {
 
 /// What `git ARGS` prints with `input` on its stdin (nothing when it cannot run).
 fn git_output(root: &Path, args: &[&str], input: Vec<u8>) -> Vec<u8> {
-    let child = Command::new("git")
+    let child = crate::child::die_with_parent(&mut Command::new("git"))
         .args(args)
         .current_dir(root)
         .stdin(Stdio::piped())
