@@ -299,6 +299,7 @@ impl Context {
             seen,
             origin,
             bytes,
+            ..
         } in &entries
         {
             match seen {

@@ -188,9 +188,21 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
     }
     match conflict {
         Conflict::Changed => {
+            let who = match check
+                .disk
+                .digest()
+                .and_then(|now| writer_of(journal, p, now))
+            {
+                Some(w) => format!(
+                    "session {} wrote it at {},",
+                    w.session,
+                    clock(w.at, gix::date::Time::now_utc().seconds)
+                ),
+                None => "another process or a person edited it".into(),
+            };
             let _ = writeln!(
                 m,
-                "{p} changed since this session last read it: another agent or a person edited it after this session looked."
+                "{p} changed since this session last read it: {who} after this session looked."
             );
             let _ = writeln!(
                 m,
@@ -245,6 +257,46 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
         m.push_str(&d);
     }
     m
+}
+
+/// A session of this workspace that wrote the bytes now at a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writer {
+    pub session: SessionId,
+    /// When it wrote them (Unix seconds).
+    pub at: i64,
+}
+
+/// The session that wrote `now` at `path`, when one of this workspace's sessions did (the latest,
+/// if several). Looked up only for a refusal: one map lookup per session, nothing on the allowed
+/// path.
+pub fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<Writer> {
+    let sessions = journal.sessions().ok()?;
+    sessions
+        .iter()
+        .filter_map(|(id, tip)| {
+            let entry = journal.lookup_at(tip.tree, path).ok()??;
+            (entry.seen == Seen::Digest(now)).then_some(())?;
+            Some(Writer {
+                session: id.clone(),
+                at: entry.wrote?,
+            })
+        })
+        .max_by_key(|w| w.at)
+}
+
+/// `12:03:41 UTC` for a time today, `2026-11-30 12:03:41 UTC` otherwise.
+fn clock(at: i64, now: i64) -> String {
+    let t = gix::date::Time::new(at, 0);
+    let full = t.format_or_unix(gix::date::time::format::ISO8601);
+    // ISO8601 here is `2026-11-30 12:03:41 +0000`.
+    let (date, rest) = full.split_once(' ').unwrap_or((full.as_str(), ""));
+    let time = rest.split(' ').next().unwrap_or(rest);
+    if at.div_euclid(86_400) == now.div_euclid(86_400) {
+        format!("{time} UTC")
+    } else {
+        format!("{date} {time} UTC")
+    }
 }
 
 /// How many diff lines a refusal shows before it says how many more there are.

@@ -55,6 +55,9 @@ pub struct Entry {
     pub origin: Option<Digest>,
     /// The blob holding the bytes the session last saw, and whether they were executable.
     pub bytes: Option<(ObjectId, bool)>,
+    /// When the session wrote the bytes it last saw here (Unix seconds); `None` when it last
+    /// read them.
+    pub wrote: Option<i64>,
 }
 
 /// One change to the staleness map.
@@ -67,6 +70,9 @@ pub enum MapEdit {
         seen: Seen,
         bytes: Option<(ObjectId, bool)>,
         first_origin: Option<Digest>,
+        /// The session wrote these bytes (rather than read them): a refusal of another session
+        /// can then say who changed the file, and when.
+        wrote: bool,
     },
     /// Stop tracking `path` (it was deleted: nothing is left to clobber).
     Remove { path: RelPath },
@@ -123,13 +129,24 @@ fn entry_dir(path: &RelPath) -> String {
     format!("map/{}/{}/{}", &h[0..2], &h[2..4], h)
 }
 
-fn state_text(seen: Seen, origin: Option<Digest>) -> String {
+fn state_text(seen: Seen, origin: Option<Digest>, wrote: Option<i64>) -> String {
     let seen = match seen {
         Seen::Digest(d) => d.to_hex(),
         Seen::Reread => "reread".into(),
     };
     let origin = origin.map_or("-".into(), |d| d.to_hex());
-    format!("digest {seen}\norigin {origin}\n")
+    match wrote {
+        Some(at) => format!("digest {seen}\norigin {origin}\nwrote {at}\n"),
+        None => format!("digest {seen}\norigin {origin}\n"),
+    }
+}
+
+/// The `wrote` line of a state file, if any (older journals have none).
+fn parse_wrote(text: &[u8]) -> Option<i64> {
+    std::str::from_utf8(text)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("wrote ")?.parse().ok())
 }
 
 fn parse_state(text: &[u8]) -> Option<(Seen, Option<Digest>)> {
@@ -526,6 +543,7 @@ impl<'s> Journal<'s> {
         step: &Step,
         mut tracked: u64,
     ) -> Result<u64, Error> {
+        let now = gix::date::Time::now_utc().seconds;
         for edit in &step.map {
             match edit {
                 MapEdit::Put {
@@ -533,6 +551,7 @@ impl<'s> Journal<'s> {
                     seen,
                     bytes,
                     first_origin,
+                    wrote,
                 } => {
                     let dir = entry_dir(path);
                     let existing = match tree {
@@ -548,7 +567,7 @@ impl<'s> Journal<'s> {
                     };
                     let state = self.git(
                         "write a blob",
-                        repo.write_blob(state_text(*seen, origin).as_bytes()),
+                        repo.write_blob(state_text(*seen, origin, wrote.then_some(now)).as_bytes()),
                     )?;
                     let path_blob = self.git("write a blob", repo.write_blob(path.as_bytes()))?;
                     let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
@@ -666,6 +685,7 @@ impl<'s> Journal<'s> {
         };
         let mut path = None;
         let mut state = None;
+        let mut wrote = None;
         let mut bytes = None;
         let mut buf = Vec::new();
         for e in self.read_tree(folder, &mut buf)? {
@@ -673,7 +693,11 @@ impl<'s> Journal<'s> {
             let oid = e.oid.to_owned();
             match e.filename.as_bytes() {
                 b"path" => path = RelPath::from_bytes(&self.blob(oid)?),
-                b"state" => state = parse_state(&self.blob(oid)?),
+                b"state" => {
+                    let text = self.blob(oid)?;
+                    state = parse_state(&text);
+                    wrote = parse_wrote(&text);
+                }
                 b"seen" => bytes = Some((oid, e.mode.is_executable())),
                 _ => {}
             }
@@ -688,6 +712,7 @@ impl<'s> Journal<'s> {
             seen,
             origin,
             bytes,
+            wrote,
         }))
     }
 
@@ -819,7 +844,7 @@ mod tests {
             (Seen::Digest(d), None),
         ] {
             assert_eq!(
-                parse_state(state_text(seen, origin).as_bytes()),
+                parse_state(state_text(seen, origin, None).as_bytes()),
                 Some((seen, origin))
             );
         }

@@ -261,6 +261,7 @@ impl Context {
                 seen: Seen::Digest(*digest),
                 bytes,
                 first_origin: origins.get(path).copied().flatten(),
+                wrote: false,
             });
         }
         for p in &head.manifest.needs_reread {
@@ -270,6 +271,7 @@ impl Context {
                     seen: Seen::Reread,
                     bytes: None,
                     first_origin: None,
+                    wrote: false,
                 });
             }
         }

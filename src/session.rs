@@ -161,6 +161,7 @@ impl Context {
                     seen: Seen::Digest(digest),
                     bytes: Some((blob, exec)),
                     first_origin: Some(digest),
+                    wrote: false,
                 }),
                 Ok(None) => failed.push((path.clone(), io::Error::from(io::ErrorKind::NotFound))),
                 Err(Error::Io { path, source, .. }) => failed.push((path, source)),
@@ -199,6 +200,7 @@ impl Context {
                     seen: Seen::Digest(digest),
                     bytes: Some((blob, exec)),
                     first_origin: None,
+                    wrote: true,
                 });
                 continue;
             }
@@ -208,6 +210,7 @@ impl Context {
                     seen: Seen::Digest(digest),
                     bytes: Some((blob, exec)),
                     first_origin: None,
+                    wrote: true,
                 }),
                 None => edits.push(MapEdit::Remove { path: path.clone() }),
             }
@@ -277,6 +280,7 @@ impl Context {
                 seen: Seen::Digest(digest),
                 bytes: Some((journal.write_blob(content)?, exec)),
                 first_origin: before.digest(),
+                wrote: true,
             }],
             root: Vec::new(),
         };

@@ -683,6 +683,7 @@ impl Supervisor<'_, '_> {
             seen,
             origin: None,
             bytes: None,
+            wrote: None,
         }))
     }
 
@@ -828,6 +829,7 @@ impl Supervisor<'_, '_> {
                         seen: Seen::Digest(snap.digest),
                         bytes: self.keep(&batch, &snap)?,
                         first_origin: self.origins.get(&path).copied().flatten(),
+                        wrote: true,
                     });
                 }
                 // Gone: the entry goes too; a path the session never tracked leaves nothing.
@@ -848,6 +850,7 @@ impl Supervisor<'_, '_> {
                 seen: Seen::Digest(snap.digest),
                 bytes: self.keep(&batch, &snap)?,
                 first_origin: Some(snap.digest),
+                wrote: false,
             });
         }
         let tip = if edits.is_empty() {

@@ -537,7 +537,7 @@ fn post_tool(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
             if let Some(to) = hook.resolve(&to)
                 && let Ok(bytes) = crate::fsutil::read_regular(&hook.abs(&to))
             {
-                edits.push(hook.saw(&to, &bytes, None)?);
+                edits.push(hook.saw(&to, &bytes, None, true)?);
                 paths.push(to);
             }
             if !edits.is_empty() {
@@ -569,11 +569,19 @@ fn after_write(
     let disk = crate::fsutil::read_regular(&hook.abs(path)).ok();
     let first_origin = original.map(|o| Digest::of(o.as_bytes()));
     let edit = match how {
-        Writes::Content(text) => {
-            hook.saw(path, &intended_bytes(&text, disk.as_deref()), first_origin)?
-        }
+        Writes::Content(text) => hook.saw(
+            path,
+            &intended_bytes(&text, disk.as_deref()),
+            first_origin,
+            true,
+        )?,
         Writes::Edits => match original.and_then(|o| apply_edits(o, p)) {
-            Some(text) => hook.saw(path, &intended_bytes(&text, disk.as_deref()), first_origin)?,
+            Some(text) => hook.saw(
+                path,
+                &intended_bytes(&text, disk.as_deref()),
+                first_origin,
+                true,
+            )?,
             // The edit cannot be replayed here: the session no longer knows what it wrote, so
             // the next write needs a re-read.
             None => MapEdit::Put {
@@ -581,10 +589,11 @@ fn after_write(
                 seen: Seen::Reread,
                 bytes: None,
                 first_origin,
+                wrote: true,
             },
         },
         Writes::Unknown => match &disk {
-            Some(bytes) => hook.saw(path, bytes, first_origin)?,
+            Some(bytes) => hook.saw(path, bytes, first_origin, true)?,
             None => MapEdit::Remove { path: path.clone() },
         },
     };

@@ -118,6 +118,7 @@ pub fn record_seen(
         seen: Seen::Digest(digest),
         bytes: Some((blob, is_exec(&ctx.abs(path)))),
         first_origin: Some(digest),
+        wrote: false,
     };
     ctx.record(
         id,
@@ -270,6 +271,7 @@ pub fn record_read_after(
         seen: Seen::Reread,
         bytes: Some((blob, is_exec(&ctx.abs(path)))),
         first_origin: Some(now),
+        wrote: false,
     };
     ctx.record(
         id,

@@ -476,6 +476,7 @@ impl Hook {
         path: &RelPath,
         bytes: &[u8],
         first_origin: Option<Digest>,
+        wrote: bool,
     ) -> Result<MapEdit, Error> {
         let blob = self.blob(bytes)?;
         let exec = is_exec(&self.abs(path));
@@ -484,6 +485,7 @@ impl Hook {
             seen: Seen::Digest(Digest::of(bytes)),
             bytes: Some((blob, exec)),
             first_origin,
+            wrote,
         })
     }
 
@@ -597,13 +599,14 @@ impl Hook {
         let unchanged = before == Some(now);
         let rendered_same = rendered.is_some_and(|r| renders_as(&disk, r));
         let edit = if whole || unchanged || rendered_same {
-            self.saw(path, &disk, Some(now))?
+            self.saw(path, &disk, Some(now), false)?
         } else {
             MapEdit::Put {
                 path: path.clone(),
                 seen: Seen::Reread,
                 bytes: None,
                 first_origin: Some(now),
+                wrote: false,
             }
         };
         self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())

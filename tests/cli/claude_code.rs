@@ -66,7 +66,7 @@ fn session_that_read(w: &World) {
 }
 
 const STALE_NOTES: &str = "refusing to write: notes.txt
-notes.txt changed since this session last read it: another agent or a person edited it after this session looked.
+notes.txt changed since this session last read it: another process or a person edited it after this session looked.
 This write would overwrite their work with a plan formed against content that no longer exists.
 Nothing was written. To recover, re-read notes.txt and redo the change against what is there now.
 --- notes.txt (seen by this session)
@@ -209,7 +209,7 @@ fn resume_names_the_files_changed_while_away() {
         hook(&w, &fixture(&w, "PreToolUse-Edit.json")),
         deny(
             "refusing to write: notes.txt
-notes.txt changed since this session last read it: another agent or a person edited it after this session looked.
+notes.txt changed since this session last read it: another process or a person edited it after this session looked.
 This write would overwrite their work with a plan formed against content that no longer exists.
 Nothing was written. To recover, re-read notes.txt and redo the change against what is there now.
 --- notes.txt (seen by this session)
@@ -427,7 +427,7 @@ fn a_file_changed_while_a_shell_command_ran_is_not_absorbed_and_the_refusal_says
     assert_eq!(
         hook(&w, &fixture(&w, "PreToolUse-Edit.json")),
         deny("refusing to write: notes.txt
-notes.txt changed since this session last read it: another agent or a person edited it after this session looked.
+notes.txt changed since this session last read it: another process or a person edited it after this session looked.
 This write would overwrite their work with a plan formed against content that no longer exists.
 Nothing was written. To recover, re-read notes.txt and redo the change against what is there now.
 --- notes.txt (seen by this session)

@@ -25,7 +25,7 @@ fn a_persons_edit_between_read_and_write_is_refused_with_the_full_message() {
     assert_eq!(
         stderr(&out),
         "refusing to write: notes.txt\n\
-         notes.txt changed since this session last read it: another agent or a person edited it after this session looked.\n\
+         notes.txt changed since this session last read it: another process or a person edited it after this session looked.\n\
          This write would overwrite their work with a plan formed against content that no longer exists.\n\
          Nothing was written. To recover, re-read notes.txt and redo the change against what is there now.\n\
          --- notes.txt (seen by this session)\n\
@@ -167,7 +167,7 @@ fn a_stale_delete_is_refused_and_deletes_nothing() {
     assert!(
         stderr(&out).starts_with(
             "refusing to delete: b\n\
-             b changed since this session last read it: another agent or a person edited it after this session looked.\n\
+             b changed since this session last read it: another process or a person edited it after this session looked.\n\
              Deleting it would overwrite their work with a plan formed against content that no longer exists.\n\
              Nothing was deleted. To recover, re-read b and decide again against what is there now.\n"
         ),
@@ -217,10 +217,46 @@ fn two_sessions_on_one_file() {
     w.ok(&["--session", &b, "read", "shared.rs"]);
     let out = w.run_stdin(&["--session", &b, "write", "shared.rs"], b"v2 by b\n");
     assert_eq!(code(&out), 0);
+    let before = std::time::SystemTime::now();
     let out = w.run_stdin(&["--session", &a, "write", "shared.rs"], b"v2 by a\n");
     assert_eq!(code(&out), 1);
-    assert!(stderr(&out).starts_with("refusing to write: shared.rs\n"));
+    // The refusal names the session that wrote the bytes now on disk, and when.
+    let err = stderr(&out);
+    let second = err.lines().nth(1).unwrap();
+    let (head, tail) = second
+        .split_once(" UTC, ")
+        .unwrap_or_else(|| panic!("{err}"));
+    let prefix =
+        format!("shared.rs changed since this session last read it: session {b} wrote it at ");
+    assert!(head.starts_with(&prefix), "{err}");
+    let clock = &head[prefix.len()..];
+    let secs = before
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let expect = |s: u64| {
+        let d = s % 86_400;
+        format!("{:02}:{:02}:{:02}", d / 3600, d / 60 % 60, d % 60)
+    };
+    // Written within the last few seconds (the clock may tick between the write and now).
+    assert!(
+        (0..5).any(|back| clock.ends_with(&expect(secs - back))),
+        "{clock} vs {}",
+        expect(secs)
+    );
+    assert_eq!(tail, "after this session looked.", "{err}");
+    assert!(err.starts_with("refusing to write: shared.rs\n"));
     assert_eq!(w.read("shared.rs"), "v2 by b\n");
+
+    // A person's edit is nobody the journal knows.
+    w.write("shared.rs", "v2 by a person\n");
+    let out = w.run_stdin(&["--session", &b, "write", "shared.rs"], b"v3 by b\n");
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr(&out).lines().nth(1).unwrap(),
+        "shared.rs changed since this session last read it: another process or a person edited it after this session looked."
+    );
+    w.write("shared.rs", "v2 by b\n");
     w.ok(&["--session", &a, "read", "shared.rs"]);
     let out = w.run_stdin(
         &["--session", &a, "write", "shared.rs"],

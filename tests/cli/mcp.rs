@@ -69,7 +69,7 @@ fn step<'a>(steps: &'a [(String, Value)], name: &str) -> &'a Value {
 }
 
 const REFUSAL: &str = "refusing to write: notes.txt\n\
-notes.txt changed since this session last read it: another agent or a person edited it after this session looked.\n\
+notes.txt changed since this session last read it: another process or a person edited it after this session looked.\n\
 This write would overwrite their work with a plan formed against content that no longer exists.\n\
 Nothing was written. To recover, re-read notes.txt and redo the change against what is there now.\n\
 --- notes.txt (seen by this session)\n\
