@@ -58,6 +58,9 @@ _git__stella() {
             git__stella,read)
                 cmd="git__stella__subcmd__read"
                 ;;
+            git__stella,recover)
+                cmd="git__stella__subcmd__recover"
+                ;;
             git__stella,replay)
                 cmd="git__stella__subcmd__replay"
                 ;;
@@ -132,6 +135,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help,read)
                 cmd="git__stella__subcmd__help__subcmd__read"
+                ;;
+            git__stella__subcmd__help,recover)
+                cmd="git__stella__subcmd__help__subcmd__recover"
                 ;;
             git__stella__subcmd__help,replay)
                 cmd="git__stella__subcmd__help__subcmd__replay"
@@ -305,7 +311,7 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -479,7 +485,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help)
-            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log store-path gc demo hook hooks mcp help"
+            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -759,6 +765,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__read)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__recover)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1429,6 +1449,36 @@ _git__stella() {
                 return 0
             fi
             case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__recover)
+            opts="-C -q -v -h --show --restore --json --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --show)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --restore)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

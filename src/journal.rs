@@ -123,6 +123,40 @@ fn path_key(path: &RelPath) -> String {
     Digest::of(path.as_bytes()).to_hex()
 }
 
+/// The folder of the step tree that holds bytes of `path` a tool overwrote unseen (one blob per
+/// tool call), so `recover` finds them by path.
+pub fn overwritten_dir(path: &RelPath) -> String {
+    format!("overwritten/{}", path_key(path))
+}
+
+/// How `recover` names a version: the first 12 hex digits of its BLAKE3 digest.
+pub fn version_id(digest: &Digest) -> String {
+    digest.to_hex()[..12].to_owned()
+}
+
+/// How a session came by a version of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    Read,
+    Wrote,
+    /// A tool of the session overwrote these bytes without the session having seen them; Stella
+    /// kept them.
+    Overwritten,
+}
+
+/// One version of a file, as one session of the workspace came by it.
+#[derive(Clone, Debug)]
+pub struct Version {
+    pub digest: Digest,
+    /// The bytes, when the journal kept them.
+    pub blob: Option<ObjectId>,
+    pub session: SessionId,
+    /// The step (counting from 1 at the start of the history) that first held it.
+    pub step: u64,
+    pub time: gix::date::Time,
+    pub how: How,
+}
+
 /// The entry folder of `path` inside the step tree.
 fn entry_dir(path: &RelPath) -> String {
     let h = path_key(path);
@@ -775,6 +809,82 @@ impl<'s> Journal<'s> {
     }
 
     /// Every session in the store with its tip, sorted by id.
+    /// Every version of `path` that any session of this store read, wrote or saw overwritten,
+    /// oldest first: one per session and change of bytes (walks every history; for recovery, never
+    /// on a hot path).
+    pub fn versions(&self, path: &RelPath) -> Result<Vec<Version>, Error> {
+        let dir = entry_dir(path);
+        let over = overwritten_dir(path);
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        for (session, _) in self.sessions()? {
+            let mut history = self.history(&session)?;
+            history.reverse();
+            let mut last_folder = None;
+            let mut last_digest = None;
+            let mut kept = std::collections::HashSet::new();
+            for (i, (commit, time, _)) in history.iter().enumerate() {
+                let step = i as u64 + 1;
+                let tree = self.read_commit(commit, &mut buf)?.tree();
+                let folder = self.tree_entry(&tree, &dir)?.map(|e| e.oid);
+                if folder != last_folder {
+                    last_folder = folder;
+                    let entry = match folder {
+                        Some(f) => self.decode_entry(&f, Some(path))?,
+                        None => None,
+                    };
+                    match entry {
+                        Some(Entry {
+                            seen: Seen::Digest(d),
+                            bytes,
+                            wrote,
+                            ..
+                        }) if last_digest != Some(d) => {
+                            last_digest = Some(d);
+                            out.push(Version {
+                                digest: d,
+                                blob: bytes.map(|(b, _)| b),
+                                session: session.clone(),
+                                step,
+                                time: *time,
+                                how: if wrote.is_some() {
+                                    How::Wrote
+                                } else {
+                                    How::Read
+                                },
+                            });
+                        }
+                        Some(_) => {}
+                        None => last_digest = None,
+                    }
+                }
+                if let Some(o) = self.tree_entry(&tree, &over)?
+                    && o.mode.is_tree()
+                {
+                    let mut tbuf = Vec::new();
+                    let blobs: Vec<ObjectId> = self
+                        .read_tree(&o.oid, &mut tbuf)?
+                        .filter_map(|e| e.ok().map(|e| e.oid.to_owned()))
+                        .collect();
+                    for blob in blobs {
+                        if kept.insert(blob) {
+                            out.push(Version {
+                                digest: Digest::of(&self.blob(blob)?),
+                                blob: Some(blob),
+                                session: session.clone(),
+                                step,
+                                time: *time,
+                                how: How::Overwritten,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|v| v.time.seconds);
+        Ok(out)
+    }
+
     pub fn sessions(&self) -> Result<Vec<(SessionId, Tip)>, Error> {
         let mut out = Vec::new();
         for (name, commit) in self.store.refs(SESSIONS)? {

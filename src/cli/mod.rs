@@ -62,6 +62,7 @@ mod inspect;
 mod log;
 mod mcp;
 mod read;
+mod recover;
 mod replay;
 mod resume;
 mod rm;
@@ -243,6 +244,7 @@ pub enum Command {
     Verify(verify::Args),
     Replay(replay::Args),
     Log(log::Args),
+    Recover(recover::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
     Demo(demo::Args),
@@ -620,6 +622,7 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Verify(a) => verify::run(ctx, a, out),
         Command::Replay(a) => replay::run(ctx, a, out),
         Command::Log(a) => log::run(ctx, a, out),
+        Command::Recover(a) => recover::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
         Command::Demo(a) => demo::run(ctx, a, out),

@@ -607,11 +607,12 @@ fn after_write(
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
         root.push(RootEdit::Put {
-            name: format!("overwritten/{clean}"),
+            name: format!("{}/{clean}", crate::journal::overwritten_dir(path)),
             blob,
         });
+        let version = crate::journal::version_id(&Digest::of(original.as_bytes()));
         let text = format!(
-            "Stella: {path} changed on disk after this session last read it and before {tool_name} ran (someone wrote to it in between, for example while a permission prompt waited), so {tool_name} overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git --git-dir=\"$(git stella store-path)\" cat-file -p {blob} > '{path}.overwritten'\nthen compare and merge what they changed."
+            "Stella: {path} changed on disk after this session last read it and before {tool_name} ran (someone wrote to it in between, for example while a permission prompt waited), so {tool_name} overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git stella recover '{path}' --show {version} > '{path}.overwritten'\nthen compare and merge what they changed."
         );
         answer = context("PostToolUse", &text, Some(&text));
     }

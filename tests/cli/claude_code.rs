@@ -166,8 +166,8 @@ fn bytes_overwritten_between_guard_and_tool_are_kept_and_the_way_back_is_told() 
         .unwrap();
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PostToolUse");
     assert_eq!(v["systemMessage"].as_str().unwrap(), text);
-    let blob = text
-        .split("cat-file -p ")
+    let version = text
+        .split("--show ")
         .nth(1)
         .unwrap()
         .split(' ')
@@ -176,13 +176,35 @@ fn bytes_overwritten_between_guard_and_tool_are_kept_and_the_way_back_is_told() 
     assert_eq!(
         text,
         format!(
-            "Stella: notes.txt changed on disk after this session last read it and before Edit ran (someone wrote to it in between, for example while a permission prompt waited), so Edit overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git --git-dir=\"$(git stella store-path)\" cat-file -p {blob} > 'notes.txt.overwritten'\nthen compare and merge what they changed."
+            "Stella: notes.txt changed on disk after this session last read it and before Edit ran (someone wrote to it in between, for example while a permission prompt waited), so Edit overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git stella recover 'notes.txt' --show {version} > 'notes.txt.overwritten'\nthen compare and merge what they changed."
         )
     );
     // The command it gives works and gives their bytes back.
+    let shown = w.run(&["recover", "notes.txt", "--show", version]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
     assert_eq!(
-        w.store_git(&["cat-file", "-p", blob]),
-        "alpha\nbeta\ngamma (added by other agent)"
+        stdout(&shown),
+        "alpha\nbeta\ngamma (added by other agent)\n"
+    );
+    // The listing names them as overwritten and kept, and --restore puts them back through the
+    // guard: the session's own write is what is on disk now, so nothing is lost.
+    let list = w.ok(&["recover", "notes.txt"]);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with(version) && l.contains(&format!("overwritten, kept by {SID}"))),
+        "{list}"
+    );
+    w.ok(&[
+        "--session",
+        SID,
+        "recover",
+        "notes.txt",
+        "--restore",
+        version,
+    ]);
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ngamma (added by other agent)\n"
     );
     // And the session recorded originalFile with the edit applied.
     assert_eq!(w.ok(&["--session", SID, "status"]), "fresh      notes.txt");

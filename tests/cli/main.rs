@@ -21,4 +21,5 @@ mod journal;
 mod mcp;
 mod offline;
 mod properties;
+mod recover;
 mod turns;
