@@ -85,6 +85,9 @@ _git__stella() {
             git__stella,turn)
                 cmd="git__stella__subcmd__turn"
                 ;;
+            git__stella,undo)
+                cmd="git__stella__subcmd__undo"
+                ;;
             git__stella,verify)
                 cmd="git__stella__subcmd__verify"
                 ;;
@@ -162,6 +165,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help,turn)
                 cmd="git__stella__subcmd__help__subcmd__turn"
+                ;;
+            git__stella__subcmd__help,undo)
+                cmd="git__stella__subcmd__help__subcmd__undo"
                 ;;
             git__stella__subcmd__help,verify)
                 cmd="git__stella__subcmd__help__subcmd__verify"
@@ -311,7 +317,7 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover store-path gc demo hook hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,7 +491,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help)
-            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover store-path gc demo hook hooks mcp help"
+            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -977,6 +983,20 @@ _git__stella() {
         git__stella__subcmd__help__subcmd__turn__subcmd__end)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__undo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1959,6 +1979,28 @@ _git__stella() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__undo)
+            opts="-C -q -v -h --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -9,7 +9,11 @@
 //! map/<h[0..2]>/<h[2..4]>/<h>/ one entry per tracked path, h = BLAKE3 of the path
 //!     path                     the path, relative to the workspace root
 //!     state                    "digest <hex>|reread" and "origin <hex>|-" lines
+//!     state                    and "wrote <unix seconds>" when the session wrote those bytes
 //!     seen                     the bytes the session last saw (mode 100755 when executable)
+//!     origin                   the bytes a first write replaced unseen (for `undo`)
+//! overwritten/<h>/<call>       bytes a host's tool overwrote before the session saw them
+//! undo.toml                    "step = <n>": the step of the session's last undo
 //! ```
 //!
 //! Sharding by a hash of the path keeps a step's cost flat: it rewrites the root, `map`, two
@@ -58,6 +62,8 @@ pub struct Entry {
     /// When the session wrote the bytes it last saw here (Unix seconds); `None` when it last
     /// read them.
     pub wrote: Option<i64>,
+    /// The bytes behind `origin`, kept when the session's first sight of the path was a write.
+    pub origin_bytes: Option<ObjectId>,
 }
 
 /// One change to the staleness map.
@@ -73,6 +79,9 @@ pub enum MapEdit {
         /// The session wrote these bytes (rather than read them): a refusal of another session
         /// can then say who changed the file, and when.
         wrote: bool,
+        /// The bytes behind `first_origin`, when the session's first sight of the path was a
+        /// write over bytes it had not read: `undo` puts them back.
+        origin_bytes: Option<ObjectId>,
     },
     /// Stop tracking `path` (it was deleted: nothing is left to clobber).
     Remove { path: RelPath },
@@ -586,6 +595,7 @@ impl<'s> Journal<'s> {
                     bytes,
                     first_origin,
                     wrote,
+                    origin_bytes,
                 } => {
                     let dir = entry_dir(path);
                     let existing = match tree {
@@ -611,6 +621,13 @@ impl<'s> Journal<'s> {
                     ed(editor
                         .upsert(format!("{dir}/state"), EntryKind::Blob, state)
                         .map(|_| ()))?;
+                    if existing.is_none()
+                        && let Some(blob) = origin_bytes
+                    {
+                        ed(editor
+                            .upsert(format!("{dir}/origin"), EntryKind::Blob, *blob)
+                            .map(|_| ()))?;
+                    }
                     match bytes {
                         Some((blob, exec)) => {
                             let kind = if *exec {
@@ -720,6 +737,7 @@ impl<'s> Journal<'s> {
         let mut path = None;
         let mut state = None;
         let mut wrote = None;
+        let mut origin_bytes = None;
         let mut bytes = None;
         let mut buf = Vec::new();
         for e in self.read_tree(folder, &mut buf)? {
@@ -733,6 +751,7 @@ impl<'s> Journal<'s> {
                     wrote = parse_wrote(&text);
                 }
                 b"seen" => bytes = Some((oid, e.mode.is_executable())),
+                b"origin" => origin_bytes = Some(oid),
                 _ => {}
             }
         }
@@ -747,6 +766,7 @@ impl<'s> Journal<'s> {
             origin,
             bytes,
             wrote,
+            origin_bytes,
         }))
     }
 
@@ -809,15 +829,31 @@ impl<'s> Journal<'s> {
     }
 
     /// Every session in the store with its tip, sorted by id.
+    /// The tree of step `commit`.
+    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, Error> {
+        let mut buf = Vec::new();
+        Ok(self.read_commit(&commit, &mut buf)?.tree())
+    }
+
     /// Every version of `path` that any session of this store read, wrote or saw overwritten,
     /// oldest first: one per session and change of bytes (walks every history; for recovery, never
     /// on a hot path).
     pub fn versions(&self, path: &RelPath) -> Result<Vec<Version>, Error> {
+        let sessions: Vec<SessionId> = self.sessions()?.into_iter().map(|(id, _)| id).collect();
+        self.versions_in(&sessions, path)
+    }
+
+    /// [`Journal::versions`], in the histories of `sessions` only.
+    pub fn versions_in(
+        &self,
+        sessions: &[SessionId],
+        path: &RelPath,
+    ) -> Result<Vec<Version>, Error> {
         let dir = entry_dir(path);
         let over = overwritten_dir(path);
         let mut out = Vec::new();
         let mut buf = Vec::new();
-        for (session, _) in self.sessions()? {
+        for session in sessions.iter().cloned() {
             let mut history = self.history(&session)?;
             history.reverse();
             let mut last_folder = None;

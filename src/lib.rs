@@ -27,4 +27,5 @@ pub mod session;
 pub mod store;
 pub mod text;
 pub mod turn;
+pub mod undo;
 pub mod workspace;

@@ -262,6 +262,7 @@ impl Context {
                 bytes,
                 first_origin: origins.get(path).copied().flatten(),
                 wrote: false,
+                origin_bytes: None,
             });
         }
         for p in &head.manifest.needs_reread {
@@ -272,6 +273,7 @@ impl Context {
                     bytes: None,
                     first_origin: None,
                     wrote: false,
+                    origin_bytes: None,
                 });
             }
         }

@@ -14,6 +14,9 @@ use crate::paths::{self, Named, RelPath};
 use crate::store::{self, Store};
 use crate::workspace::{self, Notice, Settings, Workspace};
 
+/// The largest file whose bytes a blind first write keeps for `undo` (the digest is always kept).
+const ORIGIN_KEEP_MAX: u64 = 64 << 20;
+
 /// The error returned by [`Context`] operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -162,6 +165,7 @@ impl Context {
                     bytes: Some((blob, exec)),
                     first_origin: Some(digest),
                     wrote: false,
+                    origin_bytes: None,
                 }),
                 Ok(None) => failed.push((path.clone(), io::Error::from(io::ErrorKind::NotFound))),
                 Err(Error::Io { path, source, .. }) => failed.push((path, source)),
@@ -201,6 +205,7 @@ impl Context {
                     bytes: Some((blob, exec)),
                     first_origin: None,
                     wrote: true,
+                    origin_bytes: None,
                 });
                 continue;
             }
@@ -211,6 +216,7 @@ impl Context {
                     bytes: Some((blob, exec)),
                     first_origin: None,
                     wrote: true,
+                    origin_bytes: None,
                 }),
                 None => edits.push(MapEdit::Remove { path: path.clone() }),
             }
@@ -253,10 +259,22 @@ impl Context {
         if check.refused() {
             return Ok(Outcome::Refused(vec![check]));
         }
-        // The session's first sight of an existing untracked file is what it overwrote.
-        let before = match (&check.entry, &check.disk) {
-            (Some(_), disk) => disk.clone(),
-            (None, _) => Disk::probe(&abs),
+        // The session's first sight of an existing untracked file is what it overwrote: kept
+        // (up to a size) so that undo can put it back.
+        let (before, origin_bytes) = match (&check.entry, &check.disk) {
+            (Some(_), disk) => (disk.clone(), None),
+            (None, _) => match std::fs::symlink_metadata(&abs) {
+                Ok(m) if m.is_file() && m.len() <= ORIGIN_KEEP_MAX => {
+                    match crate::fsutil::read_regular(&abs) {
+                        Ok(bytes) => (
+                            Disk::Present(Digest::of(&bytes)),
+                            Some(journal.write_blob(&bytes)?),
+                        ),
+                        Err(_) => (Disk::probe(&abs), None),
+                    }
+                }
+                _ => (Disk::probe(&abs), None),
+            },
         };
         if let Disk::Unreadable(_) = before
             && abs.exists()
@@ -281,6 +299,7 @@ impl Context {
                 bytes: Some((journal.write_blob(content)?, exec)),
                 first_origin: before.digest(),
                 wrote: true,
+                origin_bytes,
             }],
             root: Vec::new(),
         };
@@ -468,7 +487,7 @@ fn is_exec(meta: &std::fs::Metadata) -> bool {
 }
 
 /// `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
-fn summary(verb: &str, paths: &[RelPath]) -> String {
+pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
     match paths {
         [one] => format!("{verb} {one}"),
         many => {

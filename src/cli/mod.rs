@@ -71,6 +71,7 @@ mod status;
 mod step;
 mod store_path;
 mod turn;
+mod undo;
 mod verify;
 mod write;
 mod wrote;
@@ -245,6 +246,7 @@ pub enum Command {
     Replay(replay::Args),
     Log(log::Args),
     Recover(recover::Args),
+    Undo(undo::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
     Demo(demo::Args),
@@ -623,6 +625,7 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Replay(a) => replay::run(ctx, a, out),
         Command::Log(a) => log::run(ctx, a, out),
         Command::Recover(a) => recover::run(ctx, a, out),
+        Command::Undo(a) => undo::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
         Command::Demo(a) => demo::run(ctx, a, out),

@@ -684,6 +684,7 @@ impl Supervisor<'_, '_> {
             origin: None,
             bytes: None,
             wrote: None,
+            origin_bytes: None,
         }))
     }
 
@@ -830,6 +831,7 @@ impl Supervisor<'_, '_> {
                         bytes: self.keep(&batch, &snap)?,
                         first_origin: self.origins.get(&path).copied().flatten(),
                         wrote: true,
+                        origin_bytes: None,
                     });
                 }
                 // Gone: the entry goes too; a path the session never tracked leaves nothing.
@@ -851,6 +853,7 @@ impl Supervisor<'_, '_> {
                 bytes: self.keep(&batch, &snap)?,
                 first_origin: Some(snap.digest),
                 wrote: false,
+                origin_bytes: None,
             });
         }
         let tip = if edits.is_empty() {

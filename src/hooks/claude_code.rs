@@ -590,6 +590,7 @@ fn after_write(
                 bytes: None,
                 first_origin,
                 wrote: true,
+                origin_bytes: None,
             },
         },
         Writes::Unknown => match &disk {
@@ -597,6 +598,13 @@ fn after_write(
             None => MapEdit::Remove { path: path.clone() },
         },
     };
+    // The session's first sight of the file was this write: keep what it replaced, for undo.
+    let mut edit = edit;
+    if let (MapEdit::Put { origin_bytes, .. }, Some(original)) = (&mut edit, original)
+        && hook.entry(path)?.is_none()
+    {
+        *origin_bytes = Some(hook.blob(original.as_bytes())?);
+    }
     let mut root = Vec::new();
     let mut answer = Answer::nothing();
     if let Some(original) = original

@@ -119,6 +119,7 @@ pub fn record_seen(
         bytes: Some((blob, is_exec(&ctx.abs(path)))),
         first_origin: Some(digest),
         wrote: false,
+        origin_bytes: None,
     };
     ctx.record(
         id,
@@ -272,6 +273,7 @@ pub fn record_read_after(
         bytes: Some((blob, is_exec(&ctx.abs(path)))),
         first_origin: Some(now),
         wrote: false,
+        origin_bytes: None,
     };
     ctx.record(
         id,

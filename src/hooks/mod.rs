@@ -486,6 +486,7 @@ impl Hook {
             bytes: Some((blob, exec)),
             first_origin,
             wrote,
+            origin_bytes: None,
         })
     }
 
@@ -607,6 +608,7 @@ impl Hook {
                 bytes: None,
                 first_origin: Some(now),
                 wrote: false,
+                origin_bytes: None,
             }
         };
         self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())

@@ -23,3 +23,4 @@ mod offline;
 mod properties;
 mod recover;
 mod turns;
+mod undo;

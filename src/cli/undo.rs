@@ -1,0 +1,67 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{Ctx, Result, report_refusals};
+use crate::journal::version_id;
+use crate::undo::Undone;
+
+/// Put back what was in each file before the session first wrote it
+///
+/// For every file the session wrote (or only the PATHs given): the bytes it read before its first
+/// write, the bytes its first write replaced, or no file at all for a file it created. Each file
+/// goes through the guard like any write: a file someone changed after the session's last write
+/// is refused, by name, with the diff, and left alone; the others are undone. The undo is one
+/// step of the session, and an undo run right after it puts back what it replaced.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella --session agent-1 undo
+  git stella --session agent-1 undo src/lib.rs
+  git stella --session agent-1 undo          # again, right after: undoes the undo
+
+Exit status:
+  0  every file undone (or nothing to undo)
+  1  a file changed since the session's last write was refused (each is printed);
+     the other files were undone
+  2  an error: no session given or an unknown one, a path outside the workspace,
+     a file whose earlier bytes were not kept")]
+pub struct Args {
+    /// Only these files, inside the workspace
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let context = ctx.open()?;
+    let id = ctx.session_id()?;
+    let only = ctx.resolve_all(&context, &args.paths)?;
+    let (done, _) = context.undo(&id, &only)?;
+    if done.is_empty() {
+        writeln!(out, "nothing to undo: session {id} wrote no file")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut refused = Vec::new();
+    let mut skipped = false;
+    for d in done {
+        match d {
+            Undone::Restored { path, digest } => {
+                writeln!(out, "restored {path} (version {})", version_id(&digest))?
+            }
+            Undone::Removed { path } => writeln!(out, "removed {path} (the session created it)")?,
+            Undone::Skipped { path, why } => {
+                skipped = true;
+                writeln!(ctx.err, "error: could not undo '{path}': {why}")?;
+            }
+            Undone::Refused(check) => refused.push(check),
+        }
+    }
+    if !refused.is_empty() {
+        let code = report_refusals(ctx, &context, &refused);
+        return Ok(if skipped { ExitCode::from(2) } else { code });
+    }
+    Ok(if skipped {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,238 @@
+//! Undo one session: put back what was in each file before the session first wrote it.
+//!
+//! The journal already holds every version a session saw. For each path the session wrote, the
+//! version just before its first write is the one to put back: the bytes it read first, the bytes
+//! its first (blind) write replaced (kept for this in the map entry's `origin`), or nothing, for a
+//! file it created. Each file goes through the guard like any write: a file someone changed after
+//! the session's last write is refused, by name, with the diff. Undo is one step of the session;
+//! an undo run right after an undo puts back what that undo replaced.
+
+use gix::ObjectId;
+
+use crate::digest::Digest;
+use crate::fsutil::{self, Removed};
+use crate::guard::{self, Check, Intent};
+use crate::ids::SessionId;
+use crate::journal::{Entry, How, MapEdit, RootEdit, Seen, Step, Tip};
+use crate::paths::RelPath;
+use crate::session::{Context, Error, summary};
+
+/// What undo does, or did, to one path.
+#[derive(Debug)]
+pub enum Undone {
+    /// The file holds these bytes again.
+    Restored { path: RelPath, digest: Digest },
+    /// The session created the file; it is gone again.
+    Removed { path: RelPath },
+    /// Someone changed the file after the session's last write: nothing was done to it.
+    Refused(Check),
+    /// Nothing to put back (`why` says what is missing).
+    Skipped { path: RelPath, why: String },
+}
+
+/// What a path is to become.
+enum Target {
+    Bytes(Digest, ObjectId),
+    Absent,
+}
+
+/// The journal file naming the step of the session's last undo, so the next undo can tell that
+/// it comes right after one.
+const MARKER: &str = "undo.toml";
+
+fn marker(step: u64) -> String {
+    format!("step = {step}\n")
+}
+
+impl Context {
+    /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
+    /// done per path and the step recorded, if anything changed.
+    pub fn undo(
+        &self,
+        id: &SessionId,
+        only: &[RelPath],
+    ) -> Result<(Vec<Undone>, Option<Tip>), Error> {
+        let journal = self.journal();
+        let tip = journal.tip(id)?;
+        let redo = journal
+            .root_file_of_tree(tip.tree, MARKER)?
+            .is_some_and(|b| b == marker(tip.steps).as_bytes());
+        let mut plan: Vec<(RelPath, Option<Entry>, Result<Target, String>)> = Vec::new();
+        if redo {
+            // Put back what the last undo replaced: the session's map just before it.
+            let history = journal.history(id)?;
+            let parent = history
+                .get(1)
+                .map(|(commit, _, _)| *commit)
+                .expect("an undo step has a parent");
+            let before = journal.tree_of(parent)?;
+            let mut paths: Vec<RelPath> = journal
+                .entries_of_tree(tip.tree)?
+                .into_iter()
+                .chain(journal.entries_of_tree(before)?)
+                .map(|e| e.path)
+                .collect();
+            paths.sort();
+            paths.dedup();
+            for path in paths {
+                if !only.is_empty() && !only.contains(&path) {
+                    continue;
+                }
+                let now = journal.lookup_at(tip.tree, &path)?;
+                let then = journal.lookup_at(before, &path)?;
+                if now.as_ref().map(|e| (e.seen, e.bytes))
+                    == then.as_ref().map(|e| (e.seen, e.bytes))
+                {
+                    continue;
+                }
+                let target = match &then {
+                    None => Ok(Target::Absent),
+                    Some(Entry {
+                        seen: Seen::Digest(d),
+                        bytes: Some((blob, _)),
+                        ..
+                    }) => Ok(Target::Bytes(*d, *blob)),
+                    Some(_) => Err("the bytes before the undo were not kept".to_owned()),
+                };
+                plan.push((path, now, target));
+            }
+        } else {
+            for entry in journal.entries(id)? {
+                if !only.is_empty() && !only.contains(&entry.path) {
+                    continue;
+                }
+                let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
+                let Some(first) = versions.iter().position(|v| v.how == How::Wrote) else {
+                    continue;
+                };
+                let target = match (first.checked_sub(1).map(|i| &versions[i]), entry.origin) {
+                    (Some(v), _) => v.blob.map(|b| Target::Bytes(v.digest, b)).ok_or_else(|| {
+                        "the bytes it read before its first write were not kept".to_owned()
+                    }),
+                    (None, None) => Ok(Target::Absent),
+                    (None, Some(d)) => {
+                        entry
+                            .origin_bytes
+                            .map(|b| Target::Bytes(d, b))
+                            .ok_or_else(|| {
+                                "the bytes its first write replaced were not kept".to_owned()
+                            })
+                    }
+                };
+                plan.push((entry.path.clone(), Some(entry), target));
+            }
+        }
+        for wanted in only {
+            if !plan.iter().any(|(p, _, _)| p == wanted) {
+                plan.push((
+                    wanted.clone(),
+                    None,
+                    Err("the session did not write it".to_owned()),
+                ));
+            }
+        }
+
+        let mut done = Vec::new();
+        let mut edits = Vec::new();
+        for (path, entry, target) in plan {
+            let target = match target {
+                Ok(t) => t,
+                Err(why) => {
+                    done.push(Undone::Skipped { path, why });
+                    continue;
+                }
+            };
+            let intent = match &target {
+                Target::Bytes(d, _) => Intent::Write { content: Some(*d) },
+                Target::Absent => Intent::Delete,
+            };
+            let check = guard::check_entry(entry.clone(), &self.ws.root, &path, intent);
+            if check.refused() {
+                done.push(Undone::Refused(check));
+                continue;
+            }
+            let mut late = None;
+            let recheck = |late: &mut Option<Check>| {
+                let again = guard::check_entry(entry.clone(), &self.ws.root, &path, intent);
+                let ok = !again.refused();
+                *late = Some(again);
+                ok
+            };
+            let io_err = |source| Error::Io {
+                op: "undo",
+                path: path.clone(),
+                source,
+            };
+            match target {
+                Target::Bytes(digest, blob) => {
+                    let bytes = journal.blob(blob)?;
+                    if Digest::of(&bytes) != digest {
+                        done.push(Undone::Skipped {
+                            path,
+                            why: "the kept bytes do not match their digest".into(),
+                        });
+                        continue;
+                    }
+                    if !fsutil::replace_beneath(&self.ws.root, &path, &bytes, || recheck(&mut late))
+                        .map_err(io_err)?
+                    {
+                        done.extend(late.map(Undone::Refused));
+                        continue;
+                    }
+                    edits.push(MapEdit::Put {
+                        path: path.clone(),
+                        seen: Seen::Digest(digest),
+                        bytes: Some((blob, false)),
+                        first_origin: None,
+                        wrote: true,
+                        origin_bytes: None,
+                    });
+                    done.push(Undone::Restored { path, digest });
+                }
+                Target::Absent => {
+                    match fsutil::remove_beneath(&self.ws.root, &path, || recheck(&mut late))
+                        .map_err(io_err)?
+                    {
+                        Removed::Refused => {
+                            done.extend(late.map(Undone::Refused));
+                            continue;
+                        }
+                        Removed::Done | Removed::AlreadyGone => {}
+                    }
+                    edits.push(MapEdit::Remove { path: path.clone() });
+                    done.push(Undone::Removed { path });
+                }
+            }
+        }
+        if edits.is_empty() {
+            return Ok((done, None));
+        }
+        let changed: Vec<RelPath> = done
+            .iter()
+            .filter_map(|d| match d {
+                Undone::Restored { path, .. } | Undone::Removed { path } => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
+        let root = if redo {
+            Vec::new()
+        } else {
+            vec![RootEdit::Put {
+                name: MARKER.into(),
+                blob: journal.write_blob(marker(tip.steps + 1).as_bytes())?,
+            }]
+        };
+        let step = Step {
+            summary: summary(if redo { "redo" } else { "undo" }, &changed),
+            map: edits,
+            root,
+        };
+        let tip = journal
+            .record(id, &step)
+            .map_err(|source| Error::Unrecorded {
+                done: format!("undid {} file(s)", changed.len()),
+                source,
+            })?;
+        Ok((done, Some(tip)))
+    }
+}

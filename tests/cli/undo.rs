@@ -1,0 +1,108 @@
+//! `git stella undo`: put back what was there before a session's first write, through the guard.
+
+use crate::common::*;
+
+#[test]
+fn undo_restores_what_nobody_touched_refuses_what_someone_did_and_can_be_undone() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    w.write("read-first.txt", "one\n");
+    w.write("blind.txt", "two\n");
+    w.write("theirs.txt", "three\n");
+    w.ok(&["--session", "s", "read", "read-first.txt", "theirs.txt"]);
+    for (path, bytes) in [
+        ("read-first.txt", "ONE\n"),
+        ("read-first.txt", "ONE again\n"),
+        ("blind.txt", "TWO\n"),
+        ("theirs.txt", "THREE\n"),
+        ("created.txt", "new\n"),
+    ] {
+        let out = w.run_stdin(&["--session", "s", "write", path], bytes.as_bytes());
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    // Someone edits one of the files after the session's last write.
+    w.write("theirs.txt", "THREE, and their line\n");
+
+    let out = w.run(&["--session", "s", "undo"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let id = |b: &str| b3(b.as_bytes())[..12].to_owned();
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "restored blind.txt (version {})\nremoved created.txt (the session created it)\nrestored read-first.txt (version {})\n",
+            id("two\n"),
+            id("one\n")
+        )
+    );
+    assert_eq!(
+        stderr(&out),
+        "refusing to write: theirs.txt\n\
+         theirs.txt changed since this session last read it: another process or a person edited it after this session looked.\n\
+         This write would overwrite their work with a plan formed against content that no longer exists.\n\
+         Nothing was written. To recover, re-read theirs.txt and redo the change against what is there now.\n\
+         --- theirs.txt (seen by this session)\n\
+         +++ theirs.txt (on disk now)\n\
+         @@ -1 +1 @@\n\
+         -THREE\n\
+         +THREE, and their line\n"
+    );
+    assert_eq!(w.read("read-first.txt"), "one\n");
+    assert_eq!(w.read("blind.txt"), "two\n");
+    assert_eq!(w.read("theirs.txt"), "THREE, and their line\n");
+    assert!(!w.repo.join("created.txt").exists());
+
+    // The undo is a step; undoing it right away puts back what it replaced.
+    let log = w.ok(&["log", "s"]);
+    assert!(
+        log.lines()
+            .next()
+            .unwrap()
+            .ends_with(" undo 3 paths: blind.txt, created.txt, read-first.txt"),
+        "{log}"
+    );
+    let out = w.run(&["--session", "s", "undo"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("read-first.txt"), "ONE again\n");
+    assert_eq!(w.read("blind.txt"), "TWO\n");
+    assert_eq!(w.read("created.txt"), "new\n");
+    assert_eq!(w.read("theirs.txt"), "THREE, and their line\n");
+    assert!(
+        w.ok(&["log", "s"])
+            .lines()
+            .next()
+            .unwrap()
+            .contains(" redo 3 paths: ")
+    );
+
+    // Only the paths given, and a path the session never wrote is named.
+    let out = w.run(&["--session", "s", "undo", "blind.txt", "README"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stdout(&out),
+        format!("restored blind.txt (version {})\n", id("two\n"))
+    );
+    assert_eq!(
+        stderr(&out),
+        "error: could not undo 'README': the session did not write it\n"
+    );
+    assert_eq!(w.read("read-first.txt"), "ONE again\n");
+    fsck(&w);
+}
+
+fn fsck(w: &World) {
+    let out = w.store_git(&["fsck", "--strict", "--no-progress"]);
+    assert!(!out.contains("missing") && !out.contains("error"), "{out}");
+}
+
+#[test]
+fn a_session_that_wrote_nothing_has_nothing_to_undo() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    w.write("f", "x\n");
+    w.ok(&["--session", "s", "read", "f"]);
+    assert_eq!(
+        w.ok(&["--session", "s", "undo"]),
+        "nothing to undo: session s wrote no file"
+    );
+    assert_eq!(w.read("f"), "x\n");
+}
