@@ -853,8 +853,8 @@ impl<'s> Journal<'s> {
         let over = overwritten_dir(path);
         let mut out = Vec::new();
         let mut buf = Vec::new();
-        for session in sessions.iter().cloned() {
-            let mut history = self.history(&session)?;
+        for session in sessions {
+            let mut history = self.history(session)?;
             history.reverse();
             let mut last_folder = None;
             let mut last_digest = None;

@@ -25,7 +25,7 @@ pub enum Undone {
     /// The session created the file; it is gone again.
     Removed { path: RelPath },
     /// Someone changed the file after the session's last write: nothing was done to it.
-    Refused(Check),
+    Refused(Box<Check>),
     /// Nothing to put back (`why` says what is missing).
     Skipped { path: RelPath, why: String },
 }
@@ -148,7 +148,7 @@ impl Context {
             };
             let check = guard::check_entry(entry.clone(), &self.ws.root, &path, intent);
             if check.refused() {
-                done.push(Undone::Refused(check));
+                done.push(Undone::Refused(Box::new(check)));
                 continue;
             }
             let mut late = None;
@@ -176,7 +176,7 @@ impl Context {
                     if !fsutil::replace_beneath(&self.ws.root, &path, &bytes, || recheck(&mut late))
                         .map_err(io_err)?
                     {
-                        done.extend(late.map(Undone::Refused));
+                        done.extend(late.map(|c| Undone::Refused(Box::new(c))));
                         continue;
                     }
                     edits.push(MapEdit::Put {
@@ -194,7 +194,7 @@ impl Context {
                         .map_err(io_err)?
                     {
                         Removed::Refused => {
-                            done.extend(late.map(Undone::Refused));
+                            done.extend(late.map(|c| Undone::Refused(Box::new(c))));
                             continue;
                         }
                         Removed::Done | Removed::AlreadyGone => {}

@@ -52,7 +52,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 skipped = true;
                 writeln!(ctx.err, "error: could not undo '{path}': {why}")?;
             }
-            Undone::Refused(check) => refused.push(check),
+            Undone::Refused(check) => refused.push(*check),
         }
     }
     if !refused.is_empty() {
