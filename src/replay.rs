@@ -5,15 +5,17 @@
 //!   nothing is consumed (no session, no object imported).
 //! - *materialize* first writes the session's files into the tree, but only over bytes whose loss
 //!   loses nobody's work: absent, already the session's, where the session started, or the base
-//!   commit's version. Every path is checked before the first is written, and every write opens
-//!   each path component without following links and creates new files exclusively.
+//!   commit's version. Everything is checked before the first file is written: every path, that
+//!   no path is both a file and a folder of another, every file to write present in the artifact
+//!   with the bytes its fingerprint names. Each write re-hashes its target just before the new
+//!   file takes the name, and stops there if the target changed since it was checked.
 //!
 //! A successful replay starts a new session whose first journal commit has the artifact's tip as
 //! parent and records the provenance; two replays of one artifact are two sessions with a common
 //! ancestor. Nothing is ever merged.
 
 use std::collections::HashSet;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
@@ -85,6 +87,22 @@ pub enum Outcome {
     Mismatch(Vec<(RelPath, Mismatch)>),
     /// Materialize would overwrite someone's work (or write through a link): nothing written.
     Blocked(Vec<Blocked>),
+    /// A path changed between its check and its write (someone wrote it meanwhile): it was left
+    /// as it is and materialize stopped there, with no session started. `written` holds the
+    /// files written before it, each over bytes whose loss lost nobody's work.
+    Changed {
+        path: RelPath,
+        written: Vec<RelPath>,
+    },
+}
+
+/// One file materialize writes: where, which blob, and what the target held when checked
+/// (`None`: absent).
+struct PlannedWrite {
+    path: RelPath,
+    blob: ObjectId,
+    exec: bool,
+    checked: Option<Digest>,
 }
 
 /// Re-hash every fingerprint path under `root`; the paths that differ, and how. A path that
@@ -164,6 +182,7 @@ impl Context {
     ///     Outcome::Started(replayed) => println!("new session {}", replayed.id),
     ///     Outcome::Mismatch(files) => println!("{} files differ here: nothing replayed", files.len()),
     ///     Outcome::Blocked(files) => println!("{} files hold someone's work", files.len()),
+    ///     Outcome::Changed { path, .. } => println!("{path} changed while it was being written"),
     /// }
     /// # Ok(()) }
     /// ```
@@ -201,32 +220,33 @@ impl Context {
         // From here on the artifact is consumed: its objects enter the store.
         self.import(file, &head)?;
         let files = self.artifact_files(&head)?;
-        for path in &to_write {
-            let (blob, exec) = files
-                .iter()
-                .find(|(p, _, _)| p == path)
-                .map(|(_, b, e)| (*b, *e))
-                .ok_or_else(|| Error::NotAnArtifact {
-                    why: format!("its fingerprint names '{path}' but it holds no files/{path}"),
-                })?;
-            let bytes = self.journal().blob(blob)?;
-            let expected = head
-                .fingerprint
-                .iter()
-                .find(|(p, _)| p == path)
-                .map(|(_, d)| *d);
-            if expected != Some(Digest::of(&bytes)) {
-                return Err(Error::NotAnArtifact {
-                    why: format!("files/{path} does not match its fingerprint"),
+        let writes = check_writes(&self.journal(), &head, &files, to_write)?;
+        // Nothing was written before this point; from here on only what was checked is.
+        for w in &writes {
+            let bytes = self.journal().blob(w.blob)?;
+            let root = &self.ws.root;
+            let done = crate::fsutil::replace_beneath(root, &w.path, &bytes, || {
+                probe_beneath(root, &w.path) == Ok(w.checked)
+            })
+            .map_err(|e| {
+                Error::Io(io::Error::new(
+                    e.kind(),
+                    format!("could not write '{}': {e}", w.path),
+                ))
+            })?;
+            if !done {
+                return Ok(Outcome::Changed {
+                    path: w.path.clone(),
+                    written,
                 });
             }
-            write_beneath(&self.ws.root, path, &bytes, exec).map_err(|e| match e {
-                WriteError::Io(e) => Error::Io(e),
-                WriteError::Blocked(why) => Error::Io(io::Error::other(format!(
-                    "'{path}' changed while it was being materialized: {why}"
-                ))),
+            set_executable(root, &w.path, w.exec).map_err(|e| {
+                Error::Io(io::Error::new(
+                    e.kind(),
+                    format!("could not set the mode of '{}': {e}", w.path),
+                ))
             })?;
-            written.push(path.clone());
+            written.push(w.path.clone());
         }
         let mismatches = self.verify(&head)?;
         if !mismatches.is_empty() && !options.ignore_fingerprint {
@@ -306,29 +326,45 @@ impl Context {
         })))
     }
 
-    /// Decide, for every path, whether materialize may write it; collect the ones to write.
+    /// Decide, for every path, whether materialize may write it; collect the ones to write, with
+    /// what each held when checked (`None`: absent).
     fn plan_materialize(
         &self,
         head: &Head,
         base: Option<&str>,
-        to_write: &mut Vec<RelPath>,
+        to_write: &mut Vec<(RelPath, Option<Digest>)>,
     ) -> Result<Vec<Blocked>, Error> {
         let origins: std::collections::HashMap<&RelPath, Option<Digest>> =
             head.origins.iter().map(|(p, d)| (p, *d)).collect();
         let base_tree = base.and_then(|b| self.user_base_tree(b));
+        // Every folder the fingerprint's paths need, and one path beneath each.
+        let mut folders: std::collections::HashMap<&[u8], &RelPath> =
+            std::collections::HashMap::new();
+        for (path, _) in &head.fingerprint {
+            let bytes = path.as_bytes();
+            for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                folders.entry(&bytes[..i]).or_insert(path);
+            }
+        }
         let mut blocked = Vec::new();
         for (path, digest) in &head.fingerprint {
             let block = |why: &str| Blocked {
                 path: path.clone(),
                 why: why.to_owned(),
             };
+            if let Some(beneath) = folders.get(path.as_bytes()) {
+                blocked.push(block(&format!(
+                    "the artifact also names '{beneath}' beneath it: one path cannot be both a file and a folder"
+                )));
+                continue;
+            }
             let now = match probe_beneath(&self.ws.root, path) {
                 Err(why) => {
                     blocked.push(block(&why));
                     continue;
                 }
                 Ok(None) => {
-                    to_write.push(path.clone());
+                    to_write.push((path.clone(), None));
                     continue;
                 }
                 Ok(Some(now)) => now,
@@ -342,7 +378,7 @@ impl Context {
                 .and_then(|t| t.get(path.as_bytes()))
                 .is_some_and(|d| *d == now);
             if at_origin || at_base {
-                to_write.push(path.clone());
+                to_write.push((path.clone(), Some(now)));
             } else {
                 blocked.push(block(
                     "it holds bytes that are neither the session's, where the session started, nor the base commit's: someone's work",
@@ -533,7 +569,7 @@ struct SessionToml {
     provenance: Vec<Provenance>,
 }
 
-/// Why a materialize write could not go ahead.
+/// Why a path beneath the workspace could not be opened safely.
 #[derive(Debug)]
 enum WriteError {
     Io(io::Error),
@@ -541,8 +577,8 @@ enum WriteError {
 }
 
 /// Open the folder holding `path` beneath `root`, one component at a time without following
-/// links, creating missing folders when `create` is set. `Ok(None)`: a folder is missing.
-fn open_parent(root: &Path, path: &RelPath, create: bool) -> Result<Option<OwnedFd>, WriteError> {
+/// links. `Ok(None)`: a folder is missing.
+fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, WriteError> {
     let dir_flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let mut dir =
         rustix::fs::open(root, dir_flags, Mode::empty()).map_err(|e| WriteError::Io(e.into()))?;
@@ -551,15 +587,6 @@ fn open_parent(root: &Path, path: &RelPath, create: bool) -> Result<Option<Owned
         let name = std::ffi::OsStr::from_bytes_compat(c);
         match rustix::fs::openat(&dir, name, dir_flags, Mode::empty()) {
             Ok(fd) => dir = fd,
-            Err(rustix::io::Errno::NOENT) if create => {
-                match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
-                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                    Err(e) => return Err(WriteError::Io(e.into())),
-                }
-                dir = rustix::fs::openat(&dir, name, dir_flags, Mode::empty()).map_err(|e| {
-                    WriteError::Blocked(format!("its folder could not be opened safely: {e}"))
-                })?;
-            }
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(rustix::io::Errno::LOOP) | Err(rustix::io::Errno::NOTDIR) => {
                 let at = String::from_utf8_lossy(&comps[..=i].join(&b'/')).into_owned();
@@ -585,7 +612,7 @@ fn file_name(path: &RelPath) -> &std::ffi::OsStr {
 /// The digest of what is at `path` beneath `root`, read without following links; `Ok(None)` when
 /// absent; `Err` when materialize must not write there.
 fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, String> {
-    let dir = match open_parent(root, path, false) {
+    let dir = match open_parent(root, path) {
         Ok(Some(dir)) => dir,
         Ok(None) => return Ok(None),
         Err(WriteError::Blocked(why)) => return Err(why),
@@ -610,33 +637,62 @@ fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, String> 
     }
 }
 
-/// Write `bytes` to `path` beneath `root`: folders created as needed, no link followed, a new
-/// file created exclusively, an existing one replaced by a rename within its folder.
-fn write_beneath(root: &Path, path: &RelPath, bytes: &[u8], exec: bool) -> Result<(), WriteError> {
-    let dir = open_parent(root, path, true)?.expect("created");
-    let mode = Mode::from_raw_mode(if exec { 0o777 } else { 0o666 });
-    let name = file_name(path);
-    let create =
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let write_new = |name: &std::ffi::OsStr| -> Result<(), WriteError> {
-        let fd =
-            rustix::fs::openat(&dir, name, create, mode).map_err(|e| WriteError::Io(e.into()))?;
-        let mut f = std::fs::File::from(fd);
-        f.write_all(bytes).map_err(WriteError::Io)?;
-        Ok(())
-    };
-    match write_new(name) {
-        Ok(()) => return Ok(()),
-        Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
+/// Check every planned write against the imported artifact before the first is made: the file
+/// is in `files/`, and its bytes are the ones the fingerprint names. A malformed artifact is
+/// refused whole, never after some of its files were written.
+fn check_writes(
+    journal: &crate::journal::Journal<'_>,
+    head: &Head,
+    files: &[(RelPath, ObjectId, bool)],
+    to_write: Vec<(RelPath, Option<Digest>)>,
+) -> Result<Vec<PlannedWrite>, Error> {
+    let files: std::collections::HashMap<&RelPath, (ObjectId, bool)> =
+        files.iter().map(|(p, b, e)| (p, (*b, *e))).collect();
+    let fingerprint: std::collections::HashMap<&RelPath, Digest> =
+        head.fingerprint.iter().map(|(p, d)| (p, *d)).collect();
+    let mut out = Vec::with_capacity(to_write.len());
+    for (path, checked) in to_write {
+        let Some(&(blob, exec)) = files.get(&path) else {
+            return Err(Error::NotAnArtifact {
+                why: format!("its fingerprint names '{path}' but it holds no files/{path}"),
+            });
+        };
+        if fingerprint.get(&path) != Some(&Digest::of(&journal.blob(blob)?)) {
+            return Err(Error::NotAnArtifact {
+                why: format!("files/{path} does not match its fingerprint"),
+            });
+        }
+        out.push(PlannedWrite {
+            path,
+            blob,
+            exec,
+            checked,
+        });
     }
-    let tmp = format!(".stella-tmp-{}", crate::ids::random_hex(6));
-    let tmp = std::ffi::OsStr::new(&tmp);
-    write_new(tmp)?;
-    rustix::fs::renameat(&dir, tmp, &dir, name).map_err(|e| {
-        let _ = rustix::fs::unlinkat(&dir, tmp, rustix::fs::AtFlags::empty());
-        WriteError::Io(e.into())
-    })
+    Ok(out)
+}
+
+/// Give the file at `path` beneath `root` the executable bit the artifact recorded (execute
+/// where it may be read, or no execute at all), never through a link.
+fn set_executable(root: &Path, path: &RelPath, exec: bool) -> io::Result<()> {
+    let dir = match open_parent(root, path) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return Err(io::ErrorKind::NotFound.into()),
+        Err(WriteError::Io(e)) => return Err(e),
+        Err(WriteError::Blocked(why)) => return Err(io::Error::other(why)),
+    };
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = rustix::fs::openat(&dir, file_name(path), flags, Mode::empty())?;
+    let mode = rustix::fs::fstat(&fd)?.st_mode & 0o7777;
+    let want = if exec {
+        mode | ((mode & 0o444) >> 2)
+    } else {
+        mode & !0o111
+    };
+    if want != mode {
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(want))?;
+    }
+    Ok(())
 }
 
 /// `OsStr::from_bytes` under a name that reads well here.

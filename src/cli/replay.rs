@@ -18,8 +18,11 @@ use crate::replay::{Options, Outcome};
 /// --materialize first writes each of the session's files into the tree, where that loses
 /// nobody's work: the path is absent, already holds the session's bytes, or holds the bytes the
 /// session started from or the base commit's version. Anything else refuses before the first
-/// file is written. It never writes outside the workspace, into .git or .stella, or through a
-/// symbolic link.
+/// file is written, and so does a malformed artifact (a file it lacks or whose bytes do not match
+/// its fingerprint, a path that is both a file and a folder). Each file is checked again just
+/// before it takes its name: one that changed since it was checked is left as it is and
+/// materialize stops there. It never writes outside the workspace, into .git or .stella, or
+/// through a symbolic link.
 ///
 /// --ignore-fingerprint is the only override; Stella never takes it on its own. Mismatched paths
 /// keep the artifact's digests, so a write to them is refused until they are re-read.
@@ -33,7 +36,9 @@ use crate::replay::{Options, Outcome};
 Exit status:
   0  a new session started; its id is printed
   1  refused: the fingerprint does not match this tree, or materialize
-     would overwrite someone's work; nothing was consumed or written
+     would overwrite someone's work; nothing was consumed or written.
+     Or a file changed while materialize ran: the files before it were
+     written, no session was started
   2  an error: not a readable artifact, an unsupported format, a hostile
      path, an existing --as id")]
 pub struct Args {
@@ -81,6 +86,24 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             let _ = writeln!(
                 ctx.err,
                 "Nothing was written. Commit or move those changes, or replay without --materialize."
+            );
+            Ok(ExitCode::from(1))
+        }
+        Outcome::Changed { path, written } => {
+            let _ = writeln!(
+                ctx.err,
+                "refusing to materialize: {path} changed while the artifact was being materialized"
+            );
+            let _ = writeln!(
+                ctx.err,
+                "Someone wrote it after it was checked: it was left as it is, and nothing after it was written."
+            );
+            for p in &written {
+                let _ = writeln!(ctx.err, "  written before it: {p}");
+            }
+            let _ = writeln!(
+                ctx.err,
+                "No session was started. Look at what changed, then replay again."
             );
             Ok(ExitCode::from(1))
         }

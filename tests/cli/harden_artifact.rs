@@ -464,3 +464,152 @@ fn a_transcript_past_the_cap_is_skipped_and_the_stored_copy_travels() {
         serde_json::json!({ format!("{SID}.jsonl"): sample.len() })
     );
 }
+
+/// Replay `artifact` with `--materialize`: exit `exit`, stderr exactly `says`, and not one file
+/// of the tree created, changed or removed; no session started.
+fn materialize_refused(w: &World, artifact: &Path, exit: i32, says: &str) {
+    w.ok(&["init"]);
+    let before = tree_files(&w.repo);
+    let out = w.run(&["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert_eq!(code(&out), exit, "{}", stderr(&out));
+    assert_eq!(stderr(&out), says);
+    assert!(
+        tree_files(&w.repo) == before,
+        "materialize wrote into the tree"
+    );
+    assert_eq!(w.ok(&["session", "list"]), "", "a session appeared");
+}
+
+#[test]
+fn materialize_of_a_malformed_artifact_writes_nothing_at_all() {
+    let w = World::new();
+    let forge = Forge::new(&w);
+    let (one, two) = (forge.blob(b"one\n"), forge.blob(b"two\n"));
+    let c = forge.tree(&[("100644", b"d.txt", &two)]);
+    // The first file is fine; the second has no files/ entry.
+    let files = forge.tree(&[("100644", b"a.txt", &one), ("40000", b"c", &c)]);
+    let fingerprint = format!(
+        "{}  a.txt\n{}  b.txt\n{}  c/d.txt\n",
+        b3(b"one\n"),
+        b3(b"bee\n"),
+        b3(b"two\n")
+    );
+    let a = forge.artifact(&manifest("1"), &fingerprint, Some(&files));
+    materialize_refused(
+        &w,
+        &a,
+        2,
+        "error: not a Stella artifact: its fingerprint names 'b.txt' but it holds no files/b.txt\n",
+    );
+    // The second file's bytes are not the ones its fingerprint names.
+    let files = forge.tree(&[
+        ("100644", b"a.txt", &one),
+        ("100644", b"b.txt", &one),
+        ("40000", b"c", &c),
+    ]);
+    let a = forge.artifact(&manifest("1"), &fingerprint, Some(&files));
+    materialize_refused(
+        &w,
+        &a,
+        2,
+        "error: not a Stella artifact: files/b.txt does not match its fingerprint\n",
+    );
+    // One path both a file and a folder: the file would be written, then its folder fail.
+    let files = forge.tree(&[("100644", b"a.txt", &one), ("100644", b"x", &two)]);
+    let fingerprint = format!(
+        "{}  a.txt\n{}  x\n{}  x/y\n",
+        b3(b"one\n"),
+        b3(b"two\n"),
+        b3(b"why\n")
+    );
+    let a = forge.artifact(&manifest("1"), &fingerprint, Some(&files));
+    materialize_refused(
+        &w,
+        &a,
+        1,
+        "refusing to materialize: 1 files hold someone's work\n  x: the artifact also names 'x/y' beneath it: one path cannot be both a file and a folder\nNothing was written. Commit or move those changes, or replay without --materialize.\n",
+    );
+}
+
+/// The `git` on PATH, found the way a shell finds it.
+fn real_git() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH")
+}
+
+#[test]
+fn materialize_leaves_a_file_written_while_it_ran_and_stops_there() {
+    use std::os::unix::fs::PermissionsExt;
+    let a = World::new();
+    a.write("a.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(a.repo.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    a.write("notes.txt", "the session's notes\n");
+    let s = a.start();
+    a.ok(&["--session", &s, "read", "a.sh", "notes.txt"]);
+    let artifact = a.base().join("agent.stella.bundle");
+    a.ok(&[
+        "--session",
+        &s,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+
+    // On B, neither file exists when materialize checks them; then, while git imports the
+    // artifact's objects, someone creates notes.txt.
+    let b = World::clone_of(&a);
+    b.ok(&["init"]);
+    let wrap = b.base().join("wrap");
+    std::fs::create_dir_all(&wrap).unwrap();
+    std::fs::write(
+        wrap.join("git"),
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in fetch|index-pack) printf 'theirs\\n' > \"$THEIR_FILE\";; esac; done\nexec '{}' \"$@\"\n",
+            real_git().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(wrap.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(wrap.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let out = b
+        .stella()
+        .env("PATH", path)
+        .env("THEIR_FILE", b.repo.join("notes.txt"))
+        .args(["replay", "--materialize", artifact.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "refusing to materialize: notes.txt changed while the artifact was being materialized
+Someone wrote it after it was checked: it was left as it is, and nothing after it was written.
+  written before it: a.sh
+No session was started. Look at what changed, then replay again.
+"
+    );
+    assert_eq!(
+        b.read("notes.txt"),
+        "theirs\n",
+        "their bytes were overwritten"
+    );
+    assert_eq!(b.read("a.sh"), "#!/bin/sh\necho hi\n");
+    let mode = std::fs::metadata(b.repo.join("a.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(mode & 0o100, 0, "the executable bit travels: {mode:o}");
+    assert_eq!(b.ok(&["session", "list"]), "");
+    // Nothing in the tree but the two files and Stella's own folder.
+    let names: Vec<String> = tree_files(&b.repo)
+        .into_iter()
+        .map(|(p, _)| p.strip_prefix(&b.repo).unwrap().display().to_string())
+        .filter(|p| !p.starts_with(".stella/"))
+        .collect();
+    assert_eq!(names, ["README", "a.sh", "notes.txt"]);
+}
