@@ -303,9 +303,10 @@ impl Context {
             root.extend(self.whole_transcript_edits(&name, &bytes)?);
         }
         let step = Step {
+            // A commit message plain `git log` prints: the artifact's session name escaped.
             summary: format!(
                 "replay of session {} from artifact {}",
-                head.manifest.session,
+                crate::text::escape_controls(&head.manifest.session),
                 &artifact_digest.to_hex()[..12]
             ),
             map,

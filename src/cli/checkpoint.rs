@@ -110,9 +110,17 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 }
 
 /// Map an artifact error to git's voice; unreadable or unsupported artifacts are errors (exit 2).
+///
+/// Its text may quote the artifact (a ref name, a path, git's complaint about a tree entry):
+/// control characters are escaped, so a hostile file cannot drive the terminal or split a line.
 pub fn artifact_err(e: crate::artifact::Error) -> CliError {
-    match e {
+    let mut err = match e {
         crate::artifact::Error::Session(s) => s.into(),
         e => CliError::from_error(&e),
-    }
+    };
+    let esc = |s: &str| crate::text::escape_controls(s).into_owned();
+    err.message = esc(&err.message);
+    err.causes = err.causes.iter().map(|c| esc(c)).collect();
+    err.hint = err.hint.as_deref().map(esc);
+    err
 }

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::checkpoint::artifact_err;
 use super::{Ctx, Result, print_json};
 use crate::artifact::CONTENTS_WARNING;
+use crate::text::escape_controls;
 
 /// Show an artifact's manifest, base commit, fingerprint and what it holds
 ///
@@ -14,6 +15,10 @@ use crate::artifact::CONTENTS_WARNING;
 /// Always shows the contents warning: an artifact holds the conversation verbatim and the full
 /// bytes of every file the session read, secrets included; Stella does not encrypt, redact or
 /// expire it.
+///
+/// Every string the file supplies (session, producer, provenance, paths) is shown with control
+/// characters escaped (an escape byte prints as `\x1b`, a newline as `\n`), so an artifact cannot
+/// drive the terminal or forge a line; --json gives them as they are, JSON-escaped.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella inspect agent-1.stella.bundle
@@ -58,23 +63,27 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             }),
         )?;
     } else {
+        // Every string here comes from the file: escaped, so none can drive the terminal or
+        // forge a line (JSON output escapes them itself).
+        let esc = escape_controls;
         writeln!(out, "format      {}", m.format)?;
-        writeln!(out, "session     {}", m.session)?;
+        writeln!(out, "session     {}", esc(&m.session))?;
         writeln!(
             out,
             "base        {}",
-            m.base_commit().unwrap_or("none (unborn HEAD)")
+            esc(m.base_commit().unwrap_or("none (unborn HEAD)"))
         )?;
-        writeln!(out, "producer    {}", m.producer)?;
-        writeln!(out, "started     {}", m.started)?;
-        writeln!(out, "last step   {} ({} steps)", m.last_step, m.steps)?;
+        writeln!(out, "producer    {}", esc(&m.producer))?;
+        writeln!(out, "started     {}", esc(&m.started))?;
+        writeln!(out, "last step   {} ({} steps)", esc(&m.last_step), m.steps)?;
         for p in &m.provenance {
+            let artifact: String = p.artifact.chars().take(12).collect();
             writeln!(
                 out,
                 "replayed    from session {} (artifact {}) at {}",
-                p.session,
-                &p.artifact[..12.min(p.artifact.len())],
-                p.replayed
+                esc(&p.session),
+                esc(&artifact),
+                esc(&p.replayed)
             )?;
         }
         let total: u64 = m.transcripts.values().sum();
@@ -90,7 +99,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             writeln!(out, "  {}  {p}", &d.to_hex()[..16])?;
         }
         for p in &m.needs_reread {
-            writeln!(out, "  (re-read)         {p}")?;
+            writeln!(out, "  (re-read)         {}", esc(p))?;
         }
     }
     ctx.say(format_args!("warning: {CONTENTS_WARNING}"));

@@ -61,10 +61,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                     } else {
                         format!("; forked with {}", forks.join(", "))
                     };
+                    // The origin's name came from an artifact: escaped, never printed raw.
                     writeln!(
                         out,
-                        "session {id} (replayed from session {origin} via artifact {}{forks})",
-                        &artifact[..12.min(artifact.len())]
+                        "session {id} (replayed from session {} via artifact {}{forks})",
+                        crate::text::escape_controls(origin),
+                        crate::text::escape_controls(
+                            &artifact.chars().take(12).collect::<String>()
+                        )
                     )?;
                 }
                 None => writeln!(out, "session {id}")?,
@@ -72,7 +76,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
         for (commit, time, summary) in journal.history(id)? {
             let short = commit.to_hex_with_len(10);
-            writeln!(out, "{short} {} {summary}", format_time(time))?;
+            writeln!(
+                out,
+                "{short} {} {}",
+                format_time(time),
+                crate::text::escape_controls(&summary)
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -6,6 +6,7 @@ use super::checkpoint::artifact_err;
 use super::verify::print_mismatches;
 use super::{Ctx, Result, parse_session_id};
 use crate::replay::{Options, Outcome};
+use crate::text::escape_controls;
 
 /// Start a new session from an artifact, refused when it does not belong to this tree
 ///
@@ -81,7 +82,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 blocked.len()
             );
             for b in &blocked {
-                let _ = writeln!(ctx.err, "  {}: {}", b.path, b.why);
+                let _ = writeln!(ctx.err, "  {}: {}", b.path, escape_controls(&b.why));
             }
             let _ = writeln!(
                 ctx.err,
@@ -109,18 +110,18 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
         Outcome::Started(r) => {
             let m = &r.head.manifest;
+            // The session and base come from the file: escaped, never printed raw.
+            let session = escape_controls(&m.session);
+            let base = escape_controls(m.base_commit().unwrap_or("none"));
             if !r.written.is_empty() {
                 ctx.say(format_args!(
-                    "stella: wrote {} files of session {}; it was made against base commit {}, and the rest of the repository is not in the artifact",
+                    "stella: wrote {} files of session {session}; it was made against base commit {base}, and the rest of the repository is not in the artifact",
                     r.written.len(),
-                    m.session,
-                    m.base_commit().unwrap_or("none")
                 ));
             }
             if let Some(here) = &r.head_differs {
                 ctx.say(format_args!(
-                    "stella: HEAD here is {here}, not the artifact's base commit {}: the fingerprint matched, which is the check that counts",
-                    m.base_commit().unwrap_or("none")
+                    "stella: HEAD here is {here}, not the artifact's base commit {base}: the fingerprint matched, which is the check that counts",
                 ));
             }
             for (p, how) in &r.ignored {

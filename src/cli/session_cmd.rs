@@ -105,9 +105,12 @@ pub(crate) struct Meta {
 impl Meta {
     pub fn origin_text(&self) -> String {
         match &self.origin {
-            Some((session, artifact)) => {
-                format!("{session}@{}", &artifact[..12.min(artifact.len())])
-            }
+            // The origin's name came from an artifact: escaped, never printed raw.
+            Some((session, artifact)) => format!(
+                "{}@{}",
+                crate::text::escape_controls(session),
+                crate::text::escape_controls(&artifact.chars().take(12).collect::<String>())
+            ),
             None => "-".into(),
         }
     }
