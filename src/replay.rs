@@ -25,6 +25,7 @@ use rustix::fs::{Mode, OFlags};
 
 use crate::artifact::{self, Error, Head, Provenance};
 use crate::digest::Digest;
+use crate::fsutil;
 use crate::guard::Disk;
 use crate::ids::SessionId;
 use crate::journal::{MapEdit, Seen, Step};
@@ -570,57 +571,24 @@ struct SessionToml {
     provenance: Vec<Provenance>,
 }
 
-/// Why a path beneath the workspace could not be opened safely.
-#[derive(Debug)]
-enum WriteError {
-    Io(io::Error),
-    Blocked(String),
-}
-
-/// Open the folder holding `path` beneath `root`, one component at a time without following
-/// links. `Ok(None)`: a folder is missing.
-fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, WriteError> {
-    let dir_flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let mut dir =
-        rustix::fs::open(root, dir_flags, Mode::empty()).map_err(|e| WriteError::Io(e.into()))?;
-    let comps: Vec<&[u8]> = path.as_bytes().split(|b| *b == b'/').collect();
-    for (i, c) in comps[..comps.len() - 1].iter().enumerate() {
-        let name = std::ffi::OsStr::from_bytes_compat(c);
-        match rustix::fs::openat(&dir, name, dir_flags, Mode::empty()) {
-            Ok(fd) => dir = fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(rustix::io::Errno::LOOP) | Err(rustix::io::Errno::NOTDIR) => {
-                let at = String::from_utf8_lossy(&comps[..=i].join(&b'/')).into_owned();
-                return Err(WriteError::Blocked(format!(
-                    "'{at}' is a symbolic link or a file where a folder must go"
-                )));
-            }
-            Err(e) => return Err(WriteError::Io(e.into())),
-        }
-    }
-    Ok(Some(dir))
-}
-
-fn file_name(path: &RelPath) -> &std::ffi::OsStr {
-    let last = path
-        .as_bytes()
-        .rsplit(|b| *b == b'/')
-        .next()
-        .unwrap_or_default();
-    std::ffi::OsStr::from_bytes_compat(last)
+/// The folder holding `path` beneath `root` (see [`fsutil::open_parent_beneath`]); `Err` with
+/// why materialize must not go there.
+fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, String> {
+    fsutil::open_parent_beneath(root, path, false).map_err(|e| match e.raw_os_error() {
+        // No errno: the path is blocked (a link or a file where a folder must go).
+        None => e.to_string(),
+        Some(_) => format!("it could not be inspected: {e}"),
+    })
 }
 
 /// The digest of what is at `path` beneath `root`, read without following links; `Ok(None)` when
 /// absent; `Err` when materialize must not write there.
 fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, String> {
-    let dir = match open_parent(root, path) {
-        Ok(Some(dir)) => dir,
-        Ok(None) => return Ok(None),
-        Err(WriteError::Blocked(why)) => return Err(why),
-        Err(WriteError::Io(e)) => return Err(format!("it could not be inspected: {e}")),
+    let Some(dir) = open_parent(root, path)? else {
+        return Ok(None);
     };
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    match rustix::fs::openat(&dir, file_name(path), flags, Mode::empty()) {
+    match rustix::fs::openat(&dir, fsutil::file_name(path), flags, Mode::empty()) {
         Err(rustix::io::Errno::NOENT) => Ok(None),
         Err(rustix::io::Errno::LOOP) => Err("it is a symbolic link".into()),
         Err(e) => Err(format!("it could not be read: {e}")),
@@ -676,14 +644,11 @@ fn check_writes(
 /// Give the file at `path` beneath `root` the executable bit the artifact recorded (execute
 /// where it may be read, or no execute at all), never through a link.
 fn set_executable(root: &Path, path: &RelPath, exec: bool) -> io::Result<()> {
-    let dir = match open_parent(root, path) {
-        Ok(Some(dir)) => dir,
-        Ok(None) => return Err(io::ErrorKind::NotFound.into()),
-        Err(WriteError::Io(e)) => return Err(e),
-        Err(WriteError::Blocked(why)) => return Err(io::Error::other(why)),
+    let Some(dir) = fsutil::open_parent_beneath(root, path, false)? else {
+        return Err(io::ErrorKind::NotFound.into());
     };
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let fd = rustix::fs::openat(&dir, file_name(path), flags, Mode::empty())?;
+    let fd = rustix::fs::openat(&dir, fsutil::file_name(path), flags, Mode::empty())?;
     let mode = rustix::fs::fstat(&fd)?.st_mode & 0o7777;
     let want = if exec {
         mode | ((mode & 0o444) >> 2)
@@ -694,15 +659,4 @@ fn set_executable(root: &Path, path: &RelPath, exec: bool) -> io::Result<()> {
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(want))?;
     }
     Ok(())
-}
-
-/// `OsStr::from_bytes` under a name that reads well here.
-trait FromBytesCompat {
-    fn from_bytes_compat(b: &[u8]) -> &Self;
-}
-
-impl FromBytesCompat for std::ffi::OsStr {
-    fn from_bytes_compat(b: &[u8]) -> &Self {
-        std::os::unix::ffi::OsStrExt::from_bytes(b)
-    }
 }
