@@ -1419,7 +1419,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__log)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1787,7 +1787,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__status)
-            opts="-C -q -v -h --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --all --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

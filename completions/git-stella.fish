@@ -131,7 +131,8 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s v -l verbos
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: a list of {path, state, seen}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: a list of {path, state, seen}; with --all, a list of sessions'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l all -d 'Every session of the workspace, one line each'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -210,6 +211,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l ve
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print one JSON array of steps: {session, commit, time, summary, refused?}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -14,6 +14,7 @@
 //!     origin                   the bytes a first write replaced unseen (for `undo`)
 //! overwritten/<h>/<call>       bytes a host's tool overwrote before the session saw them
 //! undo.toml                    "step = <n>": the step of the session's last undo
+//! refused.toml                 how many writes the session had refused, and the last step's
 //! ```
 //!
 //! Sharding by a hash of the path keeps a step's cost flat: it rewrites the root, `map`, two
@@ -807,6 +808,12 @@ impl<'s> Journal<'s> {
     }
 
     /// The bytes of a top-level journal file in a step tree.
+    /// The blob id of a top-level journal file in step tree `tree`: comparing ids tells whether a
+    /// step changed the file without reading it.
+    pub fn root_file_id(&self, tree: ObjectId, name: &str) -> Result<Option<ObjectId>, Error> {
+        Ok(self.tree_entry(&tree, name)?.map(|e| e.oid))
+    }
+
     pub fn root_file_of_tree(&self, tree: ObjectId, name: &str) -> Result<Option<Vec<u8>>, Error> {
         match self.tree_entry(&tree, name)? {
             Some(e) => self.blob(e.oid).map(Some),

@@ -22,6 +22,7 @@ pub mod ids;
 pub mod journal;
 pub mod mcp;
 pub mod paths;
+pub mod refusals;
 pub mod replay;
 pub mod session;
 pub mod store;

@@ -14,10 +14,11 @@ use crate::journal::Seen;
 /// Refuses when the session read or wrote a path and its bytes changed since, or it was
 /// deleted since (a write would re-create it). Allows a path the session never touched, a
 /// create, a path it cannot read, a write whose bytes (--content) already equal the disk, and
-/// a delete of a path already gone. Nothing is written or recorded.
+/// a delete of a path already gone. Nothing is written; a refusal is recorded as a step of the
+/// session (`git stella log` shows it), an allowed path records nothing.
 ///
 /// An agent host runs it before every tool that updates or deletes a file, and lets the tool run
-/// only on exit 0. Nothing is written or recorded, whatever the outcome: after the tool ran,
+/// only on exit 0. Nothing is written, whatever the outcome: after the tool ran,
 /// record what it wrote with `git stella wrote`. `git stella write` and `git stella rm` do the
 /// check, the change and the record in one step.
 ///

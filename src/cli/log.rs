@@ -12,10 +12,15 @@ use crate::session::format_time;
 /// session is shown with where it was replayed from, and sessions replayed from one artifact
 /// are named as forks of it. The same history is readable with plain git:
 /// `git --git-dir="$(git stella store-path)" log refs/stella/sessions/<id>`.
+///
+/// A refused write is a step too (`refused write src/a.rs`); with --json its step carries what
+/// was refused: the path, the digests seen and found, and the session that wrote what was found
+/// when one did.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella log agent-1
   git stella log | head
+  git stella log agent-1 --json | jq '.[] | select(.refused)'
 
 Exit status:
   0  shown
@@ -23,6 +28,9 @@ Exit status:
 pub struct Args {
     /// The session (default: --session or STELLA_SESSION; none: every session)
     pub id: Option<String>,
+    /// Print one JSON array of steps: {session, commit, time, summary, refused?}
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
@@ -36,6 +44,37 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Some(id) => vec![id],
         None => journal.sessions()?.into_iter().map(|(id, _)| id).collect(),
     };
+    if args.json {
+        let mut steps = Vec::new();
+        for id in &ids {
+            let history = journal.history(id)?;
+            let trees = history
+                .iter()
+                .map(|(c, _, _)| journal.tree_of(*c))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let files = trees
+                .iter()
+                .map(|t| journal.root_file_id(*t, crate::refusals::FILE))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            for (i, (commit, time, summary)) in history.iter().enumerate() {
+                let mut step = serde_json::json!({
+                    "session": id.as_str(),
+                    "commit": commit.to_string(),
+                    "time": format_time(*time),
+                    "summary": summary,
+                });
+                // This step changed the refusal record: it is a refusal.
+                if files[i].is_some() && files.get(i + 1).copied().flatten() != files[i] {
+                    step["refused"] =
+                        serde_json::to_value(crate::refusals::read(&journal, trees[i]).last)
+                            .expect("records serialise");
+                }
+                steps.push(step);
+            }
+        }
+        super::print_json(out, &serde_json::Value::Array(steps))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let many = ids.len() > 1 || args.id.is_none() && ctx.session.is_none();
     let metas: Vec<_> = ids
         .iter()

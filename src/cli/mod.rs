@@ -643,6 +643,12 @@ pub fn report_refusals(
     checks: &[crate::guard::Check],
 ) -> ExitCode {
     let journal = context.journal();
+    // The refusal leaves a trace in the session (never at the cost of the answer).
+    if let Ok(id) = ctx.session_id()
+        && let Err(e) = crate::refusals::note(&journal, &id, checks)
+    {
+        tracing::warn!(error = %e, "the refusal could not be recorded in the session");
+    }
     for (i, c) in checks.iter().filter(|c| c.refused()).enumerate() {
         if i > 0 {
             let _ = writeln!(ctx.err);

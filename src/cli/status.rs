@@ -5,28 +5,40 @@ use serde_json::json;
 
 use super::{Ctx, Result, print_json};
 use crate::journal::Seen;
+use crate::session::{Freshness, format_time};
 
 /// Show every tracked file of the session: fresh, changed or gone since the session saw it
 ///
-/// A changed or gone file is one a write would be refused for: re-read it first.
+/// A changed or gone file is one a write would be refused for: re-read it first. The last line
+/// counts the writes the session had refused, when there were any (`git stella log` lists them).
+/// With --all, one line per session of the workspace instead: when it last acted, how many files
+/// it guards, how many of those changed since it saw them, and how many writes it had refused.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella status
   git stella status --json | jq -r '.[] | select(.state != \"fresh\") | .path'
+  git stella status --all
 
 Exit status:
   0  listed (changed files are not an error)
   2  an error: no session given or an unknown one")]
 pub struct Args {
-    /// Print JSON: a list of {path, state, seen}
+    /// Print JSON: a list of {path, state, seen}; with --all, a list of sessions
     #[arg(long)]
     pub json: bool,
+    /// Every session of the workspace, one line each
+    #[arg(long)]
+    pub all: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
+    if args.all {
+        return all(&context, args, out);
+    }
     let id = ctx.session_id()?;
     let status = context.status(&id)?;
+    let refused = crate::refusals::read(&context.journal(), context.journal().tip(&id)?.tree).count;
     if args.json {
         let list: Vec<_> = status
             .iter()
@@ -43,6 +55,78 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         for (e, f) in &status {
             writeln!(out, "{:<10} {}", f.as_str(), e.path)?;
         }
+        if refused > 0 {
+            writeln!(
+                out,
+                "refused {refused} write{} since the session started ('git stella log' lists them)",
+                if refused == 1 { "" } else { "s" }
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `status --all`: every session, newest activity first.
+fn all(context: &crate::session::Context, args: &Args, out: &mut dyn Write) -> Result {
+    let journal = context.journal();
+    let mut sessions = journal.sessions()?;
+    sessions.sort_by(|a, b| b.1.time.seconds.cmp(&a.1.time.seconds).then(a.0.cmp(&b.0)));
+    let mut rows = Vec::new();
+    for (id, tip) in &sessions {
+        let changed: Vec<String> = context
+            .status(id)?
+            .into_iter()
+            .filter(|(_, f)| matches!(f, Freshness::Changed | Freshness::Gone))
+            .map(|(e, _)| e.path.to_lossy().into_owned())
+            .collect();
+        let refused = crate::refusals::read(&journal, tip.tree).count;
+        rows.push((id, tip, changed, refused));
+    }
+    if args.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(id, tip, changed, refused)| {
+                json!({
+                    "session": id.as_str(),
+                    "last": format_time(tip.time),
+                    "steps": tip.steps,
+                    "tracked": tip.tracked,
+                    "changed": changed,
+                    "refused": refused,
+                })
+            })
+            .collect();
+        print_json(out, &serde_json::Value::Array(list))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        writeln!(
+            out,
+            "no sessions in this workspace ('git stella session start' starts one)"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = rows
+        .iter()
+        .map(|r| r.0.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    writeln!(
+        out,
+        "{:<width$}  {:<25}  {:>7}  {:>7}  {:>7}",
+        "SESSION", "LAST ACTED", "TRACKED", "CHANGED", "REFUSED"
+    )?;
+    for (id, tip, changed, refused) in &rows {
+        writeln!(
+            out,
+            "{:<width$}  {:<25}  {:>7}  {:>7}  {:>7}",
+            id.as_str(),
+            format_time(tip.time),
+            tip.tracked,
+            changed.len(),
+            refused
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -164,6 +164,7 @@ pub fn run(
         touched_set: HashSet::new(),
         origins: HashMap::new(),
         refused: Vec::new(),
+        refusals: Vec::new(),
         told: HashSet::new(),
         processes: HashMap::new(),
         kept: 0,
@@ -416,6 +417,8 @@ struct Supervisor<'a, 'j> {
     /// The bytes a path held before the command first changed it (`None`: it did not exist).
     origins: HashMap<RelPath, Option<Digest>>,
     refused: Vec<RelPath>,
+    /// What was refused, for the step's trace.
+    refusals: Vec<crate::refusals::Record>,
     /// The process of each thread seen so far.
     processes: HashMap<u32, u32>,
     /// Which process was told of which refusal.
@@ -707,6 +710,8 @@ impl Supervisor<'_, '_> {
         }
         if !self.refused.contains(&check.path) {
             self.refused.push(check.path.clone());
+            self.refusals
+                .push(crate::refusals::Record::of(self.journal, check));
         }
     }
 
@@ -856,13 +861,19 @@ impl Supervisor<'_, '_> {
                 origin_bytes: None,
             });
         }
-        let tip = if edits.is_empty() {
+        let refused = std::mem::take(&mut self.refusals);
+        let tip = if edits.is_empty() && refused.is_empty() {
             None
         } else {
+            let root = if refused.is_empty() {
+                Vec::new()
+            } else {
+                vec![crate::refusals::edit(self.journal, self.tree, refused)?]
+            };
             let step = Step {
                 summary: format!("{summary} ({n_reads} read, {n_writes} changed)"),
                 map: edits,
-                root: Vec::new(),
+                root,
             };
             Some(match batch {
                 Some(b) => self.journal.record_batch(id, &step, b)?,

@@ -94,12 +94,16 @@ pub fn guard_all(
 ) -> Result<Option<String>, Error> {
     let journal = ctx.journal();
     let mut refusals = Vec::new();
+    let mut refused = Vec::new();
     for (path, intent) in wanted {
         let check = guard::check(&journal, id, &ctx.ws.root, path, *intent)?;
         if check.refused() {
             refusals.push(guard::refusal_message(&journal, &ctx.ws.root, &check));
+            refused.push(check);
         }
     }
+    // The refusal leaves a trace in the session (never at the cost of the answer).
+    let _ = crate::refusals::note(&journal, id, &refused);
     Ok((!refusals.is_empty()).then(|| refusals.join("\n\n")))
 }
 

@@ -444,7 +444,10 @@ impl Hook {
 
     /// The refusal text for a refused check.
     pub fn refusal(&mut self, check: &Check) -> Result<String, Error> {
+        let id = self.session.clone();
         let ctx = self.context()?;
+        // The refusal leaves a trace in the session (never at the cost of the answer).
+        let _ = crate::refusals::note(&ctx.journal(), &id, std::slice::from_ref(check));
         let mut text = guard::refusal_message(&ctx.journal(), &ctx.ws.root, check);
         if let Some(command) = self.changed_in_command(&check.path) {
             text.push_str(&format!(

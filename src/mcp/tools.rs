@@ -322,6 +322,8 @@ impl Tools {
 
     fn refusal(&self, checks: &[guard::Check]) -> Reply {
         let journal = self.ctx.journal();
+        // The refusal leaves a trace in the session (never at the cost of the answer).
+        let _ = crate::refusals::note(&journal, &self.id, checks);
         let text = checks
             .iter()
             .filter(|c| c.refused())

@@ -22,5 +22,6 @@ mod mcp;
 mod offline;
 mod properties;
 mod recover;
+mod refusals;
 mod turns;
 mod undo;

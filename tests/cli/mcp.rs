@@ -167,15 +167,15 @@ fn the_python_sdk_client_gets_refusals_as_tool_errors_and_recovers_on_one_connec
         step(&steps, "disk_final")["text"],
         "alpha\nbetamax\nGAMMA\n"
     );
-    // The session's steps are in the store like any other session's.
+    // The session's steps are in the store like any other session's, its refusals too.
     let log = w.store_git(&[
         "log",
         "--format=%s",
         &format!("refs/stella/sessions/{session}"),
     ]);
-    assert!(
-        log.starts_with("read notes.txt\nwrite notes.txt\nread notes.txt\nread notes.txt\n"),
-        "{log}"
+    assert_eq!(
+        log,
+        "read notes.txt\nwrite notes.txt\nread notes.txt\nrefused write notes.txt\nrefused write notes.txt\nread notes.txt\nsession start",
     );
 }
 

@@ -1,0 +1,127 @@
+//! Refusals leave a trace: each one is a step of the session's journal, with the path, what the
+//! session had seen, what was found, and who wrote it when a session did. Recorded only on the
+//! refusal path, so an allowed write costs nothing more; `log` shows them, `status` counts them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::guard::{self, Check, Disk, Intent};
+use crate::ids::SessionId;
+use crate::journal::{self, Journal, RootEdit, Seen, Step, Tip};
+use crate::paths::RelPath;
+
+/// The journal file holding the count and the last refusal step's records.
+pub const FILE: &str = "refused.toml";
+
+/// `refused.toml`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Refused {
+    /// Refusals over the session's whole life.
+    pub count: u64,
+    /// What the step that last changed this file refused.
+    #[serde(default)]
+    pub last: Vec<Record>,
+}
+
+/// One refused write or delete.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// `write` or `delete`.
+    pub intent: String,
+    pub path: String,
+    /// The BLAKE3 the session had seen (`reread` when it may have seen two versions).
+    pub seen: Option<String>,
+    /// The BLAKE3 found on disk, or `gone`.
+    pub found: Option<String>,
+    /// The session that wrote what was found, when one of this workspace's did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<String>,
+    /// When it wrote it (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_at: Option<i64>,
+}
+
+impl Record {
+    /// The record of a refused check (looks up who wrote the bytes found).
+    pub fn of(journal: &Journal<'_>, check: &Check) -> Record {
+        let found = match &check.disk {
+            Disk::Present(d) => Some(d.to_hex()),
+            Disk::Missing => Some("gone".into()),
+            Disk::Unreadable(_) => None,
+        };
+        let writer = check
+            .disk
+            .digest()
+            .and_then(|now| guard::writer_of(journal, &check.path, now));
+        Record {
+            intent: match check.intent {
+                Intent::Write { .. } => "write".into(),
+                Intent::Delete => "delete".into(),
+            },
+            path: check.path.to_lossy().into_owned(),
+            seen: check.entry.as_ref().map(|e| match e.seen {
+                Seen::Digest(d) => d.to_hex(),
+                Seen::Reread => "reread".into(),
+            }),
+            found,
+            writer_at: writer.as_ref().map(|w| w.at),
+            writer: writer.map(|w| w.session.to_string()),
+        }
+    }
+}
+
+/// What `refused.toml` says in step tree `tree` (nothing refused when absent or unreadable).
+pub fn read(journal: &Journal<'_>, tree: gix::ObjectId) -> Refused {
+    journal
+        .root_file_of_tree(tree, FILE)
+        .ok()
+        .flatten()
+        .and_then(|b| toml::from_str(&String::from_utf8_lossy(&b)).ok())
+        .unwrap_or_default()
+}
+
+/// The edit that adds `records` to the count kept in `tree`.
+pub fn edit(
+    journal: &Journal<'_>,
+    tree: gix::ObjectId,
+    records: Vec<Record>,
+) -> Result<RootEdit, journal::Error> {
+    let before = read(journal, tree);
+    let now = Refused {
+        count: before.count + records.len() as u64,
+        last: records,
+    };
+    let text = toml::to_string(&now).expect("a refusal record serialises");
+    Ok(RootEdit::Put {
+        name: FILE.into(),
+        blob: journal.write_blob(text.as_bytes())?,
+    })
+}
+
+/// Record the refused `checks` as one step of session `id`. A session that does not exist yet
+/// has nothing to record into: `Ok(None)`.
+pub fn note(
+    journal: &Journal<'_>,
+    id: &SessionId,
+    checks: &[Check],
+) -> Result<Option<Tip>, journal::Error> {
+    let refused: Vec<&Check> = checks.iter().filter(|c| c.refused()).collect();
+    if refused.is_empty() {
+        return Ok(None);
+    }
+    let tip = match journal.try_tip(id)? {
+        Some(t) => t,
+        None => return Ok(None),
+    };
+    let records = refused.iter().map(|c| Record::of(journal, c)).collect();
+    let paths: Vec<RelPath> = refused.iter().map(|c| c.path.clone()).collect();
+    let verb = match refused[0].intent {
+        Intent::Write { .. } => "refused write",
+        Intent::Delete => "refused delete",
+    };
+    let step = Step {
+        summary: crate::session::summary(verb, &paths),
+        map: Vec::new(),
+        root: vec![edit(journal, tip.tree, records)?],
+    };
+    journal.record(id, &step).map(Some)
+}
