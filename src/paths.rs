@@ -91,7 +91,7 @@ pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
 
 /// A path as the caller named it: the file it reaches and, when its last component is a symbolic
 /// link, the link itself (its folders resolved).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Named {
     /// The file the path reaches, every link followed.
     pub path: RelPath,

@@ -347,14 +347,15 @@ impl Context {
             .map(|n| n.link.clone().unwrap_or_else(|| n.path.clone()))
             .collect();
         let journal = self.journal();
-        let step = Step {
-            summary: summary("rm", &removed),
-            map: removed
+        let step_of = |paths: &[RelPath]| Step {
+            summary: summary("rm", paths),
+            map: paths
                 .iter()
                 .map(|p| MapEdit::Remove { path: p.clone() })
                 .collect(),
             root: Vec::new(),
         };
+        let step = step_of(&removed);
         let prepared = journal.prepare(id, &step)?;
         let mut done = Vec::new();
         let mut failure = None;
@@ -396,17 +397,7 @@ impl Context {
         } else if done.is_empty() {
             journal.tip(id)
         } else {
-            journal.record(
-                id,
-                &Step {
-                    summary: summary("rm", &done),
-                    map: done
-                        .iter()
-                        .map(|p| MapEdit::Remove { path: p.clone() })
-                        .collect(),
-                    root: Vec::new(),
-                },
-            )
+            journal.record(id, &step_of(&done))
         };
         let tip = tip.map_err(|source| Error::Unrecorded {
             done: format!("deleted {}", list(done.iter())),

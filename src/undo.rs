@@ -15,6 +15,7 @@ use crate::guard::{self, Check, Intent};
 use crate::ids::SessionId;
 use crate::journal::{Entry, How, MapEdit, RootEdit, Seen, Step, Tip};
 use crate::paths::RelPath;
+use crate::refusals;
 use crate::session::{Context, Error, summary};
 
 /// What undo does, or did, to one path.
@@ -204,8 +205,21 @@ impl Context {
                 }
             }
         }
+        // Refusals leave a trace: in the undo's own step, or alone when nothing was undone.
+        let refused: Vec<Check> = done
+            .iter()
+            .filter_map(|d| match d {
+                Undone::Refused(c) => Some((**c).clone()),
+                _ => None,
+            })
+            .collect();
         if edits.is_empty() {
-            return Ok((done, None));
+            // The trace never costs the answer.
+            let tip = refusals::note(&journal, id, &refused).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the refusal could not be recorded in the session");
+                None
+            });
+            return Ok((done, tip));
         }
         let changed: Vec<RelPath> = done
             .iter()
@@ -214,7 +228,7 @@ impl Context {
                 _ => None,
             })
             .collect();
-        let root = if redo {
+        let mut root = if redo {
             Vec::new()
         } else {
             vec![RootEdit::Put {
@@ -222,6 +236,13 @@ impl Context {
                 blob: journal.write_blob(marker(tip.steps + 1).as_bytes())?,
             }]
         };
+        if !refused.is_empty() {
+            let records = refused
+                .iter()
+                .map(|c| refusals::Record::of(&journal, c))
+                .collect();
+            root.push(refusals::edit(&journal, tip.tree, records)?);
+        }
         let step = Step {
             summary: summary(if redo { "redo" } else { "undo" }, &changed),
             map: edits,

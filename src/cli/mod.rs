@@ -408,22 +408,20 @@ impl Ctx<'_> {
         parse_session_id(id)
     }
 
-    /// Resolve command-line paths inside the workspace.
+    /// Resolve command-line paths inside the workspace, each once.
     pub fn resolve_all(
         &self,
         ctx: &Context,
         paths: &[PathBuf],
     ) -> Result<Vec<crate::paths::RelPath>> {
-        let mut out: Vec<crate::paths::RelPath> = Vec::with_capacity(paths.len());
         let mut seen = std::collections::HashSet::new();
-        for p in paths {
-            let rel = ctx.resolve(&self.cwd, p)?;
+        Ok(self
+            .resolve_all_named(ctx, paths)?
+            .into_iter()
+            .map(|n| n.path)
             // One step records a path once, however often it was named.
-            if seen.insert(rel.clone()) {
-                out.push(rel);
-            }
-        }
-        Ok(out)
+            .filter(|p| seen.insert(p.clone()))
+            .collect())
     }
 
     /// [`Ctx::resolve_all`], keeping the symbolic links the caller named.
@@ -433,9 +431,10 @@ impl Ctx<'_> {
         paths: &[PathBuf],
     ) -> Result<Vec<crate::paths::Named>> {
         let mut out: Vec<crate::paths::Named> = Vec::with_capacity(paths.len());
+        let mut seen = std::collections::HashSet::new();
         for p in paths {
             let named = ctx.resolve_named(&self.cwd, p)?;
-            if !out.contains(&named) {
+            if seen.insert(named.clone()) {
                 out.push(named);
             }
         }
@@ -642,13 +641,22 @@ pub fn report_refusals(
     context: &Context,
     checks: &[crate::guard::Check],
 ) -> ExitCode {
-    let journal = context.journal();
     // The refusal leaves a trace in the session (never at the cost of the answer).
     if let Ok(id) = ctx.session_id()
-        && let Err(e) = crate::refusals::note(&journal, &id, checks)
+        && let Err(e) = crate::refusals::note(&context.journal(), &id, checks)
     {
         tracing::warn!(error = %e, "the refusal could not be recorded in the session");
     }
+    print_refusals(ctx, context, checks)
+}
+
+/// [`report_refusals`] for refusals the caller already recorded.
+pub fn print_refusals(
+    ctx: &mut Ctx<'_>,
+    context: &Context,
+    checks: &[crate::guard::Check],
+) -> ExitCode {
+    let journal = context.journal();
     for (i, c) in checks.iter().filter(|c| c.refused()).enumerate() {
         if i > 0 {
             let _ = writeln!(ctx.err);

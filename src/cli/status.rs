@@ -9,7 +9,7 @@ use crate::session::{Freshness, format_time};
 
 /// Show every tracked file of the session: fresh, changed or gone since the session saw it
 ///
-/// A changed or gone file is one a write would be refused for: re-read it first. The last line
+/// A changed or gone file is one a write would be refused for: re-read it first. A note on stderr
 /// counts the writes the session had refused, when there were any (`git stella log` lists them).
 /// With --all, one line per session of the workspace instead: when it last acted, how many files
 /// it guards, how many of those changed since it saw them, and how many writes it had refused.
@@ -55,10 +55,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         for (e, f) in &status {
             writeln!(out, "{:<10} {}", f.as_str(), e.path)?;
         }
+        // A note for the person, like git's hints: stdout stays one line per file.
         if refused > 0 {
             writeln!(
-                out,
-                "refused {refused} write{} since the session started ('git stella log' lists them)",
+                ctx.err,
+                "note: the session had {refused} write{} refused ('git stella log' lists them)",
                 if refused == 1 { "" } else { "s" }
             )?;
         }

@@ -2,7 +2,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result, report_refusals};
+use super::{Ctx, Result, print_refusals};
 use crate::journal::version_id;
 use crate::undo::Undone;
 
@@ -56,7 +56,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     }
     if !refused.is_empty() {
-        let code = report_refusals(ctx, &context, &refused);
+        let code = print_refusals(ctx, &context, &refused);
         return Ok(if skipped { ExitCode::from(2) } else { code });
     }
     Ok(if skipped {

@@ -271,14 +271,16 @@ fn round_trip_across_two_machines_with_materialize() {
         .lines()
         .map(|l| l.splitn(3, ' ').nth(2).unwrap())
         .collect();
+    // (B's refused write above is a step of its own, between the replay and the write.)
+    assert_eq!(lines[1], "refused write src/lib.rs");
     assert_eq!(
-        lines[1],
+        lines[2],
         &format!(
             "replay of session {s} from artifact {}",
             &blake3_hex(&artifact)[..12]
         )
     );
-    assert_eq!(lines[2], &format!("checkpoint of session {s}"));
+    assert_eq!(lines[3], &format!("checkpoint of session {s}"));
     assert_eq!(*lines.last().unwrap(), "session start");
     let list = b.ok(&["session", "list"]);
     assert!(

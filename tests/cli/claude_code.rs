@@ -14,14 +14,7 @@ const SID: &str = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
 
 /// A captured payload with its paths moved into `w`'s repository and home.
 fn fixture(w: &World, name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code")
-        .join(name);
-    let text = std::fs::read_to_string(path).unwrap();
-    let text = text
-        .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
-        .replace("/home/dev", w.home.to_str().unwrap());
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&claude_fixture_text(w, name)).unwrap()
 }
 
 /// `fixture`, turned into another event: the captured PostToolUse payload of a tool, as the

@@ -711,18 +711,18 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         .last()
         .unwrap()
         .to_string();
-    let blob = told
-        .split("cat-file -p ")
+    // The way back it gives: `git stella recover 'notes.txt' --show <version>`.
+    let version = told
+        .split("recover 'notes.txt' --show ")
         .nth(1)
         .unwrap()
         .split(' ')
         .next()
         .unwrap()
         .to_owned();
-    assert_eq!(
-        w.store_git(&["cat-file", "-p", &blob]),
-        "alpha\nbeta\nsneaked in"
-    );
+    let shown = w.run(&["recover", "notes.txt", "--show", &version]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+    assert_eq!(stdout(&shown), "alpha\nbeta\nsneaked in\n");
     let mut settings: Value =
         serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
     settings["hooks"]["PreToolUse"]

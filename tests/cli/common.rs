@@ -341,3 +341,15 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// A captured Claude Code payload (`tests/fixtures/claude-code/NAME`), its paths moved into `w`'s
+/// repository and home.
+pub fn claude_fixture_text(w: &World, name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code")
+        .join(name);
+    std::fs::read_to_string(path)
+        .unwrap()
+        .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
+        .replace("/home/dev", w.home.to_str().unwrap())
+}

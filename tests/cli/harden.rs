@@ -1,7 +1,7 @@
 //! Fail closed, lose nothing: each scenario an adversarial run broke, run again as it was found.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,17 +20,6 @@ fn fsck_clean(w: &World) {
 /// The path of the loose object `id` in the store.
 fn loose(w: &World, id: &str) -> PathBuf {
     w.store().join("objects").join(&id[..2]).join(&id[2..])
-}
-
-/// A captured Claude Code payload, its paths moved into `w`.
-fn claude_fixture(w: &World, name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code")
-        .join(name);
-    std::fs::read_to_string(path)
-        .unwrap()
-        .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
-        .replace("/home/dev", w.home.to_str().unwrap())
 }
 
 #[test]
@@ -67,7 +56,7 @@ fn the_hook_denies_under_fail_closed_when_the_map_is_missing_an_object() {
                 c.args(["hook", "claude-code"]);
                 c
             },
-            claude_fixture(&w, f).as_bytes(),
+            claude_fixture_text(&w, f).as_bytes(),
         );
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
@@ -78,7 +67,7 @@ fn the_hook_denies_under_fail_closed_when_the_map_is_missing_an_object() {
     ]);
     std::fs::remove_file(loose(&w, &map)).unwrap();
     w.write("notes.txt", "alpha\nbetamax\n");
-    let pre = claude_fixture(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
+    let pre = claude_fixture_text(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
     let mut c = w.stella();
     c.args(["hook", "claude-code"]);
     let out = feed(c, pre.as_bytes());
@@ -392,6 +381,20 @@ impl FifoLike for std::fs::FileType {
     }
 }
 
+/// `git-stella` in `w`, held to the permission bits: root searches and writes any folder, so
+/// under root it runs without the two capabilities that allow that.
+fn held_to_mode_bits(w: &World) -> Command {
+    if !is_root() {
+        return w.stella();
+    }
+    let mut c = Command::new("setpriv");
+    c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("git-stella"));
+    clean_env(&mut c, &w.home, &w.stella_home);
+    c.current_dir(&w.repo);
+    c
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -408,18 +411,7 @@ fn a_tracked_file_in_a_folder_this_user_cannot_search_passes_as_unreadable() {
     w.ok(&["--session", &s, "read", "sub/z.txt"]);
     let sub = w.repo.join("sub");
     std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
-    // Root searches any folder; without the two capabilities that allow it, root is held to
-    // the mode bits like anyone else.
-    let mut cmd = if is_root() {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
-            .arg(assert_cmd::cargo::cargo_bin("git-stella"));
-        clean_env(&mut c, &w.home, &w.stella_home);
-        c.current_dir(&w.repo);
-        c
-    } else {
-        w.stella()
-    };
+    let mut cmd = held_to_mode_bits(&w);
     let out = cmd
         .args(["--session", &s, "guard", "--json", "sub/z.txt"])
         .output()
@@ -465,16 +457,7 @@ fn a_permission_error_during_a_ref_update_surfaces_at_once() {
     w.write("a", "a\n");
     let refs = w.store().join("refs/stella/sessions");
     std::fs::set_permissions(&refs, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let mut cmd = if is_root() {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
-            .arg(assert_cmd::cargo::cargo_bin("git-stella"));
-        clean_env(&mut c, &w.home, &w.stella_home);
-        c.current_dir(&w.repo);
-        c
-    } else {
-        w.stella()
-    };
+    let mut cmd = held_to_mode_bits(&w);
     let start = Instant::now();
     let out = cmd.args(["--session", &s, "read", "a"]).output().unwrap();
     let took = start.elapsed();

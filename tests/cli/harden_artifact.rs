@@ -327,14 +327,7 @@ const SID: &str = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
 
 /// A captured Claude Code payload with its paths moved into `w`'s repository and home.
 fn claude_fixture(w: &World, name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code")
-        .join(name);
-    let text = std::fs::read_to_string(path).unwrap();
-    let text = text
-        .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
-        .replace("/home/dev", w.home.to_str().unwrap());
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&claude_fixture_text(w, name)).unwrap()
 }
 
 /// Run `git stella hook claude-code` on `payload`: exit 0, and its stderr.

@@ -64,6 +64,7 @@ fn turns_open_and_retract_the_resume_point_and_keep_the_map() {
     assert_eq!(
         summaries,
         [
+            "refused write a",
             "turn end t2",
             "turn begin t2 (ended open turn t1)",
             "step 1 of turn t1: planned the change",
