@@ -66,6 +66,8 @@ pub enum Error {
     Outside { path: PathBuf, root: PathBuf },
     #[error("'{}' is the workspace root, not a file in it", .path.display())]
     Root { path: PathBuf },
+    #[error("'{}' is inside {area}/, which Stella never reads or writes on an agent's behalf", .path.display())]
+    Private { path: PathBuf, area: &'static str },
     #[error("could not resolve '{}'", .path.display())]
     Io {
         path: PathBuf,
@@ -89,6 +91,33 @@ pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
     relative(root, &resolved, path)
 }
 
+/// The private area `rel` lies in: `.git` (any folder of that name: the repository's, a
+/// submodule's) or `.stella` (the workspace's own state, at the root). Writes there on an agent's
+/// behalf could run code (`.git/hooks`, `.git/config`) or switch the guard off for everyone.
+pub fn private_area(rel: &RelPath) -> Option<&'static str> {
+    let mut parts = rel.as_bytes().split(|b| *b == b'/');
+    if parts.next() == Some(b".stella".as_slice()) {
+        return Some(".stella");
+    }
+    rel.as_bytes()
+        .split(|b| *b == b'/')
+        .any(|c| c == b".git")
+        .then_some(".git")
+}
+
+/// [`resolve`] for a way in (a command, an MCP tool, a host's hook): a path in a private area
+/// (see [`private_area`]) is an error.
+pub fn resolve_public(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
+    let rel = resolve(root, cwd, path)?;
+    match private_area(&rel) {
+        Some(area) => Err(Error::Private {
+            path: path.to_owned(),
+            area,
+        }),
+        None => Ok(rel),
+    }
+}
+
 /// A path as the caller named it: the file it reaches and, when its last component is a symbolic
 /// link, the link itself (its folders resolved).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -109,7 +138,7 @@ impl From<RelPath> for Named {
 /// [`resolve`], keeping the link the caller named (a delete removes the link, like `rm(1)`, and
 /// a refusal names both).
 pub fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Error> {
-    let target = resolve(root, cwd, path)?;
+    let target = resolve_public(root, cwd, path)?;
     let abs = absolute(cwd, path);
     let link = match (abs.symlink_metadata(), abs.parent(), abs.file_name()) {
         (Ok(meta), Some(parent), Some(name)) if meta.file_type().is_symlink() => {
@@ -117,7 +146,14 @@ pub fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Erro
                 path: path.to_owned(),
                 source,
             })?;
-            Some(relative(root, &parent.join(name), path)?)
+            let link = relative(root, &parent.join(name), path)?;
+            if let Some(area) = private_area(&link) {
+                return Err(Error::Private {
+                    path: path.to_owned(),
+                    area,
+                });
+            }
+            Some(link)
         }
         _ => None,
     };

@@ -108,7 +108,7 @@ impl Context {
 
     /// Resolve a path given on the command line (relative to `cwd`, or absolute).
     pub fn resolve(&self, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
-        Ok(paths::resolve(&self.ws.root, cwd, path)?)
+        Ok(paths::resolve_public(&self.ws.root, cwd, path)?)
     }
 
     /// [`Context::resolve`], keeping the symbolic link the caller named.

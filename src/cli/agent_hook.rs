@@ -61,8 +61,10 @@ fn fail_closed(
         JsonAgent::Cursor => (cursor::asks_before_write(&v), cursor::deny),
     };
     let cwd = common::payload_cwd(&v, fallback_cwd);
-    (asks && crate::hooks::on_error(&cwd) == crate::hooks::OnError::Deny)
-        .then(|| deny(&crate::hooks::fail_closed_reason(error)))
+    if !asks {
+        return None;
+    }
+    crate::hooks::deny_reason(&cwd, error).map(|reason| deny(&reason))
 }
 
 /// Merge Stella's hooks into the agent's project settings (or take them out again).

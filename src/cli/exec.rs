@@ -219,11 +219,21 @@ fn guarded(
 
 /// Run `command` without the guard, after one warning line; under fail-closed, refuse to.
 fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
-    if hooks::on_error(&ctx.cwd) == OnError::Deny {
-        return Err(CliError::new(format!(
-            "refusing to run the command unguarded: {why}"
-        ))
-        .hint("the project chose fail-closed (hooks.on-error = \"deny\"); 'git stella exec --check' says why this machine cannot guard"));
+    match hooks::on_error(&ctx.cwd) {
+        Ok(OnError::Allow) => {}
+        Ok(OnError::Deny) => {
+            return Err(CliError::new(format!(
+                "refusing to run the command unguarded: {why}"
+            ))
+            .hint("the project chose fail-closed (hooks.on-error = \"deny\"); 'git stella exec --check' says why this machine cannot guard"));
+        }
+        Err(invalid) => {
+            return Err(CliError::new(format!(
+                "refusing to run the command unguarded: {why}"
+            ))
+            .cause(invalid)
+            .hint("Stella's configuration is invalid, so it cannot tell whether this project allows that; fix it"));
+        }
     }
     let _ = writeln!(ctx.err, "stella: warning: running unguarded: {why}");
     plain(command)

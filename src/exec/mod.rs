@@ -395,8 +395,10 @@ struct Snapshot {
 /// Where a path named by a call lies.
 enum Located {
     Inside(RelPath),
-    /// Outside the workspace, or in `.git/` or `.stella/`: not the guard's business.
+    /// Outside the workspace, or in `.git/` (git writes there itself): not the guard's business.
     Elsewhere,
+    /// In `.stella/`, the workspace's own state: only Stella itself may change it.
+    Stella(RelPath),
     /// The path could not be read or resolved.
     Unknown(io::Error),
 }
@@ -610,6 +612,23 @@ impl Supervisor<'_, '_> {
         let path = match located {
             Located::Inside(p) => p,
             Located::Elsewhere => return Answer::Continue,
+            // Stella's own state: Stella itself (a nested `git stella`) may write it; nothing
+            // else the command runs may, or one command could switch every session's guard off.
+            Located::Stella(p) => {
+                if is_stella(req.pid) {
+                    return Answer::Continue;
+                }
+                let process = self.process_of(req.pid);
+                if self.told.insert((p.clone(), process)) {
+                    let message = format!(
+                        "refusing to change {p}: it is Stella's own state (.stella/), which only Stella writes\n"
+                    );
+                    if !notify::write_stderr_of(req.pid, message.as_bytes()) {
+                        let _ = self.err.write_all(message.as_bytes());
+                    }
+                }
+                return Answer::Fail(libc::EACCES);
+            }
             // Fail closed: a change Stella cannot place is not let through unchecked.
             Located::Unknown(e) => {
                 let _ = writeln!(
@@ -752,9 +771,14 @@ impl Supervisor<'_, '_> {
             resolve_parent(&self.root, &abs)
         };
         match resolved {
+            Ok(rel) if paths::private_area(&rel) == Some(".stella") => Located::Stella(rel),
             Ok(rel) if is_private(&rel) => Located::Elsewhere,
             Ok(rel) => Located::Inside(rel),
-            Err(paths::Error::Outside { .. } | paths::Error::Root { .. }) => Located::Elsewhere,
+            Err(
+                paths::Error::Outside { .. }
+                | paths::Error::Root { .. }
+                | paths::Error::Private { .. },
+            ) => Located::Elsewhere,
             Err(paths::Error::Io { source, .. }) if follow => {
                 // A path that cannot be resolved cannot be opened either.
                 let _ = source;
@@ -890,7 +914,18 @@ impl Supervisor<'_, '_> {
     }
 }
 
-/// `.git/` and `.stella/` are never the guard's business.
+/// Whether process `pid` runs this very binary (a nested `git stella`, which may write `.stella/`).
+fn is_stella(pid: u32) -> bool {
+    let (Ok(theirs), Ok(ours)) = (
+        std::fs::read_link(format!("/proc/{pid}/exe")),
+        std::fs::read_link("/proc/self/exe"),
+    ) else {
+        return false;
+    };
+    theirs == ours
+}
+
+/// `.git/` and `.stella/` are never recorded by the guard.
 fn is_private(path: &RelPath) -> bool {
     let first = path.as_bytes().split(|b| *b == b'/').next().unwrap_or(b"");
     first == b".git" || first == b".stella"

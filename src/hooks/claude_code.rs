@@ -23,8 +23,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{
-    Access, Answer, Config, Env, Error, Hook, OnError, error_text, intended_bytes, renders_as,
-    session_name,
+    Access, Answer, Config, Env, Error, Hook, error_text, intended_bytes, renders_as, session_name,
 };
 use crate::digest::Digest;
 use crate::guard::Intent;
@@ -110,8 +109,8 @@ pub fn on_failure(env: &Env, payload: Option<&Value>, e: &Error) -> Answer {
                     .any(|r| tool.ends_with(r)));
         p["hook_event_name"] == "PreToolUse" && !read
     });
-    if guarded_call && super::on_error(&cwd) == OnError::Deny {
-        return deny(&super::fail_closed_reason(&error_text(e)));
+    if guarded_call && let Some(reason) = super::deny_reason(&cwd, &error_text(e)) {
+        return deny(&reason);
     }
     Answer::failed(e)
 }
@@ -467,6 +466,9 @@ fn pre_tool(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
             Ok(Answer::nothing())
         }
         Tool::Write { path, how } => {
+            if let Some(why) = hook.private(&path) {
+                return Ok(deny(&why));
+            }
             let Some(path) = hook.resolve(&path) else {
                 return Ok(Answer::nothing());
             };
@@ -478,6 +480,9 @@ fn pre_tool(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
             guarded(hook, &[(path, Intent::Write { content })])
         }
         Tool::Move { from, to } => {
+            if let Some(why) = hook.private(&from).or_else(|| hook.private(&to)) {
+                return Ok(deny(&why));
+            }
             let mut checks = Vec::new();
             if let Some(from) = hook.resolve(&from) {
                 checks.push((from, Intent::Delete));

@@ -182,6 +182,17 @@ pub fn handle(
     let rel = |p: &str| common::resolve(&ctx, &cwd, p);
     match event {
         "PreToolUse" => {
+            let named = ops.iter().flat_map(|op| match op {
+                PatchOp::Add { path, .. } | PatchOp::Delete { path } => vec![path],
+                PatchOp::Update { path, move_to, .. } => {
+                    std::iter::once(path).chain(move_to.as_ref()).collect()
+                }
+            });
+            for raw in named {
+                if let Some(why) = common::private(&ctx, &cwd, raw) {
+                    return Ok(Some(deny(&why)));
+                }
+            }
             let mut wanted = Vec::new();
             for op in &ops {
                 match op {

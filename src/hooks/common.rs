@@ -33,6 +33,9 @@ pub enum Error {
     },
     #[error("'{}' is not a JSON object; leaving it as it is", .path.display())]
     NotAnObject { path: PathBuf },
+    /// Stella's own config cannot be read whole: no write is judged under a config nobody meant.
+    #[error(transparent)]
+    Config(Box<crate::hooks::Error>),
 }
 
 impl From<crate::journal::Error> for Error {
@@ -86,12 +89,25 @@ pub fn resolve(ctx: &Context, cwd: &Path, raw: &str) -> Option<RelPath> {
     ctx.resolve(cwd, Path::new(raw)).ok()
 }
 
+/// Why a write the host is about to make to `raw` is denied outright: it lies in `.git/` or
+/// `.stella/` (see [`crate::paths::private_area`]).
+pub fn private(ctx: &Context, cwd: &Path, raw: &str) -> Option<String> {
+    match crate::paths::resolve_public(&ctx.ws.root, cwd, Path::new(raw)) {
+        Err(e @ crate::paths::Error::Private { .. }) => Some(format!(
+            "{e}: writing there could run code (git hooks, git config) or switch Stella's guard off. Nothing was written."
+        )),
+        _ => None,
+    }
+}
+
 /// Run the guard for each path and intent; the refusal text for the ones refused, or `None`.
 pub fn guard_all(
     ctx: &Context,
     id: &SessionId,
     wanted: &[(RelPath, Intent)],
 ) -> Result<Option<String>, Error> {
+    // A config nobody can read says nothing about what was meant: fail (and so, deny) first.
+    crate::hooks::Config::load(&ctx.ws.root).map_err(|e| Error::Config(Box::new(e)))?;
     let journal = ctx.journal();
     let mut refusals = Vec::new();
     let mut refused = Vec::new();

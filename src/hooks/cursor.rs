@@ -94,6 +94,11 @@ pub fn handle(
             let Some(intent) = intent_of(&v) else {
                 return Ok(None);
             };
+            if let Some(why) =
+                path_of(&v["tool_input"]).and_then(|p| common::private(&ctx, &cwd, p))
+            {
+                return Ok(Some(deny(&why)));
+            }
             let Some(path) = path_of(&v["tool_input"]).and_then(|p| common::resolve(&ctx, &cwd, p))
             else {
                 return Ok(None);

@@ -65,6 +65,12 @@ pub fn handle(
     let Some(ctx) = common::open(settings, &cwd, &id)? else {
         return Ok(None);
     };
+    if event == "BeforeTool"
+        && tool != "read_file"
+        && let Some(why) = common::private(&ctx, &cwd, raw)
+    {
+        return Ok(Some(deny(&why)));
+    }
     let Some(path) = common::resolve(&ctx, &cwd, raw) else {
         return Ok(None);
     };

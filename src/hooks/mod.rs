@@ -280,24 +280,68 @@ impl Config {
 }
 
 /// Whether the project chose fail-closed: `.stella/config.toml`'s `hooks.on-error`, else
-/// `git config stella.hookOnError`. Read only when something failed, off the hot path; a config
-/// that cannot be read counts as fail-closed when the other source asks for it, else open.
-pub fn on_error(cwd: &Path) -> OnError {
+/// `git config stella.hookOnError`. Read only when something failed, off the hot path. Both are
+/// read strictly: `Err` says what is wrong with them, and a caller treats it as fail-closed — an
+/// invalid config cannot say what was meant, so it never silently allows.
+pub fn on_error(cwd: &Path) -> Result<OnError, String> {
     let Ok(repo) = gix::discover_with_environment_overrides(cwd) else {
-        return OnError::Allow;
+        return Ok(OnError::Allow);
     };
-    if let Some(root) = repo.workdir()
-        && let Ok(config) = Config::load(root)
-        && let Some(setting) = config.hooks.on_error
-    {
-        return match setting {
-            OnErrorSetting::Allow => OnError::Allow,
-            OnErrorSetting::Deny => OnError::Deny,
-        };
+    let from_git = git_on_error(&repo)?;
+    let from_file = match repo.workdir() {
+        Some(root) => {
+            Config::load(root)
+                .map_err(|e| error_text(&e).trim_end().to_owned())?
+                .hooks
+                .on_error
+        }
+        None => None,
+    };
+    Ok(match from_file.or(from_git) {
+        Some(OnErrorSetting::Deny) => OnError::Deny,
+        Some(OnErrorSetting::Allow) | None => OnError::Allow,
+    })
+}
+
+/// The `stella.*` git config, read strictly: `stella.hookOnError` (`allow` or `deny`) is its only
+/// key.
+pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, String> {
+    let config = repo.config_snapshot();
+    if let Some(sections) = config.plumbing().sections_by_name("stella") {
+        for section in sections {
+            let sub = section.header().subsection_name().map(|s| s.to_string());
+            for name in section.value_names() {
+                if sub.is_some() || !name.eq_ignore_ascii_case("hookOnError") {
+                    let full = match &sub {
+                        Some(s) => format!("stella.{s}.{name}"),
+                        None => format!("stella.{name}"),
+                    };
+                    return Err(format!(
+                        "git config has an unknown key '{full}' (Stella reads only stella.hookOnError)"
+                    ));
+                }
+            }
+        }
     }
-    match repo.config_snapshot().string("stella.hookOnError") {
-        Some(v) if v.eq_ignore_ascii_case(b"deny".as_slice()) => OnError::Deny,
-        _ => OnError::Allow,
+    match config.string("stella.hookOnError") {
+        None => Ok(None),
+        Some(v) if v.eq_ignore_ascii_case(b"deny".as_slice()) => Ok(Some(OnErrorSetting::Deny)),
+        Some(v) if v.eq_ignore_ascii_case(b"allow".as_slice()) => Ok(Some(OnErrorSetting::Allow)),
+        Some(v) => Err(format!(
+            "git config stella.hookOnError is '{v}'; it must be 'allow' or 'deny'"
+        )),
+    }
+}
+
+/// The deny reason when the hook failed and fail-closed is on (`Ok`), or Stella's config is
+/// invalid (`Err`); `None`: let the tool run.
+pub fn deny_reason(cwd: &Path, error: &str) -> Option<String> {
+    match on_error(cwd) {
+        Ok(OnError::Allow) => None,
+        Ok(OnError::Deny) => Some(fail_closed_reason(error)),
+        Err(why) => Some(format!(
+            "Stella's configuration is invalid, so it cannot tell what this project wants when a check fails; it refuses writes until that is fixed. Nothing was written.\n{why}"
+        )),
     }
 }
 
@@ -397,16 +441,18 @@ impl Hook {
     /// Resolve a path the host named; `None` when it lies outside the workspace (or is the
     /// root itself, or cannot be resolved): nothing of Stella's business.
     pub fn resolve(&self, path: &str) -> Option<RelPath> {
-        match paths::resolve(&self.root, &self.cwd, Path::new(path)) {
-            Ok(p) => {
-                // Never guard Stella's own state.
-                if p.as_bytes() == b".stella" || p.as_bytes().starts_with(b".stella/private/") {
-                    None
-                } else {
-                    Some(p)
-                }
-            }
-            Err(_) => None,
+        // `.git/` and `.stella/` are never recorded (a write there is denied: see `private`).
+        paths::resolve_public(&self.root, &self.cwd, Path::new(path)).ok()
+    }
+
+    /// Why a write to `path` is denied outright: it lies in `.git/` or `.stella/`, where a write
+    /// on an agent's behalf could run code or switch the guard off.
+    pub fn private(&self, path: &str) -> Option<String> {
+        match paths::resolve_public(&self.root, &self.cwd, Path::new(path)) {
+            Err(e @ paths::Error::Private { .. }) => Some(format!(
+                "{e}: writing there could run code (git hooks, git config) or switch Stella's guard off. Nothing was written."
+            )),
+            _ => None,
         }
     }
 
@@ -432,6 +478,8 @@ impl Hook {
     pub fn guard(&mut self, path: &RelPath, intent: Intent) -> Result<Check, Error> {
         let id = self.session.clone();
         let ctx = self.context()?;
+        // A config nobody can read says nothing about what was meant: fail (and so, deny) first.
+        Config::load(&ctx.ws.root)?;
         let journal = ctx.journal();
         match guard::check(&journal, &id, &ctx.ws.root, path, intent) {
             Ok(c) => Ok(c),

@@ -444,6 +444,31 @@ mod tests {
     }
 
     #[test]
+    fn git_and_stella_paths_are_refused_and_nothing_is_touched() {
+        let r = repo();
+        let t = open(&r, Some("s"));
+        for path in [".git/hooks/pre-commit", ".stella/private/workspace.toml"] {
+            let reply = t.write_file(path, "#!/bin/sh\n");
+            assert!(reply.is_error, "{}", reply.text);
+            assert!(
+                reply
+                    .text
+                    .contains("which Stella never reads or writes on an agent's behalf"),
+                "{}",
+                reply.text
+            );
+            assert!(
+                reply.text.ends_with("nothing was touched"),
+                "{}",
+                reply.text
+            );
+            assert!(t.read_file(path, None, None).is_error);
+            assert!(t.delete_file(path).is_error);
+        }
+        assert!(!r.root.join(".git/hooks/pre-commit").exists());
+    }
+
+    #[test]
     fn ambiguous_absent_and_empty_old_text_write_nothing() {
         let r = repo();
         std::fs::write(r.root.join("f.txt"), "a b a\n").unwrap();

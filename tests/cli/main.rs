@@ -20,6 +20,7 @@ mod install;
 mod journal;
 mod mcp;
 mod offline;
+mod private_config;
 mod properties;
 mod recover;
 mod refusals;

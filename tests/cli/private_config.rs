@@ -1,0 +1,263 @@
+//! `.git/` and `.stella/` are refused by every way in, and a config Stella cannot read whole never
+//! lets a write through.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+const PRIVATE: [&str; 4] = [
+    ".git/config",
+    ".git/hooks/pre-commit",
+    ".stella/private/workspace.toml",
+    "vendor/lib/.git/HEAD",
+];
+
+#[test]
+fn every_command_refuses_git_and_stella_paths() {
+    let w = World::new();
+    let s = w.start();
+    std::fs::create_dir_all(w.repo.join("vendor/lib/.git")).unwrap();
+    w.write("vendor/lib/.git/HEAD", "ref: refs/heads/main\n");
+    let before: Vec<Vec<u8>> = PRIVATE
+        .iter()
+        .map(|p| std::fs::read(w.repo.join(p)).unwrap_or_default())
+        .collect();
+    for path in PRIVATE {
+        let area = if path.starts_with(".stella") {
+            ".stella"
+        } else {
+            ".git"
+        };
+        let said = format!(
+            "error: '{path}' is inside {area}/, which Stella never reads or writes on an agent's behalf\n"
+        );
+        for args in [
+            vec!["write", path],
+            vec!["rm", path],
+            vec!["read", path],
+            vec!["wrote", path],
+            vec!["guard", path],
+            vec!["recover", path],
+        ] {
+            let mut full = vec!["--session", s.as_str()];
+            full.extend(&args);
+            let out = w.run_stdin(&full, b"#!/bin/sh\necho owned\n");
+            assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+            assert_eq!(stderr(&out), said, "{args:?}");
+        }
+    }
+    let after: Vec<Vec<u8>> = PRIVATE
+        .iter()
+        .map(|p| std::fs::read(w.repo.join(p)).unwrap_or_default())
+        .collect();
+    assert_eq!(before, after);
+    assert!(!w.repo.join(".git/hooks/pre-commit").exists());
+    // A symbolic link into .git is refused as what it reaches.
+    std::os::unix::fs::symlink(".git/config", w.repo.join("innocent")).unwrap();
+    let out = w.run_stdin(&["--session", &s, "write", "innocent"], b"x\n");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("is inside .git/"), "{}", stderr(&out));
+}
+
+fn deny_reason(out: &std::process::Output) -> String {
+    assert_eq!(code(&out), 0, "{}", stderr(out));
+    let v: Value =
+        serde_json::from_str(stdout(out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)));
+    v.pointer("/hookSpecificOutput/permissionDecisionReason")
+        .or_else(|| v.get("reason"))
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no deny reason in {v}"))
+        .to_owned()
+}
+
+/// A captured payload of `agent` (under `tests/fixtures/`), its paths moved into `w`.
+fn captured(w: &World, file: &str, from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(file),
+    )
+    .unwrap();
+    text.replace("/home/user/project", w.repo.to_str().unwrap())
+        .replace("/home/user", w.home.to_str().unwrap())
+        .replace(from, to)
+}
+
+#[test]
+fn every_host_adapter_denies_a_write_into_git_or_stella() {
+    let w = World::new();
+    let hook = |agent: &str, payload: &str| {
+        let mut cmd = w.stella();
+        cmd.args(["hook", agent]);
+        feed(cmd, payload.as_bytes())
+    };
+    let claude = claude_fixture_text(&w, "PreToolUse-Write.json")
+        .replace("new.txt", ".git/hooks/pre-commit");
+    let reason = deny_reason(&hook("claude-code", &claude));
+    assert!(reason.starts_with("'"), "{reason}");
+    assert!(
+        reason.contains(".git/hooks/pre-commit' is inside .git/"),
+        "{reason}"
+    );
+    assert!(reason.ends_with("Nothing was written."), "{reason}");
+
+    let codex = captured(
+        &w,
+        "codex-0.169.0/PreToolUse-apply_patch-add.json",
+        "Add File: notes.txt",
+        "Add File: .stella/private/workspace.toml",
+    );
+    let out = hook("codex", &codex);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("is inside .stella/"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("\"deny\""), "{}", stdout(&out));
+
+    let gemini = captured(
+        &w,
+        "gemini-cli-0.61.0/BeforeTool-write_file.json",
+        "\"notes.txt\"",
+        "\".git/config\"",
+    );
+    let out = hook("gemini", &gemini);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("is inside .git/"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("\"deny\""), "{}", stdout(&out));
+    assert!(!w.repo.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn the_shell_guard_lets_git_write_its_own_folder_and_nobody_but_stella_write_stella() {
+    let w = World::new();
+    if code(&w.run(&["exec", "--check"])) != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the shell guard must run under CI"
+        );
+        eprintln!("SKIPPED: the shell guard cannot run on this machine");
+        return;
+    }
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "README"]);
+    let out = w.run(&[
+        "--session",
+        &s,
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "echo x > .stella/private/workspace.toml",
+    ]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains(
+            "refusing to change .stella/private/workspace.toml: it is Stella's own state (.stella/), which only Stella writes"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_ne!(w.read(".stella/private/workspace.toml"), "x\n");
+    // git writes its own folder as it always does, and Stella itself still runs inside.
+    let out = w.run(&[
+        "--session",
+        &s,
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "git add README && git stella --session other session start --id other",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn an_invalid_config_denies_every_write_with_its_error() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    let pre_write = || claude_fixture_text(&w, "PreToolUse-Write.json");
+    let run = |payload: String| {
+        let mut cmd = w.stella();
+        cmd.args(["hook", "claude-code"]);
+        feed(cmd, payload.as_bytes())
+    };
+    for (config, says) in [
+        (
+            "[hooks]\non-error = \"dney\"\n",
+            "unknown variant `dney`, expected `allow` or `deny`",
+        ),
+        ("[hooks\n", "unclosed table"),
+        (
+            "[[hooks.tools]]\nname = \"save\"\npath = \"target\"\naccess = \"wirte\"\n",
+            "unknown variant `wirte`, expected `read` or `write`",
+        ),
+        ("[hook]\non-error = \"deny\"\n", "unknown field `hook`"),
+    ] {
+        w.write(".stella/config.toml", config);
+        let reason = deny_reason(&run(pre_write()));
+        assert!(
+            reason.starts_with("Stella's configuration is invalid"),
+            "{config}: {reason}"
+        );
+        assert!(
+            reason.contains(".stella/config.toml' is not a valid Stella config"),
+            "{reason}"
+        );
+        assert!(reason.contains("line "), "the line is named: {reason}");
+        assert!(reason.contains(says), "{config}: {reason}");
+    }
+    std::fs::remove_file(w.repo.join(".stella/config.toml")).unwrap();
+    // A valid config: the same write passes.
+    let out = run(pre_write());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn a_mistyped_git_config_is_fail_closed_when_the_hook_fails() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\nbeta\n");
+    let hook = |payload: String| {
+        let mut cmd = w.stella();
+        cmd.args(["hook", "claude-code"]);
+        feed(cmd, payload.as_bytes())
+    };
+    hook(claude_fixture_text(&w, "SessionStart-startup.json"));
+    hook(claude_fixture_text(&w, "PostToolUse-Read.json"));
+    // Make the hook fail: the session's map loses an object.
+    let sid = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+    let map = w.store_git(&[
+        "rev-parse",
+        &format!("refs/stella/sessions/{sid}^{{tree}}:map"),
+    ]);
+    let store = w.store();
+    std::fs::remove_file(store.join("objects").join(&map[..2]).join(&map[2..])).unwrap();
+    let pre = || claude_fixture_text(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
+    // Nothing configured: the failure lets the tool run (exit 1, the host's rule).
+    assert_eq!(code(&hook(pre())), 1);
+    for (key, value, says) in [
+        (
+            "stella.hookOnError",
+            "denyy",
+            "git config stella.hookOnError is 'denyy'; it must be 'allow' or 'deny'",
+        ),
+        (
+            "stella.hookOnErorr",
+            "deny",
+            "git config has an unknown key 'stella.hookOnErorr' (Stella reads only stella.hookOnError)",
+        ),
+    ] {
+        w.git(&["config", key, value]);
+        let reason = deny_reason(&hook(pre()));
+        assert!(
+            reason.starts_with("Stella's configuration is invalid"),
+            "{reason}"
+        );
+        assert!(reason.contains(says), "{reason}");
+        w.git(&["config", "--unset", key]);
+    }
+}
