@@ -62,7 +62,7 @@ fn every_command_refuses_git_and_stella_paths() {
 }
 
 fn deny_reason(out: &std::process::Output) -> String {
-    assert_eq!(code(&out), 0, "{}", stderr(out));
+    assert_eq!(code(out), 0, "{}", stderr(out));
     let v: Value =
         serde_json::from_str(stdout(out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)));
     v.pointer("/hookSpecificOutput/permissionDecisionReason")
