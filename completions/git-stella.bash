@@ -25,6 +25,9 @@ _git__stella() {
             git__stella,diff)
                 cmd="git__stella__subcmd__diff"
                 ;;
+            git__stella,doctor)
+                cmd="git__stella__subcmd__doctor"
+                ;;
             git__stella,exec)
                 cmd="git__stella__subcmd__exec"
                 ;;
@@ -105,6 +108,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help,diff)
                 cmd="git__stella__subcmd__help__subcmd__diff"
+                ;;
+            git__stella__subcmd__help,doctor)
+                cmd="git__stella__subcmd__help__subcmd__doctor"
                 ;;
             git__stella__subcmd__help,exec)
                 cmd="git__stella__subcmd__help__subcmd__exec"
@@ -317,7 +323,7 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc demo hook hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -392,6 +398,28 @@ _git__stella() {
             ;;
         git__stella__subcmd__diff)
             opts="-C -q -v -h --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__doctor)
+            opts="-C -q -v -h --json --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,7 +519,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help)
-            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc demo hook hooks mcp help"
+            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -533,6 +561,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__diff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -52,6 +52,7 @@ mod agent_hook;
 mod checkpoint;
 mod demo;
 mod diff;
+mod doctor;
 mod exec;
 mod gc;
 mod guard;
@@ -249,6 +250,7 @@ pub enum Command {
     Undo(undo::Args),
     StorePath(store_path::Args),
     Gc(gc::Args),
+    Doctor(doctor::Args),
     Demo(demo::Args),
     #[command(subcommand)]
     Hook(hook::HookCommand),
@@ -627,6 +629,7 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Undo(a) => undo::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
         Command::Gc(a) => gc::run(ctx, a, out),
+        Command::Doctor(a) => doctor::run(ctx, a, out),
         Command::Demo(a) => demo::run(ctx, a, out),
         Command::Hook(a) => hook::run(ctx, a, out),
         Command::Hooks(a) => hooks::run(ctx, a, out),

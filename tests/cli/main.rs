@@ -9,6 +9,7 @@ mod claude_real;
 mod completion;
 mod demo;
 mod docs;
+mod doctor;
 mod exec;
 mod guard;
 mod harden;

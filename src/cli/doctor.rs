@@ -1,0 +1,518 @@
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Result, print_json};
+
+/// Check that Stella's protection is on: installed hooks, config, data dir, shell guard
+///
+/// For this checkout and your user settings: every hook command an agent host runs exists, runs,
+/// and is this version of git-stella; the MCP server binary is beside it; `.stella/config.toml`
+/// and `stella.*` git config are valid; no host has Stella's hooks installed twice (it would run
+/// each one twice); Codex trusts Stella's hooks (it skips untrusted ones silently); the data dir
+/// is writable; the shell guard can run here; and which journal stores belong to checkouts that
+/// no longer exist. One line per finding (`ok`, `warn` or `error`), with a hint for each problem.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella doctor
+  git stella doctor --json | jq '.[] | select(.level == \"error\")'
+
+Exit status:
+  0  protection is on everywhere it was installed (warnings aside)
+  1  protection is off somewhere: a hook that cannot run, an invalid config,
+     untrusted Codex hooks, an unwritable data dir
+  2  an error: doctor itself could not run")]
+pub struct Args {
+    /// Print one JSON array of findings: {level, check, message, hint}
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Ok,
+    Warn,
+    Error,
+}
+
+struct Finding {
+    level: Level,
+    check: &'static str,
+    message: String,
+    hint: Option<String>,
+}
+
+fn finding(level: Level, check: &'static str, message: String, hint: Option<String>) -> Finding {
+    Finding {
+        level,
+        check,
+        message,
+        hint,
+    }
+}
+
+/// A host's settings file that can hold Stella's hooks.
+struct HostFile {
+    host: &'static str,
+    scope: &'static str,
+    path: PathBuf,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
+    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
+    let mut findings = Vec::new();
+
+    let mut files = Vec::new();
+    for (host, rel) in [
+        ("claude-code", ".claude/settings.json"),
+        ("claude-code", ".claude/settings.local.json"),
+        ("codex", ".codex/hooks.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("cursor", ".cursor/hooks.json"),
+    ] {
+        if let Some(root) = &root {
+            let scope = if rel.ends_with("local.json") {
+                "local"
+            } else {
+                "project"
+            };
+            files.push(HostFile {
+                host,
+                scope,
+                path: root.join(rel),
+            });
+        }
+    }
+    for (host, rel) in [
+        ("claude-code", ".claude/settings.json"),
+        ("codex", ".codex/hooks.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("cursor", ".cursor/hooks.json"),
+    ] {
+        if let Some(home) = &home {
+            files.push(HostFile {
+                host,
+                scope: "user",
+                path: home.join(rel),
+            });
+        }
+    }
+    let mut installed: Vec<(&'static str, &'static str, PathBuf)> = Vec::new();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(&f.path) else {
+            continue;
+        };
+        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+            findings.push(finding(
+                Level::Error,
+                "hooks",
+                format!("{} ({}): '{}' is not valid JSON", f.host, f.scope, f.path.display()),
+                Some(format!("{} reads no hooks from it: fix it, then run 'git stella hooks install --agent {}'", f.host, f.host)),
+            ));
+            continue;
+        };
+        let mut commands = Vec::new();
+        stella_commands(&value, &mut commands);
+        // Hook commands first: a finding names the hook, rather than the shell prefix.
+        commands.sort_by_key(|c| (!c.contains(" hook "), c.clone()));
+        commands.dedup();
+        if commands.is_empty() {
+            continue;
+        }
+        installed.push((f.host, f.scope, f.path.clone()));
+        // One finding per program (a host's hooks and its shell prefix run the same binary).
+        let mut programs = std::collections::HashSet::new();
+        for command in commands {
+            if programs.insert(program(&command)) {
+                findings.push(check_command(f, &command));
+            }
+        }
+    }
+    for (i, (host, scope, path)) in installed.iter().enumerate() {
+        for (other_host, other_scope, other) in &installed[i + 1..] {
+            if host == other_host && !(*scope == "local" || *other_scope == "local") {
+                findings.push(finding(
+                    Level::Warn,
+                    "hooks",
+                    format!("{host}: Stella's hooks are installed in both '{}' and '{}': {host} runs each hook twice", path.display(), other.display()),
+                    Some(format!("keep one: 'git stella hooks uninstall --agent {host}' (with --user for the user's settings)")),
+                ));
+            }
+        }
+    }
+    if installed.is_empty() {
+        findings.push(finding(
+            Level::Warn,
+            "hooks",
+            "no agent host has Stella's hooks here or in your user settings".into(),
+            Some(
+                "'git stella hooks install --agent claude-code' (or codex, gemini, cursor)".into(),
+            ),
+        ));
+    }
+    if let (Some(home), true) = (&home, installed.iter().any(|(h, _, _)| *h == "codex")) {
+        findings.push(codex_trust(home, root.as_deref(), &installed));
+    }
+
+    // The MCP server beside this binary.
+    let exe = std::env::current_exe().ok();
+    if let Some(exe) = &exe {
+        let mcp = exe.with_file_name("git-stella-mcp");
+        findings.push(if mcp.is_file() {
+            finding(
+                Level::Ok,
+                "mcp",
+                format!("the MCP server is at {}", mcp.display()),
+                None,
+            )
+        } else {
+            finding(
+                Level::Warn,
+                "mcp",
+                format!(
+                    "no MCP server beside {}: 'git stella mcp' cannot start",
+                    exe.display()
+                ),
+                Some("install git-stella with its default features".into()),
+            )
+        });
+    }
+
+    // Config.
+    if let Some(root) = &root {
+        match crate::hooks::Config::load(root) {
+            Ok(_) => findings.push(finding(
+                Level::Ok,
+                "config",
+                "'.stella/config.toml' is valid (or absent)".into(),
+                None,
+            )),
+            Err(e) => findings.push(finding(
+                Level::Error,
+                "config",
+                crate::hooks::error_text(&e)
+                    .trim_end()
+                    .trim_start_matches("stella: error: ")
+                    .to_owned(),
+                Some("every guarded write is denied until it is fixed".into()),
+            )),
+        }
+        if let Ok(repo) = gix::discover_with_environment_overrides(root)
+            && let Err(why) = crate::hooks::git_on_error(&repo)
+        {
+            findings.push(finding(
+                Level::Error,
+                "config",
+                why,
+                Some(
+                    "'git config --unset' the key, or set stella.hookOnError to allow or deny"
+                        .into(),
+                ),
+            ));
+        }
+    }
+
+    // The data dir.
+    let data = &ctx.settings.data_dir;
+    let writable = crate::fsutil::create_private_dir(data, 0o700)
+        .and_then(|()| tempfile::tempfile_in(data).map(drop));
+    findings.push(match writable {
+        Ok(()) => finding(
+            Level::Ok,
+            "data",
+            format!("the data dir {} is writable", data.display()),
+            None,
+        ),
+        Err(e) => finding(
+            Level::Error,
+            "data",
+            format!("the data dir {} is not writable: {e}", data.display()),
+            Some("every session fails to record; set STELLA_HOME to a folder you can write".into()),
+        ),
+    });
+
+    // The shell guard.
+    findings.push(match crate::exec::support() {
+        Ok(()) => finding(
+            Level::Ok,
+            "shell-guard",
+            "the shell guard runs on this machine".into(),
+            None,
+        ),
+        Err(why) => finding(
+            Level::Warn,
+            "shell-guard",
+            format!("the shell guard cannot run here: {why}"),
+            Some("shell commands run unguarded; 'git stella exec --check' says more".into()),
+        ),
+    });
+
+    // Stores whose checkout is gone.
+    if let Ok(entries) = std::fs::read_dir(data.join("workspaces")) {
+        for entry in entries.flatten() {
+            let Ok(owner) = std::fs::read(entry.path().join("owner")) else {
+                continue;
+            };
+            let owner = PathBuf::from(String::from_utf8_lossy(&owner).trim_end().to_owned());
+            if !owner.exists() {
+                findings.push(finding(
+                    Level::Warn,
+                    "stores",
+                    format!(
+                        "the journal store {} belongs to {}, which no longer exists",
+                        entry.path().display(),
+                        owner.display()
+                    ),
+                    Some(format!(
+                        "if that checkout is gone for good: rm -r '{}'",
+                        entry.path().display()
+                    )),
+                ));
+            }
+        }
+    }
+
+    let worst = findings.iter().map(|f| f.level).max().unwrap_or(Level::Ok);
+    if args.json {
+        let list: Vec<Value> = findings
+            .iter()
+            .map(|f| {
+                json!({
+                    "level": level_name(f.level),
+                    "check": f.check,
+                    "message": f.message,
+                    "hint": f.hint,
+                })
+            })
+            .collect();
+        print_json(out, &Value::Array(list))?;
+    } else {
+        for f in &findings {
+            writeln!(
+                out,
+                "{:<5} {}",
+                level_name(f.level),
+                crate::text::escape_controls(&f.message)
+            )?;
+            if let Some(hint) = &f.hint {
+                writeln!(out, "      hint: {hint}")?;
+            }
+        }
+    }
+    Ok(if worst == Level::Error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn level_name(level: Level) -> &'static str {
+    match level {
+        Level::Ok => "ok",
+        Level::Warn => "warn",
+        Level::Error => "error",
+    }
+}
+
+/// Every hook command in a settings value that runs Stella (`… hook <host>`), and Claude Code's
+/// shell prefix.
+fn stella_commands(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("command", Value::String(c))
+                        if c.contains("stella") && c.contains(" hook ") =>
+                    {
+                        out.push(c.clone())
+                    }
+                    ("CLAUDE_CODE_SHELL_PREFIX", Value::String(c))
+                        if crate::hooks::install::is_stella_prefix(c) =>
+                    {
+                        out.push(c.clone())
+                    }
+                    _ => stella_commands(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| stella_commands(i, out)),
+        _ => {}
+    }
+}
+
+/// The program a command line runs: its first word, with shell single quotes undone.
+fn program(command: &str) -> String {
+    let command = command.trim_start();
+    let mut word = String::new();
+    let mut chars = command.chars();
+    let mut quoted = false;
+    for c in chars.by_ref() {
+        match c {
+            '\'' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => break,
+            c => word.push(c),
+        }
+    }
+    word
+}
+
+/// Whether a hook command runs, and runs this version.
+fn check_command(f: &HostFile, command: &str) -> Finding {
+    let where_ = format!("{} ({}, {})", f.host, f.scope, f.path.display());
+    let program = program(command);
+    let mut cmd = if program == "git" {
+        let mut c = Command::new("git");
+        c.args(["stella", "--version"]);
+        c
+    } else {
+        let path = Path::new(&program);
+        if !path.is_file() {
+            return finding(
+                Level::Error,
+                "hooks",
+                format!(
+                    "{where_}: the hook command '{command}' names '{program}', which does not exist: every hook fails and {} runs tools unguarded",
+                    f.host
+                ),
+                Some(format!(
+                    "run 'git stella hooks install --agent {}' again with the git-stella you use now",
+                    f.host
+                )),
+            );
+        }
+        let mut c = Command::new(path);
+        c.arg("--version");
+        c
+    };
+    let version = run_for(&mut cmd, Duration::from_secs(5));
+    let ours = format!("git-stella {}", env!("CARGO_PKG_VERSION"));
+    match version {
+        Some(v) if v.trim() == ours => finding(
+            Level::Ok,
+            "hooks",
+            format!("{where_}: hooks run {program} ({ours})"),
+            None,
+        ),
+        Some(v) => finding(
+            Level::Warn,
+            "hooks",
+            format!(
+                "{where_}: hooks run {program}, which is '{}', not this {ours}",
+                v.trim()
+            ),
+            Some(format!(
+                "run 'git stella hooks install --agent {}' again to use this one",
+                f.host
+            )),
+        ),
+        None => finding(
+            Level::Error,
+            "hooks",
+            format!(
+                "{where_}: the hook command '{command}' does not run: every hook fails and {} runs tools unguarded",
+                f.host
+            ),
+            Some(format!(
+                "run 'git stella hooks install --agent {}' again",
+                f.host
+            )),
+        ),
+    }
+}
+
+/// `cmd`'s stdout, when it exits 0 within `limit`.
+fn run_for(cmd: &mut Command, limit: Duration) -> Option<String> {
+    let mut child = crate::child::die_with_parent(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut text).ok()?;
+    Some(text)
+}
+
+/// Codex runs a project's hooks only in a trusted project, and each hook only once trusted by
+/// hash (`/hooks` in Codex); `codex exec` skips an untrusted one without a word.
+fn codex_trust(home: &Path, root: Option<&Path>, installed: &[(&str, &str, PathBuf)]) -> Finding {
+    let config = home.join(".codex/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap_or_default();
+    let parsed: toml::Table = toml::from_str(&text).unwrap_or_default();
+    let hint = Some(
+        "start codex in this project, trust it, and trust Stella's hooks in /hooks".to_owned(),
+    );
+    if let Some(root) = root
+        && installed
+            .iter()
+            .any(|(h, s, _)| *h == "codex" && *s == "project")
+    {
+        let trusted = parsed
+            .get("projects")
+            .and_then(|p| p.get(root.to_string_lossy().as_ref()))
+            .and_then(|p| p.get("trust_level"))
+            .and_then(|t| t.as_str())
+            == Some("trusted");
+        if !trusted {
+            return finding(
+                Level::Error,
+                "codex",
+                format!(
+                    "Codex does not trust the project {}: it loads none of its hooks",
+                    root.display()
+                ),
+                hint,
+            );
+        }
+    }
+    let hooks_trusted = installed
+        .iter()
+        .filter(|(h, _, _)| *h == "codex")
+        .all(|(_, _, path)| {
+            let prefix = format!("{}:", path.display());
+            parsed
+                .get("hooks")
+                .and_then(|h| h.get("state"))
+                .and_then(|s| s.as_table())
+                .is_some_and(|state| {
+                    state
+                        .iter()
+                        .any(|(k, v)| k.starts_with(&prefix) && v.get("trusted_hash").is_some())
+                })
+        });
+    if hooks_trusted {
+        finding(
+            Level::Ok,
+            "codex",
+            "Codex trusts Stella's hooks".into(),
+            None,
+        )
+    } else {
+        finding(
+            Level::Error,
+            "codex",
+            format!(
+                "Codex has not trusted Stella's hooks (no trusted_hash in {}): it skips them silently",
+                config.display()
+            ),
+            hint,
+        )
+    }
+}

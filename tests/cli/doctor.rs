@@ -1,0 +1,117 @@
+//! `git stella doctor`: green on a good install, red and naming the command when a hook cannot run.
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn doctor(w: &World) -> (i32, String, Vec<Value>) {
+    let out = w.run(&["doctor"]);
+    let json = w.run(&["doctor", "--json"]);
+    assert_eq!(code(&out), code(&json));
+    let list: Value = serde_json::from_str(stdout(&json).trim()).unwrap();
+    (code(&out), stdout(&out), list.as_array().unwrap().clone())
+}
+
+#[test]
+fn green_on_a_good_install_and_red_naming_the_command_when_the_binary_is_gone() {
+    let w = World::new();
+    // Install from a copy of the binary, as an upgrade that later removes it would leave it.
+    let bin = w.base().join("old-version/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copy = bin.join("git-stella");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("git-stella"), &copy).unwrap();
+    let mut install = std::process::Command::new(&copy);
+    clean_env(&mut install, &w.home, &w.stella_home);
+    let ok = install
+        .args(["hooks", "install", "--agent", "claude-code"])
+        .current_dir(&w.repo)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+
+    let (status, text, list) = doctor(&w);
+    assert_eq!(status, 0, "{text}");
+    let settings = w.repo.join(".claude/settings.json");
+    assert!(
+        text.contains(&format!(
+            "ok    claude-code (project, {}): hooks run {} (git-stella {})",
+            settings.display(),
+            copy.display(),
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
+    );
+    assert!(list.iter().all(|f| f["level"] != "error"), "{list:?}");
+    assert!(
+        list.iter()
+            .any(|f| f["check"] == "data" && f["level"] == "ok")
+    );
+
+    std::fs::remove_file(&copy).unwrap();
+    let (status, text, list) = doctor(&w);
+    assert_eq!(status, 1, "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains(&format!(
+            "hook claude-code' names '{}', which does not exist",
+            copy.display()
+        )),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("every hook fails and claude-code runs tools unguarded"),
+        "{line}"
+    );
+    assert!(
+        text.contains("hint: run 'git stella hooks install --agent claude-code' again"),
+        "{text}"
+    );
+    assert!(
+        list.iter()
+            .any(|f| f["level"] == "error" && f["check"] == "hooks")
+    );
+}
+
+#[test]
+fn an_invalid_config_a_double_install_and_untrusted_codex_hooks_are_named() {
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    w.ok(&["hooks", "install", "--agent", "claude-code", "--user"]);
+    w.write(".stella/config.toml", "[hooks]\non-error = \"dney\"\n");
+    let (status, text, _) = doctor(&w);
+    assert_eq!(status, 1, "{text}");
+    assert!(text.contains("runs each hook twice"), "{text}");
+    assert!(
+        text.contains(".stella/config.toml' is not a valid Stella config"),
+        "{text}"
+    );
+    assert!(text.contains("unknown variant `dney`"), "{text}");
+    std::fs::remove_file(w.repo.join(".stella/config.toml")).unwrap();
+
+    w.ok(&["hooks", "install", "--agent", "codex"]);
+    let (status, text, _) = doctor(&w);
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "error Codex does not trust the project {}",
+            w.repo.display()
+        )),
+        "{text}"
+    );
+    std::fs::create_dir_all(w.home.join(".codex")).unwrap();
+    let hooks = w.repo.join(".codex/hooks.json");
+    std::fs::write(
+        w.home.join(".codex/config.toml"),
+        format!(
+            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+            w.repo.display(),
+            hooks.display()
+        ),
+    )
+    .unwrap();
+    let (_, text, _) = doctor(&w);
+    assert!(text.contains("ok    Codex trusts Stella's hooks"), "{text}");
+}
