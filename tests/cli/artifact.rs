@@ -132,7 +132,10 @@ fn stock_git_accepts_the_bundle_and_it_carries_no_base_objects() {
                 "notes.txt: OK\nsrc/lib.rs: OK\nsrc/new.rs: OK\n"
             );
         }
-        Err(_) => assert!(std::env::var_os("CI").is_none(), "b3sum is missing in CI"),
+        Err(_) => {
+            assert!(std::env::var_os("CI").is_none(), "b3sum is missing in CI");
+            skipped("checking the fingerprint with b3sum: 'b3sum' is not installed");
+        }
     }
 }
 

@@ -512,17 +512,22 @@ fn mcp_filesystem_tools_and_mapped_tools_are_guarded() {
         json!({"target": "fresh.md", "body": "# new\n"}),
     );
     assert_eq!(hook(&w, &save_other), "");
-    // A broken config is an internal error: exit 1, never 2, the file named.
+    // A broken config cannot say what was meant: the write is denied, the file named (never
+    // exit 2, which Claude Code would treat as a block without a reason).
     w.write(".stella/config.toml", "[[hooks.tools]]\nname = 3\n");
     let out = feed(hook_cmd(&w, &w.repo), save.to_string().as_bytes());
-    assert_eq!(code(&out), 1);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
     assert!(
-        stderr(&out).starts_with(&format!(
+        reason.contains(&format!(
             "stella: error: '{}' is not a valid Stella config\ncaused by: ",
             w.repo.join(".stella/config.toml").display()
         )),
-        "{}",
-        stderr(&out)
+        "{reason}"
     );
 }
 

@@ -418,7 +418,9 @@ fn transcript_file(home: &Path, cwd: &Path, session: &str) -> PathBuf {
 #[test]
 fn the_real_claude_code_client_is_guarded_by_stella() {
     let Some(bin) = claude_bin() else {
-        eprintln!("skipped: set STELLA_CLAUDE_BIN to the Claude Code binary to run this test");
+        crate::common::skipped(
+            "the real Claude Code test: set STELLA_CLAUDE_BIN to the Claude Code binary (.ci/run installs it)",
+        );
         return;
     };
     let mock = Mock::start();

@@ -353,3 +353,25 @@ pub fn claude_fixture_text(w: &World, name: &str) -> String {
         .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
         .replace("/home/dev", w.home.to_str().unwrap())
 }
+
+/// Whether `program` is on PATH. Without it a test says it skipped `what`, loudly; under CI
+/// (`CI` set, where `.ci/run` installs every tool the tests drive) a missing tool fails instead.
+pub fn have(program: &str, what: &str) -> bool {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join(program).is_file());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "'{program}' is missing under CI, where .ci/run installs it ({what})"
+        );
+        skipped(&format!("{what}: '{program}' is not installed"));
+    }
+    found
+}
+
+/// Say that part of a test was skipped, past the test harness's output capture, so that a
+/// passing run still shows it.
+pub fn skipped(what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {what}");
+}

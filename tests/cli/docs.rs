@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use stella::cli::docs;
 
+use crate::common::have;
+
 fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -100,6 +102,9 @@ fn squash(text: &str) -> String {
 
 #[test]
 fn guard_pages_carry_the_decision_table() {
+    if !have("man", "rendering the man pages (the man-db package)") {
+        return;
+    }
     for name in ["git-stella-guard", "git-stella-write", "git-stella-rm"] {
         let text = rendered(name);
         for line in [
@@ -121,6 +126,9 @@ fn guard_pages_carry_the_decision_table() {
 
 #[test]
 fn pages_explain_in_prose_with_examples_and_exit_status() {
+    if !have("man", "rendering the man pages (the man-db package)") {
+        return;
+    }
     let text = rendered("git-stella-read");
     assert!(
         text.contains("NAME\n       git-stella-read - Record that the session read these files")
@@ -149,6 +157,9 @@ fn pages_explain_in_prose_with_examples_and_exit_status() {
 /// holds from the moment the command exists.
 #[test]
 fn checkpoint_page_carries_the_contents_warning_when_the_command_exists() {
+    if !have("man", "rendering the man pages (the man-db package)") {
+        return;
+    }
     let Some(raw) = page("git-stella-checkpoint") else {
         assert!(
             !docs::render_all()

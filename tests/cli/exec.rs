@@ -21,7 +21,7 @@ fn guarded_here(w: &World) -> bool {
         std::env::var_os("CI").is_none(),
         "CI must be able to run the shell guard: {why}"
     );
-    eprintln!("SKIPPED: this machine cannot run the shell guard: {why}");
+    skipped(&format!("this machine cannot run the shell guard: {why}"));
     false
 }
 
@@ -270,7 +270,7 @@ if (fd < 0) { perror(\"open\"); return 3; } write(fd, \"static\\n\", 7); return 
                 std::env::var_os("CI").is_none(),
                 "CI must build a static binary: {other:?}"
             );
-            eprintln!("SKIPPED: no static C toolchain here: {other:?}");
+            skipped(&format!("no static C toolchain here: {other:?}"));
             return;
         }
     }

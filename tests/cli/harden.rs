@@ -94,9 +94,7 @@ fn can_mount_tmpfs() -> bool {
             std::env::var_os("CI").is_none(),
             "'unshare -rm' with a tmpfs mount is not available under CI"
         );
-        eprintln!(
-            "SKIPPED: the full-store test: 'unshare -rm' cannot mount a tmpfs on this machine"
-        );
+        skipped("the full-store test: 'unshare -rm' cannot mount a tmpfs on this machine");
     }
     ok
 }

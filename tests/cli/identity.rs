@@ -274,7 +274,7 @@ fn a_bind_mount_of_the_same_folder_is_the_same_workspace() {
             std::env::var_os("CI").is_none(),
             "CI must be able to bind-mount in a user namespace"
         );
-        eprintln!("skipped: this machine cannot unshare a mount namespace");
+        crate::common::skipped("this machine cannot unshare a mount namespace");
         return;
     }
     let mnt = w.base().join("mnt");

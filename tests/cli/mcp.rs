@@ -26,7 +26,9 @@ fn python() -> Option<PathBuf> {
             std::env::var_os("CI").is_none(),
             "python3 cannot import 'mcp' (the official MCP SDK); .ci/run installs it with pip"
         );
-        eprintln!("skipped: python3 cannot import 'mcp'; run 'pip install mcp' to run this test");
+        skipped(
+            "the MCP client tests: python3 cannot import 'mcp'; run 'pip install mcp' to run them",
+        );
     }
     out.map(|o| PathBuf::from(String::from_utf8(o.stdout).unwrap().trim()))
 }

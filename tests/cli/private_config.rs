@@ -139,7 +139,7 @@ fn the_shell_guard_lets_git_write_its_own_folder_and_nobody_but_stella_write_ste
             std::env::var_os("CI").is_none(),
             "the shell guard must run under CI"
         );
-        eprintln!("SKIPPED: the shell guard cannot run on this machine");
+        skipped("the shell guard cannot run on this machine");
         return;
     }
     let s = w.start();
