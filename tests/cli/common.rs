@@ -375,3 +375,24 @@ pub fn skipped(what: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {what}");
 }
+
+/// Copy the binary `src` to `dst` and wait until it can be run: another test thread that forks
+/// while the copy's file is still open for writing holds it open until its child execs, and
+/// running it meanwhile fails with "Text file busy".
+pub fn copy_binary(src: &Path, dst: &Path) {
+    std::fs::copy(src, dst).unwrap();
+    for _ in 0..200 {
+        match Command::new(dst)
+            .arg("--version")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            _ => return,
+        }
+    }
+    panic!("{} stayed busy", dst.display());
+}

@@ -19,7 +19,7 @@ fn green_on_a_good_install_and_red_naming_the_command_when_the_binary_is_gone() 
     let bin = w.base().join("old-version/bin");
     std::fs::create_dir_all(&bin).unwrap();
     let copy = bin.join("git-stella");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("git-stella"), &copy).unwrap();
+    copy_binary(&assert_cmd::cargo::cargo_bin("git-stella"), &copy);
     let mut install = std::process::Command::new(&copy);
     clean_env(&mut install, &w.home, &w.stella_home);
     let ok = install

@@ -241,7 +241,7 @@ fn git_stella_mcp_says_so_when_the_server_binary_is_missing() {
     let lone = w.base().join("lone");
     std::fs::create_dir_all(&lone).unwrap();
     let exe = lone.join("git-stella");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("git-stella"), &exe).unwrap();
+    copy_binary(&assert_cmd::cargo::cargo_bin("git-stella"), &exe);
     let mut cmd = Command::new(&exe);
     clean_env(&mut cmd, &w.home, &w.stella_home);
     let out = cmd.arg("mcp").current_dir(&w.repo).output().unwrap();
