@@ -20,6 +20,7 @@ pub mod guard;
 pub mod hooks;
 pub mod ids;
 pub mod journal;
+pub mod jsonedit;
 pub mod mcp;
 pub mod paths;
 pub mod refusals;
