@@ -1,9 +1,9 @@
-//! The Codex CLI, Gemini CLI and Cursor sides of `git stella hook` and `hooks install`.
+//! The Codex CLI, Gemini CLI and Cursor side of `git stella hook`.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use super::{CliError, Ctx, Result};
+use super::{Ctx, Result};
 use crate::hooks::{codex, common, cursor, gemini};
 
 /// The agent CLIs whose adapters answer with one JSON object (or nothing).
@@ -65,33 +65,4 @@ fn fail_closed(
         return None;
     }
     crate::hooks::deny_reason(&cwd, error).map(|reason| deny(&reason))
-}
-
-/// Merge Stella's hooks into the agent's project settings (or take them out again).
-pub fn install(ctx: &mut Ctx<'_>, agent: JsonAgent, installing: bool) -> Result {
-    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
-    let hooks = match agent {
-        JsonAgent::Codex => codex::hooks_file(&root),
-        JsonAgent::Gemini => gemini::hooks_file(&root),
-        JsonAgent::Cursor => cursor::hooks_file(&root),
-    };
-    let result = if installing {
-        hooks.install()
-    } else {
-        hooks.uninstall()
-    };
-    let changed = result.map_err(|e| CliError::from_error(&e))?;
-    let rel = hooks
-        .path
-        .strip_prefix(&root)
-        .unwrap_or(&hooks.path)
-        .display()
-        .to_string();
-    match (installing, changed) {
-        (true, true) => ctx.say(format_args!("installed Stella's hooks in {rel}")),
-        (true, false) => ctx.say(format_args!("Stella's hooks are already in {rel}")),
-        (false, true) => ctx.say(format_args!("removed Stella's hooks from {rel}")),
-        (false, false) => ctx.say(format_args!("no Stella hooks in {rel}; nothing to remove")),
-    }
-    Ok(ExitCode::SUCCESS)
 }

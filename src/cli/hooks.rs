@@ -1,8 +1,10 @@
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use crate::hooks::install::{self, Outcome};
+use crate::hooks::install::{self, HooksFile, Ledger, Outcome};
+use crate::hooks::{codex, cursor, gemini};
 
 /// Wire Stella into an agent host's hooks or git's, or take it out again
 #[derive(clap::Subcommand, Debug)]
@@ -12,9 +14,9 @@ pub enum HooksCommand {
 }
 
 /// The agents whose hooks Stella can install.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Agent {
-    /// Claude Code: .claude/settings.json (or ~/.claude/settings.json with --user)
+    /// Claude Code: .claude/settings.json
     ClaudeCode,
     /// Codex CLI: .codex/hooks.json
     Codex,
@@ -24,13 +26,39 @@ pub enum Agent {
     Cursor,
 }
 
+impl Agent {
+    /// The settings file, relative to the repository's root or the home folder.
+    fn settings(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => install::CLAUDE_SETTINGS,
+            Agent::Codex => codex::SETTINGS,
+            Agent::Gemini => gemini::SETTINGS,
+            Agent::Cursor => cursor::SETTINGS,
+        }
+    }
+
+    fn hooks_file(self, path: PathBuf, exe: &Path) -> HooksFile {
+        match self {
+            Agent::ClaudeCode => install::claude_hooks_file(path, exe),
+            Agent::Codex => codex::hooks_file(path, exe),
+            Agent::Gemini => gemini::hooks_file(path, exe),
+            Agent::Cursor => cursor::hooks_file(path, exe),
+        }
+    }
+}
+
 /// Install (or uninstall) Stella's hooks
 ///
-/// --agent claude-code merges Stella's entries into '.claude/settings.json' at the repository's
-/// root (or '~/.claude/settings.json' with --user), keeping every key and hook already there;
-/// running it twice changes nothing more. The command it writes is the absolute path of this
-/// git-stella binary, so it works whether or not git-stella is on the PATH Claude Code sees:
-/// run install again after moving the binary.
+/// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
+/// (with --user, the one in your home folder, for every project). Only Stella's own entries are
+/// edited: every other byte of the file stays as it was, and running it twice changes nothing
+/// more. The command written is the absolute path of this git-stella binary, so the hooks need
+/// no PATH lookup: run install again after moving the binary.
+///
+/// uninstall takes out exactly Stella's entries. A file install did not otherwise touch comes
+/// back byte for byte; a file install created is removed, and so are the folders it created for
+/// it, once empty. What install changed is kept in '.stella/private/hooks-installed.json' (for
+/// --user, in Stella's data dir).
 ///
 /// --git installs a 'prepare-commit-msg' hook (where 'core.hooksPath' says, if set) that adds a
 /// 'Stella-Session: <id>' trailer to commits made while $STELLA_SESSION is set. An existing hook
@@ -41,7 +69,7 @@ pub struct Args {
     /// The agent host whose settings to change
     #[arg(long, value_enum)]
     pub agent: Option<Agent>,
-    /// Change the user's settings instead of the repository's
+    /// Change the settings in your home folder (every project) instead of the repository's
     #[arg(long, requires = "agent")]
     pub user: bool,
     /// Install git's commit-trailer hook instead
@@ -55,22 +83,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         HooksCommand::Uninstall(a) => (a, false),
     };
     let failed = |e: install::Error| CliError::from_error(&e);
-    use super::agent_hook::JsonAgent;
-    let json_agent = match args.agent {
-        Some(Agent::Codex) => Some(JsonAgent::Codex),
-        Some(Agent::Gemini) => Some(JsonAgent::Gemini),
-        Some(Agent::Cursor) => Some(JsonAgent::Cursor),
-        _ => None,
-    };
-    if let Some(agent) = json_agent {
-        if args.user {
-            return Err(CliError::new(
-                "--user goes with --agent claude-code only; the other agents' hooks are per project",
-            ));
-        }
-        return super::agent_hook::install(ctx, agent, installing);
-    }
-    if args.git {
+    let Some(agent) = args.agent else {
         let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
         let dir = install::git_hooks_dir(&root).map_err(failed)?;
         let hook = dir.join(install::GIT_HOOK);
@@ -81,48 +94,83 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         say(ctx, installing, outcome, &hook);
         return Ok(ExitCode::SUCCESS);
-    }
-    let settings = if args.user {
-        let home = directories::BaseDirs::new()
-            .map(|d| d.home_dir().to_owned())
-            .ok_or_else(|| CliError::new("could not find the home folder"))?;
-        home.join(".claude").join("settings.json")
-    } else {
-        crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?
-            .join(".claude")
-            .join("settings.json")
     };
+    let exe = this_binary(installing)?;
+    let home = || {
+        directories::BaseDirs::new()
+            .map(|d| d.home_dir().to_owned())
+            .ok_or_else(|| CliError::new("could not find the home folder"))
+    };
+    let (base, ledger) = if args.user {
+        let home = home()?;
+        let ledger = Ledger {
+            file: ctx.settings.data_dir.join(install::LEDGER_FILE),
+            base: home.clone(),
+        };
+        (home, ledger)
+    } else {
+        let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
+        let (ws, notices) = crate::workspace::Workspace::open(&ctx.settings, root)?;
+        for n in notices {
+            let _ = writeln!(ctx.err, "stella: {n}");
+        }
+        let ledger = Ledger {
+            file: ws.private_dir().join(install::LEDGER_FILE),
+            base: ws.root.clone(),
+        };
+        (ws.root, ledger)
+    };
+    let file = agent.hooks_file(base.join(agent.settings()), &exe);
     let outcome = if installing {
-        let exe = std::env::current_exe()
-            .and_then(|p| p.canonicalize())
-            .map_err(|e| {
-                let mut err = CliError::new("could not find the path of this git-stella binary");
-                err.causes.push(e.to_string());
-                err
-            })?;
-        let (outcome, foreign) = install::install_claude(
-            &settings,
-            &install::hook_command(&exe),
-            &install::shell_prefix(&exe),
-        )
-        .map_err(failed)?;
-        if let Some(prefix) = foreign {
+        let installed = install::install(&file, &ledger).map_err(failed)?;
+        if let Some(prefix) = installed.foreign_prefix {
             let _ = writeln!(
                 ctx.err,
                 "stella: warning: '{}' already sets {} to '{prefix}'; it was kept, so Claude Code's Bash commands run without Stella's shell guard",
-                settings.display(),
+                file.path.display(),
                 install::PREFIX_KEY
             );
         }
-        outcome
+        installed.outcome
     } else {
-        install::uninstall_claude(&settings).map_err(failed)?
+        install::uninstall(&file, &ledger).map_err(failed)?
     };
-    say(ctx, installing, outcome, &settings);
+    if agent == Agent::ClaudeCode {
+        say(ctx, installing, outcome, &file.path);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shown = file.path.strip_prefix(&base).unwrap_or(&file.path);
+    let shown = if args.user {
+        file.path.display().to_string()
+    } else {
+        shown.display().to_string()
+    };
+    match (installing, outcome) {
+        (true, Outcome::Changed) => ctx.say(format_args!("installed Stella's hooks in {shown}")),
+        (true, Outcome::Unchanged) => {
+            ctx.say(format_args!("Stella's hooks are already in {shown}"))
+        }
+        (false, Outcome::Changed) => ctx.say(format_args!("removed Stella's hooks from {shown}")),
+        (false, Outcome::Unchanged) => ctx.say(format_args!(
+            "no Stella hooks in {shown}; nothing to remove"
+        )),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn say(ctx: &mut Ctx<'_>, installing: bool, outcome: Outcome, path: &std::path::Path) {
+/// The absolute path of this binary. Uninstall can do without: it knows Stella's entries by
+/// their command.
+fn this_binary(installing: bool) -> Result<PathBuf> {
+    match std::env::current_exe().and_then(|p| p.canonicalize()) {
+        Ok(p) => Ok(p),
+        Err(_) if !installing => Ok(PathBuf::from("git-stella")),
+        Err(e) => Err(
+            CliError::new("could not find the path of this git-stella binary").cause(e.to_string()),
+        ),
+    }
+}
+
+fn say(ctx: &mut Ctx<'_>, installing: bool, outcome: Outcome, path: &Path) {
     let p = path.display();
     match (installing, outcome) {
         (true, Outcome::Changed) => {

@@ -24,17 +24,18 @@
 //! Windows a PreToolUse deny for `apply_patch` was reported as not enforced, the write going
 //! ahead (#27833, open). Where the host ignores the deny, the guard is advisory for patches.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::common::{self, Error, HooksFile, Shape, Wanted};
+use super::common::{self, Error};
+use super::install::{HooksFile, Shape, Wanted};
 use crate::digest::Digest;
 use crate::guard::Intent;
 use crate::workspace::Settings;
 
-/// The command the hooks file runs.
-pub const COMMAND: &str = "git stella hook codex";
+/// Where Codex reads hooks, relative to the repository's root (or the home folder).
+pub const SETTINGS: &str = ".codex/hooks.json";
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -263,13 +264,16 @@ pub fn handle(
     }
 }
 
-/// Where Codex reads the project's hooks (`.codex/hooks.json`), and Stella's entries there.
-pub fn hooks_file(root: &Path) -> HooksFile {
-    let handler = json!({"type": "command", "command": COMMAND});
+/// Codex's hooks file at `path` ([`SETTINGS`] in a project or the home folder), and Stella's
+/// entries there, running the binary at `exe`.
+pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+    let command = super::install::hook_command(exe, "codex");
+    let handler = json!({"type": "command", "command": command});
     HooksFile {
-        path: root.join(".codex/hooks.json"),
+        path,
         shape: Shape::Grouped,
-        command: COMMAND,
+        agent: "codex",
+        command,
         wanted: vec![
             Wanted {
                 event: "PreToolUse",
@@ -283,6 +287,7 @@ pub fn hooks_file(root: &Path) -> HooksFile {
             },
         ],
         header: None,
+        shell_prefix: None,
     }
 }
 

@@ -20,17 +20,18 @@
 //!   dropped. Without it the session would still hold the digest it read before its own write,
 //!   and refuse its own next write.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::common::{self, Error, HooksFile, Shape, Wanted};
+use super::common::{self, Error};
+use super::install::{HooksFile, Shape, Wanted};
 use crate::digest::Digest;
 use crate::guard::Intent;
 use crate::workspace::Settings;
 
-/// The command the hooks file runs.
-pub const COMMAND: &str = "git stella hook cursor";
+/// Where Cursor reads hooks, relative to the repository's root (or the home folder).
+pub const SETTINGS: &str = ".cursor/hooks.json";
 
 fn path_of(ti: &Value) -> Option<&str> {
     ["file_path", "path", "target_file"]
@@ -163,19 +164,21 @@ pub fn handle(
     }
 }
 
-/// Where Cursor reads the project's hooks (`.cursor/hooks.json`, with its `version`), and
-/// Stella's entries there.
-pub fn hooks_file(root: &Path) -> HooksFile {
-    let handler = json!({"command": COMMAND});
+/// Cursor's hooks file at `path` ([`SETTINGS`] in a project or the home folder, with its
+/// `version`), and Stella's entries there, running the binary at `exe`.
+pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+    let command = super::install::hook_command(exe, "cursor");
+    let handler = json!({"command": command});
     let on = |event, matcher| Wanted {
         event,
         matcher,
         handler: handler.clone(),
     };
     HooksFile {
-        path: root.join(".cursor/hooks.json"),
+        path,
         shape: Shape::Flat,
-        command: COMMAND,
+        agent: "cursor",
+        command,
         wanted: vec![
             on("preToolUse", Some("Write|Edit|StrReplace|MultiEdit|Delete")),
             on("postToolUse", Some("Write|Delete")),
@@ -183,5 +186,6 @@ pub fn hooks_file(root: &Path) -> HooksFile {
             on("afterFileEdit", None),
         ],
         header: Some(("version", json!(1))),
+        shell_prefix: None,
     }
 }

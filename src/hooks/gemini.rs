@@ -14,17 +14,18 @@
 //! adapter never uses it: an internal error exits 1, which Gemini CLI reports as a warning and
 //! lets the tool run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::common::{self, Error, HooksFile, Shape, Wanted};
+use super::common::{self, Error};
+use super::install::{HooksFile, Shape, Wanted};
 use crate::digest::Digest;
 use crate::guard::Intent;
 use crate::workspace::Settings;
 
-/// The command the settings file runs.
-pub const COMMAND: &str = "git stella hook gemini";
+/// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
+pub const SETTINGS: &str = ".gemini/settings.json";
 
 /// The tools the hooks match.
 pub const MATCHER: &str = "^(read_file|write_file|replace)$";
@@ -121,14 +122,16 @@ pub fn handle(
     }
 }
 
-/// Where Gemini CLI reads the project's settings (`.gemini/settings.json`), and Stella's hooks
-/// there.
-pub fn hooks_file(root: &Path) -> HooksFile {
-    let handler = json!({"type": "command", "command": COMMAND, "name": "stella"});
+/// Gemini CLI's settings file at `path` ([`SETTINGS`] in a project or the home folder), and
+/// Stella's hooks there, running the binary at `exe`.
+pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+    let command = super::install::hook_command(exe, "gemini");
+    let handler = json!({"type": "command", "command": command, "name": "stella"});
     HooksFile {
-        path: root.join(".gemini/settings.json"),
+        path,
         shape: Shape::Grouped,
-        command: COMMAND,
+        agent: "gemini",
+        command,
         wanted: vec![
             Wanted {
                 event: "BeforeTool",
@@ -142,5 +145,6 @@ pub fn hooks_file(root: &Path) -> HooksFile {
             },
         ],
         header: None,
+        shell_prefix: None,
     }
 }

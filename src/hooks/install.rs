@@ -1,13 +1,26 @@
-//! `hooks install` / `hooks uninstall`: wire the guard into Claude Code's settings and the
-//! commit-trailer hook into git, merging with what is there and removing exactly what was added.
+//! `hooks install` / `hooks uninstall`: wire the guard into an agent host's settings file and the
+//! commit-trailer hook into git, editing only Stella's own entries and taking out exactly those.
+//!
+//! A settings file is the team's: `install` adds Stella's entries as text edits and leaves every
+//! other byte where it was ([`crate::jsonedit`]). What it changed is kept in a [`Ledger`] outside
+//! the file, so `uninstall` of an otherwise untouched file gives back the original byte for byte,
+//! removes the file when Stella created it, and removes the folders Stella created for it when
+//! they are left empty. When the file changed since (or there is no ledger: a clone, another
+//! machine), Stella's entries are found by their command and taken out one by one, with the
+//! groups, event lists and objects that held nothing else.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 use super::claude_code::TOOL_MATCHER;
+use crate::digest::Digest;
+use crate::json_path;
+use crate::jsonedit::{self, Doc, Edit, Kind, Node, Step};
 
 /// The error returned by the installers.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +48,11 @@ pub enum Error {
     ChainTaken { path: PathBuf },
 }
 
+fn io_error(op: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
+    let path = path.to_owned();
+    move |source| Error::Io { op, path, source }
+}
+
 /// What an install or uninstall did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -42,26 +60,17 @@ pub enum Outcome {
     Unchanged,
 }
 
-/// The events Claude Code runs Stella for, with the tool matcher where the event has one.
-fn events() -> [(&'static str, Option<&'static str>); 6] {
-    [
-        ("SessionStart", None),
-        ("UserPromptSubmit", None),
-        ("PreToolUse", Some(TOOL_MATCHER)),
-        ("PostToolUse", Some(TOOL_MATCHER)),
-        ("Stop", None),
-        ("SessionEnd", None),
-    ]
-}
+// --- The command the hooks run.
 
-/// The command line Claude Code runs: the absolute path of this binary (quoted for the shell
-/// when needed), so it works whether or not `git-stella` is on the PATH the host sees.
-pub fn hook_command(exe: &Path) -> String {
-    format!("{} hook claude-code", quoted(exe))
+/// The command line a host runs for Stella's hook: the absolute path of this binary (quoted for
+/// the shell when needed), then `hook <agent>`. No PATH lookup and no git start-up on each call.
+pub fn hook_command(exe: &Path, agent: &str) -> String {
+    format!("{} hook {agent}", quoted(exe))
 }
 
 /// The shell prefix Claude Code runs every Bash command through (`CLAUDE_CODE_SHELL_PREFIX`):
-/// the shell guard, in the Claude session's Stella session.
+/// the shell guard, in the Claude session's Stella session. Names the binary by the same path as
+/// [`hook_command`].
 ///
 /// Claude Code 2.1 quotes everything before the prefix's last ` -` as one word, the program, so
 /// the prefix is the program and one flag (`git-stella --claude-code-shell`, which the command
@@ -96,10 +105,12 @@ fn quoted(exe: &Path) -> String {
     }
 }
 
-/// Whether a hook command is one Stella wrote (whatever path the binary had then).
-pub(crate) fn is_stella_command(command: &str) -> bool {
+/// Whether a hook command is Stella's hook for `agent`, whatever path named the binary then
+/// (`git stella hook codex` included, the form older versions wrote).
+pub fn is_stella_command(command: &str, agent: &str) -> bool {
     command
-        .strip_suffix(" hook claude-code")
+        .strip_suffix(agent)
+        .and_then(|c| c.strip_suffix(" hook "))
         .is_some_and(is_stella_program)
 }
 
@@ -109,206 +120,557 @@ fn is_stella_program(program: &str) -> bool {
     program == "git-stella" || program.ends_with("/git-stella") || program == "git stella"
 }
 
-fn is_stella_hook(hook: &Value) -> bool {
-    hook["command"].as_str().is_some_and(is_stella_command)
+// --- What Stella wants in a host's settings file.
+
+/// How a host nests its hook entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `hooks.<Event>: [{matcher?, hooks: [{type: "command", command, …}]}]` (Claude Code,
+    /// Codex, Gemini CLI).
+    Grouped,
+    /// `hooks.<event>: [{command, matcher?, …}]` (Cursor).
+    Flat,
 }
 
-fn group(matcher: Option<&str>, command: &str) -> Value {
-    let mut g = Map::new();
-    if let Some(m) = matcher {
-        g.insert("matcher".into(), json!(m));
+/// One hook Stella wants: the event, the matcher, and the handler object (holding the command).
+pub struct Wanted {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+    pub handler: Value,
+}
+
+/// A host's hook settings file: where it is, how it nests entries, and Stella's entries there.
+pub struct HooksFile {
+    pub path: PathBuf,
+    pub shape: Shape,
+    /// The word after `hook` in Stella's command for this host: a handler that runs
+    /// `<git-stella> hook <agent>` is Stella's, whatever path named the binary.
+    pub agent: &'static str,
+    /// The command line Stella's handlers run, as this install writes it.
+    pub command: String,
+    pub wanted: Vec<Wanted>,
+    /// A top-level key the file must have (Cursor's `version`), added when missing.
+    pub header: Option<(&'static str, Value)>,
+    /// Claude Code's shell prefix, set under `env` unless a prefix of the user's is there.
+    pub shell_prefix: Option<String>,
+}
+
+/// Claude Code's project settings, relative to the repository's root (or the home folder).
+pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+
+/// Claude Code's settings file at `path`, with Stella's hooks and shell prefix for `exe`.
+pub fn claude_hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+    let command = hook_command(exe, "claude-code");
+    let handler = json!({ "type": "command", "command": command });
+    let on = |event, matcher| Wanted {
+        event,
+        matcher,
+        handler: handler.clone(),
+    };
+    HooksFile {
+        path,
+        shape: Shape::Grouped,
+        agent: "claude-code",
+        wanted: vec![
+            on("SessionStart", None),
+            on("UserPromptSubmit", None),
+            on("PreToolUse", Some(TOOL_MATCHER)),
+            on("PostToolUse", Some(TOOL_MATCHER)),
+            on("Stop", None),
+            on("SessionEnd", None),
+        ],
+        command,
+        header: None,
+        shell_prefix: Some(shell_prefix(exe)),
     }
-    g.insert(
-        "hooks".into(),
-        json!([{ "type": "command", "command": command }]),
-    );
-    Value::Object(g)
 }
 
-fn read_settings(path: &Path) -> Result<Option<Value>, Error> {
-    let Some(bytes) = crate::fsutil::read_optional(path).map_err(|source| Error::Io {
-        op: "read",
-        path: path.to_owned(),
-        source,
-    })?
-    else {
+impl HooksFile {
+    fn is_stella(&self, command: &str) -> bool {
+        command == self.command || is_stella_command(command, self.agent)
+    }
+
+    /// Whether `node` is a handler running Stella's command.
+    fn is_stella_handler(&self, doc: &Doc, node: &Node) -> bool {
+        node.get("command")
+            .map(|c| doc.value(c))
+            .is_some_and(|c| c.as_str().is_some_and(|c| self.is_stella(c)))
+    }
+
+    /// The handler lists of an event's entries: for each entry, its position and the handlers
+    /// in it (the entry itself for the flat shape).
+    fn handlers<'d>(&self, list: &'d Node) -> Vec<(usize, Vec<&'d Node>)> {
+        list.children()
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, entry)| match self.shape {
+                Shape::Flat => Some((i, vec![entry])),
+                Shape::Grouped => entry
+                    .get("hooks")
+                    .filter(|h| h.is_array())
+                    .map(|h| (i, h.children())),
+            })
+            .collect()
+    }
+
+    /// Whether the file holds Stella's hooks for this host (an unreadable file holds none).
+    pub fn has_stella_hooks(&self) -> bool {
+        let Ok(Some(text)) = read_text(&self.path) else {
+            return false;
+        };
+        let Ok(doc) = Doc::parse(text) else {
+            return false;
+        };
+        let Some(hooks) = doc.root().get("hooks") else {
+            return false;
+        };
+        hooks
+            .children()
+            .into_iter()
+            .filter(|l| l.is_array())
+            .any(|list| {
+                self.handlers(list)
+                    .iter()
+                    .any(|(_, hs)| hs.iter().any(|h| self.is_stella_handler(&doc, h)))
+            })
+    }
+}
+
+/// Read a settings file as text; `None` when it does not exist.
+fn read_text(path: &Path) -> Result<Option<String>, Error> {
+    let Some(bytes) = crate::fsutil::read_optional(path).map_err(io_error("read", path))? else {
         return Ok(None);
     };
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Some(json!({})));
-    }
-    let value: Value = serde_json::from_slice(&bytes).map_err(|source| Error::InvalidJson {
-        path: path.to_owned(),
-        source,
-    })?;
-    if !value.is_object() {
-        return Err(Error::Shape {
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Error::InvalidJson {
             path: path.to_owned(),
-            why: "the top level is not an object".into(),
-        });
-    }
-    Ok(Some(value))
-}
-
-fn write_settings(path: &Path, value: &Value) -> Result<(), Error> {
-    let mut text = serde_json::to_string_pretty(value).expect("JSON serialises");
-    text.push('\n');
-    crate::fsutil::write_settings_file(path, text.as_bytes()).map_err(|source| Error::Io {
-        op: "write",
-        path: path.to_owned(),
-        source,
-    })
-}
-
-/// The `hooks` object of the settings, checked for the shape Claude Code reads.
-fn hooks_of<'v>(path: &Path, settings: &'v mut Value) -> Result<&'v mut Map<String, Value>, Error> {
-    let shape = |why: &str| Error::Shape {
-        path: path.to_owned(),
-        why: why.to_owned(),
-    };
-    let obj = settings.as_object_mut().expect("checked when read");
-    let hooks = obj.entry("hooks").or_insert_with(|| json!({}));
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or_else(|| shape("'hooks' is not an object"))?;
-    for (event, groups) in hooks.iter() {
-        if !groups.is_array() {
-            return Err(shape(&format!("'hooks.{event}' is not a list")));
-        }
-    }
-    Ok(hooks)
-}
-
-/// Drop Stella's hooks from every group of `groups`, and the groups that only held them.
-fn strip_stella(groups: &mut Vec<Value>) {
-    groups.retain_mut(|g| {
-        let Some(list) = g.get_mut("hooks").and_then(Value::as_array_mut) else {
-            return true;
-        };
-        let before = list.len();
-        list.retain(|h| !is_stella_hook(h));
-        !(list.is_empty() && before > 0)
-    });
-}
-
-/// Merge Stella's hooks and shell prefix into Claude Code's settings at `path`, keeping every
-/// other key and hook. Twice is the same as once: entries already in place are left where they
-/// are. A shell prefix that is not Stella's is kept, and returned so the caller can say that
-/// Bash commands then run without the shell guard.
-pub fn install_claude(
-    path: &Path,
-    command: &str,
-    prefix: &str,
-) -> Result<(Outcome, Option<String>), Error> {
-    let original = read_settings(path)?;
-    let mut settings = original.clone().unwrap_or_else(|| json!({}));
-    let foreign = {
-        let env = env_of(path, &mut settings)?;
-        match env.get(PREFIX_KEY) {
-            Some(Value::String(p)) if !is_stella_prefix(p) => Some(p.clone()),
-            Some(Value::String(_)) | None => {
-                env.insert(PREFIX_KEY.into(), json!(prefix));
-                None
-            }
-            Some(_) => {
-                return Err(Error::Shape {
-                    path: path.to_owned(),
-                    why: format!("'env.{PREFIX_KEY}' is not a string"),
-                });
-            }
-        }
-    };
-    let hooks = hooks_of(path, &mut settings)?;
-    for (event, matcher) in events() {
-        let wanted = group(matcher, command);
-        let groups = hooks
-            .entry(event)
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-            .expect("checked to be a list");
-        if groups.contains(&wanted) {
-            continue;
-        }
-        // A Stella hook from another binary path or an older matcher: replace it.
-        strip_stella(groups);
-        groups.push(wanted);
-    }
-    if original.as_ref() == Some(&settings) {
-        return Ok((Outcome::Unchanged, foreign));
-    }
-    write_settings(path, &settings)?;
-    Ok((Outcome::Changed, foreign))
-}
-
-/// The `env` object of the settings, created when missing.
-fn env_of<'v>(path: &Path, settings: &'v mut Value) -> Result<&'v mut Map<String, Value>, Error> {
-    let obj = settings.as_object_mut().expect("checked when read");
-    obj.entry("env")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .ok_or_else(|| Error::Shape {
-            path: path.to_owned(),
-            why: "'env' is not an object".into(),
+            source: serde::de::Error::custom("the file is not UTF-8 text"),
         })
 }
 
-/// Remove Stella's shell prefix from `env`, and `env` itself when that leaves it empty.
-fn strip_prefix(settings: &mut Value) {
-    let obj = settings.as_object_mut().expect("an object");
-    let Some(env) = obj.get_mut("env").and_then(Value::as_object_mut) else {
-        return;
-    };
-    if env
-        .get(PREFIX_KEY)
-        .and_then(Value::as_str)
-        .is_some_and(is_stella_prefix)
-    {
-        env.remove(PREFIX_KEY);
-        if env.is_empty() {
-            obj.remove("env");
-        }
+/// Parse a settings file's text, which must hold an object.
+fn parse(path: &Path, text: String) -> Result<Doc, Error> {
+    let doc = Doc::parse(text).map_err(|source| Error::InvalidJson {
+        path: path.to_owned(),
+        source,
+    })?;
+    if !doc.root().is_object() {
+        return Err(shape(path, "the top level is not an object"));
+    }
+    Ok(doc)
+}
+
+fn shape(path: &Path, why: &str) -> Error {
+    Error::Shape {
+        path: path.to_owned(),
+        why: why.to_owned(),
     }
 }
 
-/// Remove exactly Stella's hooks from the settings at `path`: the groups, event lists and
-/// `hooks` object that become empty go too, and a file left as `{}` is removed.
-pub fn uninstall_claude(path: &Path) -> Result<Outcome, Error> {
-    let Some(mut settings) = read_settings(path)? else {
-        return Ok(Outcome::Unchanged);
-    };
-    let original = settings.clone();
-    strip_prefix(&mut settings);
-    if settings.get("hooks").is_some() {
-        let hooks = hooks_of(path, &mut settings)?;
-        let mut emptied = Vec::new();
-        for (event, groups) in hooks.iter_mut() {
-            let list = groups.as_array_mut().expect("checked to be a list");
-            let before = list.len();
-            strip_stella(list);
-            if list.is_empty() && before > 0 {
-                emptied.push(event.clone());
+/// Make Stella's entries in `doc` what `file` wants, as text edits: missing ones appended, a
+/// command naming another path rewritten where it stands, a stale duplicate taken out. Returns a
+/// shell prefix of the user's that was kept.
+fn merge(doc: &mut Doc, file: &HooksFile) -> Result<Option<String>, Error> {
+    let path = &file.path;
+    let edit = |e: jsonedit::PathError| shape(path, &e.to_string());
+    if let Some((key, value)) = &file.header
+        && doc.root().get(key).is_none()
+    {
+        doc.append(&[], Some(key), value).map_err(edit)?;
+    }
+    let mut foreign = None;
+    if let Some(prefix) = &file.shell_prefix {
+        match doc.root().get("env") {
+            None => doc
+                .append(&[], Some("env"), &json!({ PREFIX_KEY: prefix }))
+                .map_err(edit)?,
+            Some(env) if !env.is_object() => return Err(shape(path, "'env' is not an object")),
+            Some(env) => match env.get(PREFIX_KEY).map(|n| doc.value(n)) {
+                None => doc
+                    .append(&json_path!["env"], Some(PREFIX_KEY), &json!(prefix))
+                    .map_err(edit)?,
+                Some(Value::String(p)) if is_stella_prefix(&p) => {
+                    if &p != prefix {
+                        doc.set(&json_path!["env", PREFIX_KEY], &json!(prefix))
+                            .map_err(edit)?;
+                    }
+                }
+                Some(Value::String(p)) => foreign = Some(p),
+                Some(_) => {
+                    return Err(shape(path, &format!("'env.{PREFIX_KEY}' is not a string")));
+                }
+            },
+        }
+    }
+    match doc.root().get("hooks") {
+        None => doc.append(&[], Some("hooks"), &json!({})).map_err(edit)?,
+        Some(h) if !h.is_object() => return Err(shape(path, "'hooks' is not an object")),
+        Some(_) => {}
+    }
+    for w in &file.wanted {
+        merge_one(doc, file, w)?;
+    }
+    Ok(foreign)
+}
+
+/// One Stella handler found in an event's list.
+struct Found {
+    entry: usize,
+    /// Its place in the entry's `hooks` (grouped shape).
+    handler: Option<usize>,
+    matcher_ok: bool,
+    command_ok: bool,
+}
+
+/// Make Stella's entry for one event what `file` wants.
+fn merge_one(doc: &mut Doc, file: &HooksFile, w: &Wanted) -> Result<(), Error> {
+    // The paths below come from this text's own parse: a miss is a bug, reported, not a panic.
+    let edit = |e: jsonedit::PathError| shape(&file.path, &e.to_string());
+    let list_path = json_path!["hooks", w.event].to_vec();
+    match doc.at(&list_path) {
+        None => doc
+            .append(&json_path!["hooks"], Some(w.event), &json!([]))
+            .map_err(edit)?,
+        Some(list) if !list.is_array() => {
+            return Err(shape(
+                &file.path,
+                &format!("'hooks.{}' is not a list", w.event),
+            ));
+        }
+        Some(_) => {}
+    }
+    let list = doc.at(&list_path).expect("made above");
+    let matcher = w.matcher.map(Value::from);
+    let mut found = Vec::new();
+    for (entry, handlers) in file.handlers(list) {
+        let node = list.children()[entry];
+        let matcher_ok = node.get("matcher").map(|m| doc.value(m)) == matcher;
+        for (i, h) in handlers.iter().enumerate() {
+            if file.is_stella_handler(doc, h) {
+                let command = h.get("command").map(|c| doc.value(c));
+                found.push(Found {
+                    entry,
+                    handler: (file.shape == Shape::Grouped).then_some(i),
+                    matcher_ok,
+                    command_ok: command.as_ref().and_then(Value::as_str) == Some(&file.command),
+                });
             }
         }
-        for e in emptied {
-            hooks.remove(&e);
+    }
+    let keep = found
+        .iter()
+        .position(|f| f.matcher_ok && f.command_ok)
+        .or_else(|| found.iter().position(|f| f.matcher_ok));
+    if let Some(k) = keep.map(|k| &found[k])
+        && !k.command_ok
+    {
+        let mut at = list_path.clone();
+        at.push(Step::Index(k.entry));
+        if let Some(h) = k.handler {
+            at.extend(json_path!["hooks", h]);
         }
-        if hooks.is_empty() {
-            settings.as_object_mut().expect("an object").remove("hooks");
+        at.push(Step::from("command"));
+        doc.set(&at, &json!(file.command)).map_err(edit)?;
+    }
+    // Another copy of Stella's handler (an older matcher, a duplicate): taken out, last first
+    // so the positions found stay right.
+    for (i, f) in found.iter().enumerate().rev() {
+        if Some(i) == keep {
+            continue;
+        }
+        let mut entry_path = list_path.clone();
+        entry_path.push(Step::Index(f.entry));
+        let only = f.handler.is_none()
+            || doc
+                .at(&entry_path)
+                .and_then(|e| e.get("hooks"))
+                .is_some_and(|h| h.len() == 1);
+        match f.handler {
+            Some(h) if !only => {
+                entry_path.push(Step::from("hooks"));
+                doc.remove(&entry_path, h).map_err(edit)?;
+            }
+            _ => doc.remove(&list_path, f.entry).map_err(edit)?,
         }
     }
-    if settings == original {
-        return Ok(Outcome::Unchanged);
+    if keep.is_none() {
+        let entry = match file.shape {
+            Shape::Flat => {
+                let mut h = w.handler.clone();
+                if let (Some(m), Value::Object(o)) = (w.matcher, &mut h) {
+                    o.insert("matcher".into(), json!(m));
+                }
+                h
+            }
+            Shape::Grouped => {
+                let mut group = serde_json::Map::new();
+                if let Some(m) = w.matcher {
+                    group.insert("matcher".into(), json!(m));
+                }
+                group.insert("hooks".into(), json!([w.handler]));
+                Value::Object(group)
+            }
+        };
+        doc.append(&list_path, None, &entry).map_err(edit)?;
     }
-    if settings.as_object().is_some_and(Map::is_empty) {
-        std::fs::remove_file(path).map_err(|source| Error::Io {
-            op: "remove",
-            path: path.to_owned(),
-            source,
-        })?;
-        return Ok(Outcome::Changed);
+    Ok(())
+}
+
+/// The next of Stella's entries to take out of `doc`, with whatever held only it: the handler,
+/// else its group, else the event's list, else the `hooks` (or `env`) object.
+fn next_removal(doc: &Doc, file: &HooksFile) -> Option<(Vec<Step>, usize)> {
+    let root = doc.root();
+    if file.shell_prefix.is_some()
+        && let Some(env) = root.get("env")
+        && let Some(p) = env.get(PREFIX_KEY)
+        && doc.value(p).as_str().is_some_and(is_stella_prefix)
+    {
+        return Some(if env.len() == 1 {
+            (Vec::new(), root.position("env")?)
+        } else {
+            (json_path!["env"].to_vec(), env.position(PREFIX_KEY)?)
+        });
     }
-    write_settings(path, &settings)?;
-    Ok(Outcome::Changed)
+    let hooks = root.get("hooks")?;
+    let Kind::Object(events) = &hooks.kind else {
+        return None;
+    };
+    for (index, (event, _, list)) in events.iter().enumerate() {
+        // A name given twice: JSON readers keep the last one, and paths lead there.
+        if !list.is_array() || hooks.position(event) != Some(index) {
+            continue;
+        }
+        for (entry, handlers) in file.handlers(list) {
+            for (i, h) in handlers.iter().enumerate() {
+                if !file.is_stella_handler(doc, h) {
+                    continue;
+                }
+                if file.shape == Shape::Grouped && handlers.len() > 1 {
+                    return Some((
+                        json_path!["hooks", event.as_str(), entry, "hooks"].to_vec(),
+                        i,
+                    ));
+                }
+                return Some(if list.len() > 1 {
+                    (json_path!["hooks", event.as_str()].to_vec(), entry)
+                } else if hooks.len() > 1 {
+                    (json_path!["hooks"].to_vec(), index)
+                } else {
+                    (Vec::new(), root.position("hooks")?)
+                });
+            }
+        }
+    }
+    None
+}
+
+/// `doc` with every one of Stella's entries taken out.
+fn strip(mut doc: Doc, file: &HooksFile) -> String {
+    while let Some((container, index)) = next_removal(&doc, file) {
+        doc.remove(&container, index)
+            .expect("a removal found in this text applies to it");
+    }
+    doc.into_text()
+}
+
+/// Whether a settings text holds nothing at all (only whitespace, `{}`, or the header).
+fn holds_nothing(text: &str, header: Option<&(&'static str, Value)>) -> bool {
+    match serde_json::from_str::<Value>(text) {
+        _ if text.trim().is_empty() => true,
+        Ok(Value::Object(m)) => {
+            m.is_empty() || header.is_some_and(|(k, v)| m.len() == 1 && m.get(*k) == Some(v))
+        }
+        _ => false,
+    }
+}
+
+// --- What install changed, kept for uninstall.
+
+/// Where `hooks install` keeps what it changed: a small JSON file outside the settings files
+/// (`.stella/private/` for a repository's, the data dir for the user's). Paths in it are
+/// relative to `base` (the repository's root, or the home folder), so a moved checkout keeps
+/// its record.
+pub struct Ledger {
+    pub file: PathBuf,
+    pub base: PathBuf,
+}
+
+/// The name of the ledger file.
+pub const LEDGER_FILE: &str = "hooks-installed.json";
+
+#[derive(Default, Serialize, Deserialize)]
+struct LedgerData {
+    /// Per settings file: what install did to it.
+    #[serde(default)]
+    files: BTreeMap<String, FileRecord>,
+    /// Folders install created for a settings file. Uninstall removes each one once it is empty.
+    #[serde(default)]
+    folders: BTreeSet<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileRecord {
+    /// The BLAKE3 digest of the bytes install wrote: `undo` holds only while the file has them.
+    installed: String,
+    /// The edits that turn those bytes back into the file before Stella's first install.
+    undo: Vec<Edit>,
+    /// Whether Stella's first install created the file.
+    created: bool,
+}
+
+impl Ledger {
+    fn key(&self, path: &Path) -> String {
+        path.strip_prefix(&self.base)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn load(&self) -> Result<LedgerData, Error> {
+        let Some(bytes) =
+            crate::fsutil::read_optional(&self.file).map_err(io_error("read", &self.file))?
+        else {
+            return Ok(LedgerData::default());
+        };
+        serde_json::from_slice(&bytes).map_err(|e| Error::Io {
+            op: "read",
+            path: self.file.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidData, e),
+        })
+    }
+
+    /// Save `data`; an empty ledger is removed.
+    fn save(&self, data: &LedgerData) -> Result<(), Error> {
+        if data.files.is_empty() && data.folders.is_empty() {
+            return match std::fs::remove_file(&self.file) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    Err(io_error("remove", &self.file)(e))
+                }
+                _ => Ok(()),
+            };
+        }
+        if let Some(dir) = self.file.parent() {
+            crate::fsutil::create_private_dir(dir, 0o700).map_err(io_error("create", dir))?;
+        }
+        let text = serde_json::to_vec_pretty(data).expect("a ledger serialises");
+        crate::fsutil::write_atomic(&self.file, &text, 0o600).map_err(io_error("write", &self.file))
+    }
+}
+
+fn digest(text: &str) -> String {
+    Digest::of(text.as_bytes()).to_hex()
+}
+
+/// What [`install`] did.
+#[derive(Debug)]
+pub struct Installed {
+    pub outcome: Outcome,
+    /// A shell prefix of the user's that was kept: Bash commands then run without the shell
+    /// guard, which the caller says.
+    pub foreign_prefix: Option<String>,
+}
+
+/// Merge Stella's entries into the settings file, editing nothing else. Twice is the same as
+/// once: entries already in place are left where they are.
+pub fn install(file: &HooksFile, ledger: &Ledger) -> Result<Installed, Error> {
+    let path = &file.path;
+    let before = read_text(path)?;
+    let mut doc = parse(path, before.clone().unwrap_or_default())?;
+    let foreign_prefix = merge(&mut doc, file)?;
+    if before.as_deref() == Some(doc.text()) {
+        return Ok(Installed {
+            outcome: Outcome::Unchanged,
+            foreign_prefix,
+        });
+    }
+    let mut data = ledger.load()?;
+    let key = ledger.key(path);
+    let mut undo = doc.undo().to_vec();
+    let mut created = before.is_none();
+    if let (Some(b), Some(prior)) = (&before, data.files.remove(&key)) {
+        // Nothing changed since the last install: its undo still applies after this one's.
+        if prior.installed == digest(b) {
+            undo.extend(prior.undo);
+        }
+        created = prior.created;
+    }
+    data.files.insert(
+        key,
+        FileRecord {
+            installed: digest(doc.text()),
+            undo,
+            created,
+        },
+    );
+    if before.is_none() {
+        let mut dir = path.parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            data.folders.insert(ledger.key(d));
+            dir = d.parent();
+        }
+    }
+    ledger.save(&data)?;
+    crate::fsutil::write_settings_file(path, doc.text().as_bytes())
+        .map_err(io_error("write", path))?;
+    Ok(Installed {
+        outcome: Outcome::Changed,
+        foreign_prefix,
+    })
+}
+
+/// Take Stella's entries out of the settings file, and nothing else. When the file is as install
+/// left it, the ledger's record gives back the file as it was before, to the byte; otherwise each
+/// of Stella's entries is taken out with what held only it. A file that then holds nothing is
+/// removed when Stella created it (or nothing says who did); a symbolic link never is. Folders
+/// install created are removed once empty.
+pub fn uninstall(file: &HooksFile, ledger: &Ledger) -> Result<Outcome, Error> {
+    let path = &file.path;
+    let mut data = ledger.load()?;
+    let key = ledger.key(path);
+    let record = data.files.remove(&key);
+    let mut outcome = Outcome::Unchanged;
+    if let Some(text) = read_text(path)? {
+        let restored = record
+            .as_ref()
+            .filter(|r| r.installed == digest(&text))
+            .and_then(|r| jsonedit::apply(&text, &r.undo))
+            .filter(|t| {
+                t.trim().is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok()
+            });
+        let base = restored.unwrap_or_else(|| text.clone());
+        let cleaned = if base.trim().is_empty() {
+            base
+        } else {
+            strip(parse(path, base)?, file)
+        };
+        if cleaned != text {
+            let created = record.as_ref().is_none_or(|r| r.created);
+            let link = path.symlink_metadata().is_ok_and(|m| m.is_symlink());
+            if created && !link && holds_nothing(&cleaned, file.header.as_ref()) {
+                std::fs::remove_file(path).map_err(io_error("remove", path))?;
+            } else {
+                crate::fsutil::write_settings_file(path, cleaned.as_bytes())
+                    .map_err(io_error("write", path))?;
+            }
+            outcome = Outcome::Changed;
+        }
+    }
+    // Folders Stella created, deepest first, once nothing is left in them.
+    let mut folders: Vec<String> = data.folders.iter().cloned().collect();
+    folders.sort_by_key(|f| std::cmp::Reverse(Path::new(f).components().count()));
+    let mut pruned = false;
+    for f in folders {
+        let dir = ledger.base.join(&f);
+        match std::fs::remove_dir(&dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {}
+            _ => pruned |= data.folders.remove(&f),
+        }
+    }
+    if record.is_some() || pruned {
+        ledger.save(&data)?;
+    }
+    Ok(outcome)
 }
 
 // --- The git commit-trailer hook.
@@ -421,15 +783,21 @@ mod tests {
     #[test]
     fn commands_are_absolute_quoted_and_recognised() {
         assert_eq!(
-            hook_command(Path::new("/usr/local/bin/git-stella")),
+            hook_command(Path::new("/usr/local/bin/git-stella"), "claude-code"),
             "/usr/local/bin/git-stella hook claude-code"
         );
-        let spaced = hook_command(Path::new("/home/a b/git-stella"));
-        assert_eq!(spaced, "'/home/a b/git-stella' hook claude-code");
-        assert!(is_stella_command(&spaced));
-        assert!(!is_stella_command("/bin/other hook claude-code"));
+        let spaced = hook_command(Path::new("/home/a b/git-stella"), "codex");
+        assert_eq!(spaced, "'/home/a b/git-stella' hook codex");
+        assert!(is_stella_command(&spaced, "codex"));
+        assert!(is_stella_command("git stella hook codex", "codex"));
+        assert!(!is_stella_command(&spaced, "cursor"));
         assert!(!is_stella_command(
-            "/usr/bin/git-stella hook claude-code --x"
+            "/bin/other hook claude-code",
+            "claude-code"
+        ));
+        assert!(!is_stella_command(
+            "/usr/bin/git-stella hook claude-code --x",
+            "claude-code"
         ));
     }
 }

@@ -594,6 +594,13 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
         &serde_json::to_string_pretty(&user).unwrap(),
     );
     let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
+    // The hooks name this binary by the path it was run by.
+    let cmd = |agent: &str| {
+        format!(
+            "{} hook {agent}",
+            assert_cmd::cargo::cargo_bin("git-stella").display()
+        )
+    };
 
     let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     assert_eq!(
@@ -609,7 +616,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     assert_eq!(
         installed["hooks"]["BeforeTool"][1],
         json!({"matcher": "^(read_file|write_file|replace)$",
-            "hooks": [{"type": "command", "command": "git stella hook gemini", "name": "stella"}]})
+            "hooks": [{"type": "command", "command": cmd("gemini"), "name": "stella"}]})
     );
     let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     assert_eq!(
@@ -625,18 +632,18 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     assert_eq!(
         read(".codex/hooks.json"),
         json!({"hooks": {
-            "PreToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": "git stella hook codex"}]}],
-            "PostToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": "git stella hook codex"}]}],
+            "PreToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": cmd("codex")}]}],
+            "PostToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": cmd("codex")}]}],
         }})
     );
     w.ok(&["hooks", "install", "--agent", "cursor"]);
     assert_eq!(
         read(".cursor/hooks.json"),
         json!({"version": 1, "hooks": {
-            "preToolUse": [{"command": "git stella hook cursor", "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
-            "postToolUse": [{"command": "git stella hook cursor", "matcher": "Write|Delete"}],
-            "beforeReadFile": [{"command": "git stella hook cursor"}],
-            "afterFileEdit": [{"command": "git stella hook cursor"}],
+            "preToolUse": [{"command": cmd("cursor"), "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
+            "postToolUse": [{"command": cmd("cursor"), "matcher": "Write|Delete"}],
+            "beforeReadFile": [{"command": cmd("cursor")}],
+            "afterFileEdit": [{"command": cmd("cursor")}],
         }})
     );
     for agent in ["codex", "cursor"] {

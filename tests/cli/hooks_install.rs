@@ -208,6 +208,219 @@ fn a_shell_prefix_that_is_not_stellas_is_kept_and_named() {
     assert_eq!(settings(&path)["env"], stella_env(&exe()));
 }
 
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Hand-formatted settings for each host, the way people write them: tabs, four spaces, CRLF,
+/// one-line arrays and groups, no final newline, a compact one-liner.
+const HAND_FORMATTED: [(&str, &str, &str); 4] = [
+    (
+        "claude-code",
+        ".claude/settings.json",
+        "{\r\n    \"model\": \"opus\",\r\n    \"env\": {\"FOO\": \"bar\"},\r\n    \"permissions\": { \"allow\": [\"Bash(ls:*)\", \"Read\"] },\r\n    \"hooks\": {\r\n        \"PreToolUse\": [\r\n            { \"matcher\": \"Bash\", \"hooks\": [{ \"type\": \"command\", \"command\": \"echo mine\" }] }\r\n        ]\r\n    }\r\n}",
+    ),
+    (
+        "codex",
+        ".codex/hooks.json",
+        "{\n\t\"hooks\": {\n\t\t\"PreToolUse\": [{\"matcher\": \"apply_patch\", \"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}],\n\t\t\"Stop\": [ ]\n\t}\n}\n",
+    ),
+    (
+        "gemini",
+        ".gemini/settings.json",
+        "{\n  \"theme\": \"dark\",\n  \"general\": { \"vimMode\": true },\n  \"hooks\": {\n    \"AfterTool\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [ { \"type\": \"command\", \"command\": \"./audit.sh\" } ]\n      }\n    ]\n  }\n}\n",
+    ),
+    (
+        "cursor",
+        ".cursor/hooks.json",
+        "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./done.sh\"}]}}\n",
+    ),
+];
+
+/// The command Stella's hook for `agent` runs.
+fn hook(agent: &str) -> String {
+    format!("{} hook {agent}", exe().display())
+}
+
+#[test]
+fn hand_formatted_settings_come_back_byte_for_byte_for_every_host() {
+    let w = World::new();
+    for (agent, rel, original) in HAND_FORMATTED {
+        w.write(rel, original);
+        w.ok(&["hooks", "install", "--agent", agent]);
+        let installed = w.read(rel);
+        // Valid JSON the host reads, with every setting of the user's still there.
+        let v: Value = serde_json::from_str(&installed).unwrap();
+        let before: Value = serde_json::from_str(original).unwrap();
+        for (key, value) in before.as_object().unwrap() {
+            if key != "hooks" && key != "env" {
+                assert_eq!(&v[key], value, "{agent}: {key}");
+            }
+        }
+        assert!(installed.contains(&hook(agent)), "{agent}: {installed}");
+        assert_eq!(installed.contains('\r'), original.contains('\r'), "{agent}");
+        w.ok(&["hooks", "install", "--agent", agent]);
+        assert_eq!(w.read(rel), installed, "{agent}: twice is once");
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+        assert_eq!(w.read(rel), original, "{agent}");
+
+        // Without the record of what install did (a clone, another machine), Stella's
+        // entries are found and taken out by their command: the same bytes come back.
+        w.ok(&["hooks", "install", "--agent", agent]);
+        std::fs::remove_file(w.repo.join(".stella/private/hooks-installed.json")).unwrap();
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+        assert_eq!(w.read(rel), original, "{agent}, without the record");
+    }
+}
+
+#[test]
+fn a_symlinked_settings_file_stays_a_link_and_its_target_comes_back() {
+    let w = World::new();
+    let dotfiles = w.base().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    let original = "{\n\t\"model\": \"x\",\n\t\"permissions\": {\"allow\": [\"Read\"]}\n}";
+    std::fs::write(&real, original).unwrap();
+    std::fs::create_dir_all(w.repo.join(".claude")).unwrap();
+    let link = w.repo.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(text.starts_with("{\n\t\"model\": \"x\",\n\t\"permissions\": {\"allow\": [\"Read\"]},\n\t\"env\": {\n\t\t\"CLAUDE_CODE_SHELL_PREFIX\": "), "{text}");
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), original);
+
+    // A linked file that held nothing but Stella's hooks keeps its link: it is the user's.
+    std::fs::write(&real, "{}").unwrap();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    std::fs::remove_file(w.repo.join(".stella/private/hooks-installed.json")).unwrap();
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "{}");
+}
+
+#[test]
+fn a_private_settings_file_keeps_its_mode_and_its_empty_object() {
+    let w = World::new();
+    for (agent, rel) in [
+        ("claude-code", ".claude/settings.json"),
+        ("cursor", ".cursor/hooks.json"),
+    ] {
+        w.write(rel, "{}");
+        let path = w.repo.join(rel);
+        set_mode(&path, 0o600);
+        w.ok(&["hooks", "install", "--agent", agent]);
+        assert_eq!(mode(&path), 0o600, "{agent}");
+        assert!(w.read(rel).contains(&hook(agent)));
+        // The file was there before: uninstall gives it back, mode and all, and does not
+        // take an empty settings file for one Stella created.
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+        assert_eq!(w.read(rel), "{}", "{agent}");
+        assert_eq!(mode(&path), 0o600, "{agent}");
+    }
+}
+
+#[test]
+fn a_users_hook_in_stellas_group_survives_install_and_uninstall() {
+    let w = World::new();
+    for (agent, rel) in [
+        ("claude-code", ".claude/settings.json"),
+        ("gemini", ".gemini/settings.json"),
+    ] {
+        let original = "{\n  \"theme\": \"dark\"\n}\n";
+        w.write(rel, original);
+        w.ok(&["hooks", "install", "--agent", agent]);
+        // The user puts a hook of their own beside Stella's, in Stella's group.
+        let event = if agent == "gemini" {
+            "BeforeTool"
+        } else {
+            "PreToolUse"
+        };
+        let text = w.read(rel);
+        let ours = format!("\"command\": \"{}\"", hook(agent));
+        let at = text.find(&format!("\"{event}\"")).unwrap();
+        let at = at + text[at..].find(&ours).unwrap() + ours.len();
+        let at = at + text[at..].find('}').unwrap() + 1;
+        let mine = ",\n          { \"type\": \"command\", \"command\": \"./mine.sh\" }";
+        let edited = format!("{}{mine}{}", &text[..at], &text[at..]);
+        w.write(rel, &edited);
+        // Installing again finds Stella's entry in place and changes nothing.
+        let out = w.run(&["hooks", "install", "--agent", agent]);
+        assert!(
+            stderr(&out).contains("already"),
+            "{agent}: {}",
+            stderr(&out)
+        );
+        assert_eq!(w.read(rel), edited, "{agent}");
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+        let left = w.read(rel);
+        let v: Value = serde_json::from_str(&left).unwrap();
+        assert_eq!(v["theme"], "dark");
+        assert_eq!(
+            v["hooks"][event],
+            json!([{
+                "matcher": if agent == "gemini" { "^(read_file|write_file|replace)$" } else { "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*" },
+                "hooks": [{ "type": "command", "command": "./mine.sh" }]
+            }]),
+            "{agent}: {left}"
+        );
+        assert!(!left.contains("git-stella"), "{agent}: {left}");
+        assert!(
+            left.contains("\n          { \"type\": \"command\", \"command\": \"./mine.sh\" }\n"),
+            "{agent}: the user's line as they wrote it: {left}"
+        );
+    }
+}
+
+#[test]
+fn folders_stella_created_go_and_folders_that_were_there_stay() {
+    let w = World::new();
+    // Nothing there: install creates the file and its folder, uninstall removes both.
+    for (agent, dir) in [
+        ("claude-code", ".claude"),
+        ("codex", ".codex"),
+        ("gemini", ".gemini"),
+        ("cursor", ".cursor"),
+    ] {
+        w.ok(&["hooks", "install", "--agent", agent]);
+        assert!(w.repo.join(dir).is_dir(), "{agent}");
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+        assert!(!w.repo.join(dir).exists(), "{agent}");
+    }
+    // An empty folder that was there stays, and so does one holding something else.
+    std::fs::create_dir_all(w.repo.join(".codex")).unwrap();
+    w.write(".claude/commands/review.md", "Review this.\n");
+    for agent in ["codex", "claude-code"] {
+        w.ok(&["hooks", "install", "--agent", agent]);
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+    }
+    assert!(w.repo.join(".codex").is_dir());
+    assert_eq!(listing(&w.repo.join(".codex")), Vec::<PathBuf>::new());
+    assert_eq!(
+        listing(&w.repo.join(".claude")),
+        [
+            w.repo.join(".claude/commands"),
+            w.repo.join(".claude/commands/review.md")
+        ]
+    );
+    // The user's folders too: '~/.codex' was not there, '~/.claude' was.
+    std::fs::create_dir_all(w.home.join(".claude")).unwrap();
+    for agent in ["codex", "claude-code"] {
+        w.ok(&["hooks", "install", "--agent", agent, "--user"]);
+        w.ok(&["hooks", "uninstall", "--agent", agent, "--user"]);
+    }
+    assert!(!w.home.join(".codex").exists());
+    assert!(w.home.join(".claude").is_dir());
+}
+
 /// `git commit` in `w`, with `$STELLA_SESSION` when given.
 fn commit(w: &World, session: Option<&str>, args: &[&str]) {
     let mut cmd = Command::new("git");
