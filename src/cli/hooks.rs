@@ -52,8 +52,8 @@ impl Agent {
 /// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
 /// (with --user, the one in your home folder, for every project). Only Stella's own entries are
 /// edited: every other byte of the file stays as it was, and running it twice changes nothing
-/// more. The command written is the absolute path of this git-stella binary, so the hooks need
-/// no PATH lookup: run install again after moving the binary.
+/// more. The command written is the absolute path this git-stella was run by (a symbolic link is
+/// kept as a link), so the hooks need no PATH lookup: run install again after moving the binary.
 ///
 /// uninstall takes out exactly Stella's entries. A file install did not otherwise touch comes
 /// back byte for byte; a file install created is removed, and so are the folders it created for
@@ -158,13 +158,20 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
     Ok(ExitCode::SUCCESS)
 }
 
-/// The absolute path of this binary. Uninstall can do without: it knows Stella's entries by
-/// their command.
+/// The path this git-stella was run by (see [`install::invoked_as`]). Uninstall can do without:
+/// it knows Stella's entries by their command.
 fn this_binary(installing: bool) -> Result<PathBuf> {
-    match std::env::current_exe().and_then(|p| p.canonicalize()) {
-        Ok(p) => Ok(p),
-        Err(_) if !installing => Ok(PathBuf::from("git-stella")),
-        Err(e) => Err(
+    let exe = std::env::current_exe().and_then(|p| p.canonicalize());
+    let invoked = match (std::env::args_os().next(), std::env::current_dir(), &exe) {
+        (Some(argv0), Ok(cwd), Ok(exe)) => {
+            install::invoked_as(&argv0, std::env::var_os("PATH").as_deref(), &cwd, exe)
+        }
+        _ => None,
+    };
+    match (invoked, exe) {
+        (Some(p), _) | (None, Ok(p)) => Ok(p),
+        (None, Err(_)) if !installing => Ok(PathBuf::from("git-stella")),
+        (None, Err(e)) => Err(
             CliError::new("could not find the path of this git-stella binary").cause(e.to_string()),
         ),
     }

@@ -10,8 +10,9 @@
 //! groups, event lists and objects that held nothing else.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
@@ -60,7 +61,39 @@ pub enum Outcome {
     Unchanged,
 }
 
-// --- The command the hooks run.
+// --- The binary the hooks run.
+
+/// The path this `git-stella` was started by: `argv0` as given, looked up on `path_var` when it
+/// is a bare name (git runs `git stella` that way), joined to `cwd` when relative. Symbolic links
+/// are not resolved, so a hook keeps working when the link is pointed at a new build. `None`
+/// when that path does not lead to the running binary `exe` (a caller that set argv[0] to
+/// something else): then `exe` is the answer.
+pub fn invoked_as(
+    argv0: &OsStr,
+    path_var: Option<&OsStr>,
+    cwd: &Path,
+    exe: &Path,
+) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let given = Path::new(argv0);
+    let found = if given.components().count() > 1 || given.is_absolute() {
+        cwd.join(given)
+    } else {
+        std::env::split_paths(path_var?)
+            .map(|dir| cwd.join(dir).join(given))
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))?
+    };
+    let (a, b) = (
+        std::fs::metadata(&found).ok()?,
+        std::fs::metadata(exe).ok()?,
+    );
+    // `.` says nothing; `..` stays, since it means something else after a symbolic link.
+    let clean: PathBuf = found
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    ((a.dev(), a.ino()) == (b.dev(), b.ino())).then_some(clean)
+}
 
 /// The command line a host runs for Stella's hook: the absolute path of this binary (quoted for
 /// the shell when needed), then `hook <agent>`. No PATH lookup and no git start-up on each call.
@@ -799,5 +832,32 @@ mod tests {
             "/usr/bin/git-stella hook claude-code --x",
             "claude-code"
         ));
+    }
+
+    #[test]
+    fn the_binary_is_named_by_the_path_it_was_run_by() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let real = base.join("real/git-stella");
+        let other = base.join("real/other");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        for f in [&real, &other] {
+            std::fs::write(f, "").unwrap();
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::create_dir_all(base.join("bin")).unwrap();
+        let link = base.join("bin/git-stella");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let path = std::env::join_paths([base.join("empty"), base.join("bin")]).unwrap();
+        let as_run = |argv0: &str| invoked_as(OsStr::new(argv0), Some(&path), &base, &real);
+        // A bare name, as git runs it: found on the PATH, the link kept.
+        assert_eq!(as_run("git-stella"), Some(link.clone()));
+        // Relative to the folder it was run in, `.` dropped; absolute as it is.
+        assert_eq!(as_run("./bin/git-stella"), Some(link.clone()));
+        assert_eq!(as_run(link.to_str().unwrap()), Some(link.clone()));
+        // A name that leads elsewhere is no answer: the caller falls back on the binary itself.
+        assert_eq!(as_run("real/other"), None);
+        assert_eq!(as_run("nowhere"), None);
     }
 }

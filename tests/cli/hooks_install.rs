@@ -8,10 +8,9 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
+/// The binary as the tests run it: the hooks name it by this path.
 fn exe() -> PathBuf {
     assert_cmd::cargo::cargo_bin("git-stella")
-        .canonicalize()
-        .unwrap()
 }
 
 fn settings(path: &Path) -> Value {
@@ -419,6 +418,63 @@ fn folders_stella_created_go_and_folders_that_were_there_stay() {
     }
     assert!(!w.home.join(".codex").exists());
     assert!(w.home.join(".claude").is_dir());
+}
+
+#[test]
+fn the_hooks_name_the_binary_by_the_symlink_it_was_run_by() {
+    let w = World::new();
+    let bin = w.base().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("git-stella");
+    std::os::unix::fs::symlink(exe(), &link).unwrap();
+    // Run by its absolute path.
+    let mut cmd = Command::new(&link);
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .current_dir(&w.repo)
+        .args(["hooks", "install", "--agent", "claude-code"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        settings(&w.repo.join(".claude/settings.json")),
+        json!({ "env": stella_env(&link), "hooks": stella_entries(&link) })
+    );
+    // Run by git, which finds it on the PATH: `git stella`.
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    for agent in ["codex", "gemini", "cursor"] {
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, &w.home, &w.stella_home);
+        let out = cmd
+            .env("PATH", &path)
+            .current_dir(&w.repo)
+            .args(["stella", "hooks", "install", "--agent", agent])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let codex = settings(&w.repo.join(".codex/hooks.json"));
+    let command = format!("{} hook codex", link.display());
+    assert_eq!(
+        codex["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        command
+    );
+    let gemini = settings(&w.repo.join(".gemini/settings.json"));
+    let command = format!("{} hook gemini", link.display());
+    assert_eq!(
+        gemini["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        command
+    );
+    let cursor = settings(&w.repo.join(".cursor/hooks.json"));
+    let command = format!("{} hook cursor", link.display());
+    assert_eq!(cursor["hooks"]["beforeReadFile"][0]["command"], command);
+    // Installing from the real path later rewrites the command where it stands.
+    w.ok(&["hooks", "install", "--agent", "codex"]);
+    let codex = settings(&w.repo.join(".codex/hooks.json"));
+    assert_eq!(
+        codex["hooks"]["PreToolUse"],
+        json!([{"matcher": "apply_patch", "hooks": [{"type": "command", "command": hook("codex")}]}])
+    );
 }
 
 /// `git commit` in `w`, with `$STELLA_SESSION` when given.
