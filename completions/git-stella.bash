@@ -1365,7 +1365,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hooks__subcmd__install)
-            opts="-C -q -v -h --agent --user --git --session --quiet --verbose --help"
+            opts="-C -q -v -h --agent --user --local --git --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1391,7 +1391,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hooks__subcmd__uninstall)
-            opts="-C -q -v -h --agent --user --git --session --quiet --verbose --help"
+            opts="-C -q -v -h --agent --user --local --git --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -16,7 +16,7 @@ pub enum HooksCommand {
 /// The agents whose hooks Stella can install.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Agent {
-    /// Claude Code: .claude/settings.json
+    /// Claude Code: .claude/settings.json (--local: .claude/settings.local.json)
     ClaudeCode,
     /// Codex CLI: .codex/hooks.json
     Codex,
@@ -28,12 +28,13 @@ pub enum Agent {
 
 impl Agent {
     /// The settings file, relative to the repository's root or the home folder.
-    fn settings(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => install::CLAUDE_SETTINGS,
-            Agent::Codex => codex::SETTINGS,
-            Agent::Gemini => gemini::SETTINGS,
-            Agent::Cursor => cursor::SETTINGS,
+    fn settings(self, scope: Scope) -> &'static str {
+        match (self, scope) {
+            (Agent::ClaudeCode, Scope::Local) => install::CLAUDE_LOCAL_SETTINGS,
+            (Agent::ClaudeCode, _) => install::CLAUDE_SETTINGS,
+            (Agent::Codex, _) => codex::SETTINGS,
+            (Agent::Gemini, _) => gemini::SETTINGS,
+            (Agent::Cursor, _) => cursor::SETTINGS,
         }
     }
 
@@ -47,10 +48,19 @@ impl Agent {
     }
 }
 
+/// Whose settings file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scope {
+    User,
+    Project,
+    Local,
+}
+
 /// Install (or uninstall) Stella's hooks
 ///
 /// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
-/// (with --user, the one in your home folder, for every project). Only Stella's own entries are
+/// (with --user, the one in your home folder, for every project; with --local, Claude Code's
+/// '.claude/settings.local.json', which is for this checkout only). Only Stella's own entries are
 /// edited: every other byte of the file stays as it was, and running it twice changes nothing
 /// more. The command written is the absolute path this git-stella was run by (a symbolic link is
 /// kept as a link), so the hooks need no PATH lookup: run install again after moving the binary.
@@ -70,8 +80,11 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub agent: Option<Agent>,
     /// Change the settings in your home folder (every project) instead of the repository's
-    #[arg(long, requires = "agent")]
+    #[arg(long, requires = "agent", conflicts_with = "local")]
     pub user: bool,
+    /// Change Claude Code's .claude/settings.local.json (this checkout only, usually not committed)
+    #[arg(long, requires = "agent")]
+    pub local: bool,
     /// Install git's commit-trailer hook instead
     #[arg(long)]
     pub git: bool,
@@ -95,13 +108,23 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         say(ctx, installing, outcome, &hook);
         return Ok(ExitCode::SUCCESS);
     };
+    if args.local && agent != Agent::ClaudeCode {
+        return Err(CliError::new(
+            "--local goes with --agent claude-code only; the other agents have no settings file for one checkout",
+        ));
+    }
+    let scope = match (args.user, args.local) {
+        (true, _) => Scope::User,
+        (_, true) => Scope::Local,
+        _ => Scope::Project,
+    };
     let exe = this_binary(installing)?;
     let home = || {
         directories::BaseDirs::new()
             .map(|d| d.home_dir().to_owned())
             .ok_or_else(|| CliError::new("could not find the home folder"))
     };
-    let (base, ledger) = if args.user {
+    let (base, ledger) = if scope == Scope::User {
         let home = home()?;
         let ledger = Ledger {
             file: ctx.settings.data_dir.join(install::LEDGER_FILE),
@@ -120,7 +143,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (ws.root, ledger)
     };
-    let file = agent.hooks_file(base.join(agent.settings()), &exe);
+    let file = agent.hooks_file(base.join(agent.settings(scope)), &exe);
     let outcome = if installing {
         let installed = install::install(&file, &ledger).map_err(failed)?;
         if let Some(prefix) = installed.foreign_prefix {
@@ -140,7 +163,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         return Ok(ExitCode::SUCCESS);
     }
     let shown = file.path.strip_prefix(&base).unwrap_or(&file.path);
-    let shown = if args.user {
+    let shown = if scope == Scope::User {
         file.path.display().to_string()
     } else {
         shown.display().to_string()

@@ -190,6 +190,8 @@ pub struct HooksFile {
 
 /// Claude Code's project settings, relative to the repository's root (or the home folder).
 pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+/// Claude Code's settings for one checkout, which it reads and git usually ignores.
+pub const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 
 /// Claude Code's settings file at `path`, with Stella's hooks and shell prefix for `exe`.
 pub fn claude_hooks_file(path: PathBuf, exe: &Path) -> HooksFile {

@@ -410,6 +410,14 @@ fn folders_stella_created_go_and_folders_that_were_there_stay() {
             w.repo.join(".claude/commands/review.md")
         ]
     );
+    // A project install and a local one share '.claude': it goes with the last of them.
+    std::fs::remove_dir_all(w.repo.join(".claude")).unwrap();
+    w.ok(&["hooks", "install", "--agent", "claude-code", "--local"]);
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--local"]);
+    assert!(w.repo.join(".claude/settings.json").exists());
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert!(!w.repo.join(".claude").exists());
     // The user's folders too: '~/.codex' was not there, '~/.claude' was.
     std::fs::create_dir_all(w.home.join(".claude")).unwrap();
     for agent in ["codex", "claude-code"] {
@@ -474,6 +482,42 @@ fn the_hooks_name_the_binary_by_the_symlink_it_was_run_by() {
     assert_eq!(
         codex["hooks"]["PreToolUse"],
         json!([{"matcher": "apply_patch", "hooks": [{"type": "command", "command": hook("codex")}]}])
+    );
+}
+
+#[test]
+fn local_installs_go_to_settings_local_json() {
+    let w = World::new();
+    let out = w.run(&["hooks", "install", "--agent", "claude-code", "--local"]);
+    let local = w.repo.join(".claude/settings.local.json");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: installed Stella's hooks in '{}'\n",
+            local.display()
+        )
+    );
+    assert_eq!(
+        settings(&local),
+        json!({ "env": stella_env(&exe()), "hooks": stella_entries(&exe()) })
+    );
+    assert!(!w.repo.join(".claude/settings.json").exists());
+    let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: no Stella hooks in '{}'\n",
+            w.repo.join(".claude/settings.json").display()
+        )
+    );
+    assert!(local.exists());
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--local"]);
+    assert!(!w.repo.join(".claude").exists());
+    let out = w.run(&["hooks", "install", "--agent", "codex", "--local"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: --local goes with --agent claude-code only; the other agents have no settings file for one checkout\n"
     );
 }
 
