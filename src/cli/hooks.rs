@@ -27,6 +27,24 @@ pub enum Agent {
 }
 
 impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
+            Agent::Cursor => "Cursor",
+        }
+    }
+
+    fn flag(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+        }
+    }
+
     /// The settings file, relative to the repository's root or the home folder.
     fn settings(self, scope: Scope) -> &'static str {
         match (self, scope) {
@@ -46,6 +64,14 @@ impl Agent {
             Agent::Cursor => cursor::hooks_file(path, exe),
         }
     }
+
+    /// The places this host reads hooks from.
+    fn scopes(self) -> &'static [Scope] {
+        match self {
+            Agent::ClaudeCode => &[Scope::User, Scope::Project, Scope::Local],
+            _ => &[Scope::User, Scope::Project],
+        }
+    }
 }
 
 /// Whose settings file.
@@ -56,6 +82,16 @@ enum Scope {
     Local,
 }
 
+impl Scope {
+    fn flag(self) -> &'static str {
+        match self {
+            Scope::User => " --user",
+            Scope::Project => "",
+            Scope::Local => " --local",
+        }
+    }
+}
+
 /// Install (or uninstall) Stella's hooks
 ///
 /// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
@@ -64,6 +100,8 @@ enum Scope {
 /// edited: every other byte of the file stays as it was, and running it twice changes nothing
 /// more. The command written is the absolute path this git-stella was run by (a symbolic link is
 /// kept as a link), so the hooks need no PATH lookup: run install again after moving the binary.
+/// When Stella's hooks are also in another of the agent's settings files, install warns: the
+/// agent would run each hook twice.
 ///
 /// uninstall takes out exactly Stella's entries. A file install did not otherwise touch comes
 /// back byte for byte; a file install created is removed, and so are the folders it created for
@@ -154,6 +192,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
                 install::PREFIX_KEY
             );
         }
+        warn_twice(ctx, agent, scope, &file.path, &exe);
         installed.outcome
     } else {
         install::uninstall(&file, &ledger).map_err(failed)?
@@ -198,6 +237,51 @@ fn this_binary(installing: bool) -> Result<PathBuf> {
             CliError::new("could not find the path of this git-stella binary").cause(e.to_string()),
         ),
     }
+}
+
+/// Warn when the host also reads Stella's hooks from another of its settings files: it would
+/// run each of them twice.
+fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, exe: &Path) {
+    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
+    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
+    let mut others = Vec::new();
+    for &other in agent.scopes() {
+        let base = match other {
+            Scope::User => home.as_ref(),
+            _ => root.as_ref(),
+        };
+        let Some(base) = base.filter(|_| other != scope) else {
+            continue;
+        };
+        let path = base.join(agent.settings(other));
+        if path != installed && agent.hooks_file(path.clone(), exe).has_stella_hooks() {
+            others.push((path, other));
+        }
+    }
+    if others.is_empty() {
+        return;
+    }
+    let files: Vec<String> = others
+        .iter()
+        .map(|(p, _)| format!("'{}'", p.display()))
+        .collect();
+    let fixes: Vec<String> = others
+        .iter()
+        .map(|(_, s)| {
+            format!(
+                "'git stella hooks uninstall --agent {}{}'",
+                agent.flag(),
+                s.flag()
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        ctx.err,
+        "stella: warning: Stella's hooks are also in {}: {} would run each of them twice (take one copy out: {})",
+        files.join(" and "),
+        agent.name(),
+        fixes.join(" or ")
+    );
 }
 
 fn say(ctx: &mut Ctx<'_>, installing: bool, outcome: Outcome, path: &Path) {

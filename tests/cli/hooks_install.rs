@@ -521,6 +521,47 @@ fn local_installs_go_to_settings_local_json() {
     );
 }
 
+#[test]
+fn a_second_install_in_another_scope_is_warned_about() {
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code", "--user"]);
+    let user = w.home.join(".claude/settings.json");
+    let project = w.repo.join(".claude/settings.json");
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: warning: Stella's hooks are also in '{}': Claude Code would run each of them twice (take one copy out: 'git stella hooks uninstall --agent claude-code --user')\nstella: installed Stella's hooks in '{}'\n",
+            user.display(),
+            project.display()
+        )
+    );
+    assert!(settings(&project)["hooks"]["PreToolUse"].is_array());
+    // The other way round, for another host.
+    w.ok(&["hooks", "install", "--agent", "gemini"]);
+    let out = w.run(&["hooks", "install", "--agent", "gemini", "--user"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: warning: Stella's hooks are also in '{}': Gemini CLI would run each of them twice (take one copy out: 'git stella hooks uninstall --agent gemini')\ninstalled Stella's hooks in {}\n",
+            w.repo.join(".gemini/settings.json").display(),
+            w.home.join(".gemini/settings.json").display()
+        )
+    );
+    // One place only: no warning.
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--user"]);
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: Stella's hooks are already installed in '{}'\n",
+            project.display()
+        )
+    );
+}
+
 /// `git commit` in `w`, with `$STELLA_SESSION` when given.
 fn commit(w: &World, session: Option<&str>, args: &[&str]) {
     let mut cmd = Command::new("git");
