@@ -304,8 +304,8 @@ fn shape(path: &Path, why: &str) -> Error {
 }
 
 /// Make Stella's entries in `doc` what `file` wants, as text edits: missing ones appended, a
-/// command naming another path rewritten where it stands, a stale duplicate taken out. Returns a
-/// shell prefix of the user's that was kept.
+/// command naming another path rewritten where it stands, a duplicate taken out. Returns a shell
+/// prefix of the user's that was kept.
 fn merge(doc: &mut Doc, file: &HooksFile) -> Result<Option<String>, Error> {
     let path = &file.path;
     let edit = |e: jsonedit::PathError| shape(path, &e.to_string());
@@ -393,10 +393,10 @@ fn merge_one(doc: &mut Doc, file: &HooksFile, w: &Wanted) -> Result<(), Error> {
             }
         }
     }
-    let keep = found
-        .iter()
-        .position(|f| f.matcher_ok && f.command_ok)
-        .or_else(|| found.iter().position(|f| f.matcher_ok));
+    // The one to keep: best where it is exactly as wanted. A matcher that differs is kept too
+    // (someone widened it to cover a tool of theirs); only the command is Stella's to rewrite.
+    let rank = |f: &Found| (!f.matcher_ok, !f.command_ok);
+    let keep = (0..found.len()).min_by_key(|&i| rank(&found[i]));
     if let Some(k) = keep.map(|k| &found[k])
         && !k.command_ok
     {
@@ -408,8 +408,7 @@ fn merge_one(doc: &mut Doc, file: &HooksFile, w: &Wanted) -> Result<(), Error> {
         at.push(Step::from("command"));
         doc.set(&at, &json!(file.command)).map_err(edit)?;
     }
-    // Another copy of Stella's handler (an older matcher, a duplicate): taken out, last first
-    // so the positions found stay right.
+    // Another copy of Stella's handler: taken out, last first so the positions found stay right.
     for (i, f) in found.iter().enumerate().rev() {
         if Some(i) == keep {
             continue;

@@ -380,6 +380,29 @@ fn a_users_hook_in_stellas_group_survives_install_and_uninstall() {
 }
 
 #[test]
+fn a_matcher_widened_in_stellas_group_is_kept() {
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    let path = w.repo.join(".claude/settings.json");
+    let stella = "\"matcher\": \"Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*\"";
+    let widened = w.read(".claude/settings.json").replacen(
+        stella,
+        "\"matcher\": \"Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*|MyTool\"",
+        1,
+    );
+    w.write(".claude/settings.json", &widened);
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stella: Stella's hooks are already installed in '{}'\n",
+            path.display()
+        )
+    );
+    assert_eq!(w.read(".claude/settings.json"), widened);
+}
+
+#[test]
 fn folders_stella_created_go_and_folders_that_were_there_stay() {
     let w = World::new();
     // Nothing there: install creates the file and its folder, uninstall removes both.
