@@ -246,15 +246,7 @@ Nothing was written. To recover, re-read notes.txt and redo the change against w
 #[test]
 fn stop_stores_the_transcript_verbatim_and_the_next_event_catches_up() {
     let w = World::new();
-    let transcript = w
-        .home
-        .join(format!(".claude/projects/-home-dev-src-demo/{SID}.jsonl"));
-    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
-    let sample = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/claude-code/transcript-sample.jsonl"),
-    )
-    .unwrap();
+    let (transcript, sample) = claude_transcript(&w);
     std::fs::write(&transcript, &sample[..4000]).unwrap();
     session_that_read(&w);
     assert_eq!(hook(&w, &fixture(&w, "Stop.json")), "");

@@ -396,3 +396,19 @@ pub fn copy_binary(src: &Path, dst: &Path) {
     }
     panic!("{} stayed busy", dst.display());
 }
+
+/// The Claude Code transcript path of the fixtures' session under `w`'s home (its folder
+/// created), and the captured sample transcript's bytes.
+pub fn claude_transcript(w: &World) -> (PathBuf, Vec<u8>) {
+    let sid = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+    let transcript = w
+        .home
+        .join(format!(".claude/projects/-home-dev-src-demo/{sid}.jsonl"));
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    let sample = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-code/transcript-sample.jsonl"),
+    )
+    .unwrap();
+    (transcript, sample)
+}

@@ -431,15 +431,7 @@ fn a_transcript_path_naming_a_fifo_is_skipped_without_hanging() {
 #[test]
 fn a_transcript_past_the_cap_is_skipped_and_the_stored_copy_travels() {
     let w = World::new();
-    let transcript = w
-        .home
-        .join(format!(".claude/projects/-home-dev-src-demo/{SID}.jsonl"));
-    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
-    let sample = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/claude-code/transcript-sample.jsonl"),
-    )
-    .unwrap();
+    let (transcript, sample) = claude_transcript(&w);
     std::fs::write(&transcript, &sample).unwrap();
     assert_eq!(
         claude_hook(&w, &claude_fixture(&w, "SessionStart-startup.json")),

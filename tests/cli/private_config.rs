@@ -109,14 +109,14 @@ fn every_host_adapter_denies_a_write_into_git_or_stella() {
         "Add File: notes.txt",
         "Add File: .stella/private/workspace.toml",
     );
-    let out = hook("codex", &codex);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("is inside .stella/"),
-        "{}",
-        stdout(&out)
-    );
-    assert!(stdout(&out).contains("\"deny\""), "{}", stdout(&out));
+    let denied = |agent: &str, payload: &str, area: &str| {
+        let out = hook(agent, payload);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let said = stdout(&out);
+        assert!(said.contains(&format!("is inside {area}/")), "{said}");
+        assert!(said.contains("\"deny\""), "{said}");
+    };
+    denied("codex", &codex, ".stella");
 
     let gemini = captured(
         &w,
@@ -124,10 +124,7 @@ fn every_host_adapter_denies_a_write_into_git_or_stella() {
         "\"notes.txt\"",
         "\".git/config\"",
     );
-    let out = hook("gemini", &gemini);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stdout(&out).contains("is inside .git/"), "{}", stdout(&out));
-    assert!(stdout(&out).contains("\"deny\""), "{}", stdout(&out));
+    denied("gemini", &gemini, ".git");
     assert!(!w.repo.join(".git/hooks/pre-commit").exists());
 }
 
