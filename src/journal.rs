@@ -429,7 +429,9 @@ impl<'s> Journal<'s> {
             )?;
             let tracked = self.apply(repo, None, &mut editor, step, 0)?;
             let tree = self.git("write a tree", editor.write())?.detach();
-            self.write_commit(repo, tree, parent, &step.summary, 1, tracked)
+            let commit = self.write_commit(repo, tree, parent, &step.summary, 1, tracked)?;
+            self.sync_step(commit, tree, None)?;
+            Ok(commit)
         })?;
         self.tip(id)
     }
@@ -567,14 +569,72 @@ impl<'s> Journal<'s> {
         let mut editor = self.git("edit a tree", tree.edit())?;
         let tracked = self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
         let new_tree = self.git("write a tree", editor.write())?.detach();
-        self.write_commit(
+        let commit = self.write_commit(
             repo,
             new_tree,
             Some(tip),
             &step.summary,
             current.steps + 1,
             tracked,
-        )
+        )?;
+        // Objects kept in memory go to disk as one pack, which git syncs as it writes it.
+        if batch.is_none() {
+            self.sync_step(commit, new_tree, Some(current.tree))?;
+        }
+        Ok(commit)
+    }
+
+    /// Sync what step `commit` added to the store (the commit, the trees that changed and the
+    /// blobs they now name) before the session's ref is moved to it.
+    fn sync_step(
+        &self,
+        commit: ObjectId,
+        new: ObjectId,
+        old: Option<ObjectId>,
+    ) -> Result<(), Error> {
+        let mut ids = vec![commit];
+        self.new_objects(new, old, &mut ids)?;
+        Ok(self.store.sync_objects(&ids)?)
+    }
+
+    /// The objects of tree `new` that `old` does not hold at the same place.
+    fn new_objects(
+        &self,
+        new: ObjectId,
+        old: Option<ObjectId>,
+        out: &mut Vec<ObjectId>,
+    ) -> Result<(), Error> {
+        if Some(new) == old {
+            return Ok(());
+        }
+        out.push(new);
+        let mut buf = Vec::new();
+        let mut before = std::collections::HashMap::new();
+        if let Some(old) = old {
+            self.cached_tree(&old, &mut buf)?;
+            for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
+                let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+                before.insert(e.filename.to_vec(), e.oid.to_owned());
+            }
+        }
+        self.cached_tree(&new, &mut buf)?;
+        let mut entries = Vec::new();
+        for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
+            let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+            entries.push((e.filename.to_vec(), e.oid.to_owned(), e.mode.is_tree()));
+        }
+        for (name, id, is_tree) in entries {
+            let was = before.get(&name).copied();
+            if was == Some(id) {
+                continue;
+            }
+            if is_tree {
+                self.new_objects(id, was, out)?;
+            } else {
+                out.push(id);
+            }
+        }
+        Ok(())
     }
 
     /// Apply `step`'s edits to `editor` (a tree editor over `tree`, `None` for the empty tree),

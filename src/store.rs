@@ -144,6 +144,85 @@ impl Store {
         Ok(self.repo.get_or_init(|| repo))
     }
 
+    /// Whether steps are synced to disk before they count (`stella.fsync` in the store's own
+    /// config, default on), as git's `core.fsync` is for its objects and refs.
+    pub fn fsync(&self) -> bool {
+        match self.repo() {
+            Ok(repo) => repo
+                .config_snapshot()
+                .boolean("stella.fsync")
+                .unwrap_or(true),
+            Err(_) => true,
+        }
+    }
+
+    /// Sync the loose objects `ids` (those that are loose: packed ones are synced by git as it
+    /// writes the pack) and then their folders, once each: what a step needs on disk before the
+    /// ref that names it moves.
+    pub fn sync_objects(&self, ids: &[ObjectId]) -> Result<(), Error> {
+        if ids.is_empty() || !self.fsync() {
+            return Ok(());
+        }
+        let mut dirs = std::collections::BTreeSet::new();
+        for id in ids {
+            let hex = id.to_hex().to_string();
+            let dir = self.dir.join("objects").join(&hex[..2]);
+            let path = dir.join(&hex[2..]);
+            match std::fs::File::open(&path) {
+                Ok(f) => f.sync_all().map_err(|source| Error::Io {
+                    op: "sync",
+                    path: path.clone(),
+                    source,
+                })?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => {
+                    return Err(Error::Io {
+                        op: "sync",
+                        path,
+                        source,
+                    });
+                }
+            }
+            dirs.insert(dir);
+        }
+        // The fan-out folders first, then `objects/` itself, which may have gained one.
+        for dir in &dirs {
+            sync_dir(dir)?;
+        }
+        if !dirs.is_empty() {
+            sync_dir(&self.dir.join("objects"))?;
+        }
+        Ok(())
+    }
+
+    /// Sync ref `name` and its reflog, then their folders: after the rename that moved it.
+    fn sync_ref(&self, name: &str) -> Result<(), Error> {
+        if !self.fsync() {
+            return Ok(());
+        }
+        for path in [self.dir.join(name), self.dir.join("logs").join(name)] {
+            match std::fs::File::open(&path) {
+                Ok(f) => f.sync_all().map_err(|source| Error::Io {
+                    op: "sync",
+                    path: path.clone(),
+                    source,
+                })?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => {
+                    return Err(Error::Io {
+                        op: "sync",
+                        path,
+                        source,
+                    });
+                }
+            }
+            if let Some(dir) = path.parent() {
+                sync_dir(dir)?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -216,7 +295,10 @@ impl Store {
                 .repo()?
                 .edit_references_as([edit], Some(sig.to_ref(&mut time_buf)))
             {
-                Ok(_) => return Ok(new),
+                Ok(_) => {
+                    self.sync_ref(name)?;
+                    return Ok(new);
+                }
                 // Only a lost compare-and-swap is worth another try: the ref moved under us.
                 // Anything else (permissions, a full disk) is reported at once.
                 Err(e) if self.tip(name)? == tip => {
@@ -514,4 +596,15 @@ fn init(dir: &Path) -> Result<(), Error> {
             source,
         }),
     }
+}
+
+/// `fsync` a folder, so the names created in it (a renamed-in ref, new objects) survive a power cut.
+fn sync_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|source| Error::Io {
+            op: "sync",
+            path: dir.to_owned(),
+            source,
+        })
 }

@@ -311,6 +311,11 @@ pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, St
         for section in sections {
             let sub = section.header().subsection_name().map(|s| s.to_string());
             for name in section.value_names() {
+                if sub.is_none() && name.eq_ignore_ascii_case("fsync") {
+                    return Err(
+                        "git config stella.fsync is read from the journal store's own config, not this repository's: git config --file \"$(git stella store-path)/config\" stella.fsync false".into(),
+                    );
+                }
                 if sub.is_some() || !name.eq_ignore_ascii_case("hookOnError") {
                     let full = match &sub {
                         Some(s) => format!("stella.{s}.{name}"),

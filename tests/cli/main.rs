@@ -10,6 +10,7 @@ mod completion;
 mod demo;
 mod docs;
 mod doctor;
+mod durability;
 mod exec;
 mod guard;
 mod harden;

@@ -1,0 +1,108 @@
+//! A step is on disk before the command that recorded it returns: its objects synced, then the
+//! session's ref renamed into place, then the ref's folder synced; `stella.fsync false` trades it
+//! away. Checked from an `strace` of the real command.
+
+use std::process::Command;
+
+use crate::common::*;
+
+/// The durability system calls of `git-stella ARGS`, one line each, process ids stripped.
+fn traced(w: &World, args: &[&str]) -> Vec<String> {
+    let log = w.base().join("trace");
+    let mut cmd = Command::new("strace");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .current_dir(&w.repo)
+        .args(["-f", "-qq", "-y", "-e", "signal=none"])
+        .args([
+            "-e",
+            "trace=fsync,fdatasync,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("git-stella"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            l.split_once(' ')
+                .map_or(l, |(_, rest)| rest)
+                .trim_start()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn objects_are_synced_before_the_ref_moves_and_its_folder_after() {
+    if !have(
+        "strace",
+        "the order of the durability system calls (the strace package)",
+    ) {
+        return;
+    }
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    w.write("f.txt", "bytes\n");
+    let calls = traced(&w, &["--session", "s", "read", "f.txt"]);
+    let store = w.store();
+    let store = store.to_str().unwrap();
+    let ref_rename = calls
+        .iter()
+        .position(|l| {
+            l.starts_with("rename") && l.contains(&format!("\"{store}/refs/stella/sessions/s\""))
+        })
+        .unwrap_or_else(|| panic!("no rename of the session's ref in:\n{}", calls.join("\n")));
+    // Every object the step wrote into the store…
+    let objects: Vec<String> = calls[..ref_rename]
+        .iter()
+        .filter(|l| l.starts_with("rename") && l.contains("/objects/"))
+        .map(|l| l.rsplit('"').nth(1).unwrap().to_owned())
+        .collect();
+    assert!(
+        objects.len() >= 5,
+        "a read step writes a handful of objects: {objects:?}"
+    );
+    for object in &objects {
+        // …is synced, and so is its folder, before the ref names it.
+        let synced = |path: &str| {
+            calls[..ref_rename]
+                .iter()
+                .any(|l| l.starts_with("fsync(") && l.contains(&format!("<{path}>")))
+        };
+        assert!(
+            synced(object),
+            "{object} not synced before the ref moved:\n{}",
+            calls.join("\n")
+        );
+        let folder = object.rsplit_once('/').unwrap().0;
+        assert!(synced(folder), "{folder} not synced before the ref moved");
+    }
+    // After the rename, the ref and its folder are synced.
+    let after = &calls[ref_rename + 1..];
+    assert!(
+        after
+            .iter()
+            .any(|l| l.starts_with("fsync(")
+                && l.contains(&format!("<{store}/refs/stella/sessions>"))),
+        "the ref's folder is not synced after the rename:\n{}",
+        calls.join("\n")
+    );
+
+    // Traded away: no sync at all.
+    w.store_git(&["config", "stella.fsync", "false"]);
+    w.write("g.txt", "more\n");
+    let calls = traced(&w, &["--session", "s", "read", "g.txt"]);
+    assert!(
+        calls
+            .iter()
+            .all(|l| !l.starts_with("fsync(") && !l.starts_with("fdatasync(")),
+        "{}",
+        calls.join("\n")
+    );
+    assert!(calls.iter().any(|l| l.contains("refs/stella/sessions/s\"")));
+}
