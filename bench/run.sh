@@ -55,6 +55,18 @@ small=(git stella --session "$T" read probe.txt)
 read -r a b < <(best_pair large small)
 row "read step, 100,000 tracked paths" "$a" "read step, 100 tracked paths" "$b" "≤ 1.3×"
 
+# one read step synced to disk (the default) vs the same with stella.fsync false.
+nosync="$WORK/nosync"
+git init -q "$nosync"
+git -C "$nosync" commit -q --allow-empty -m init
+echo probe > "$nosync/probe.txt"
+U=$(git -C "$nosync" stella session start)
+git config --file "$(git -C "$nosync" stella store-path)/config" stella.fsync false
+synced=(git stella --session "$T" read probe.txt)
+unsynced=(git -C "$nosync" stella --session "$U" read probe.txt)
+read -r a b < <(best_pair synced unsynced)
+row "read step, synced to disk" "$a" "the same step, stella.fsync false" "$b" "≤ +2 ms"
+
 # checkpoint of 1,000 files / 50 MB vs git bundle create of the same journal.
 mkdir -p ck
 for i in $(seq 1 1000); do head -c 50000 /dev/urandom > "ck/f$i"; done
