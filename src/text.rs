@@ -29,9 +29,27 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `1 file`, `2 files`: a count with its noun, singular or plural (`noun` is the singular; an
+/// `s` makes the plural).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(count(1u64, "file"), "1 file");
+        assert_eq!(count(0u64, "file"), "0 files");
+        assert_eq!(count(2u32, "step"), "2 steps");
+    }
 
     #[test]
     fn controls_are_escaped_and_plain_text_is_borrowed() {

@@ -98,12 +98,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     }
     match cp.manifest.base_commit() {
         Some(base) => ctx.say(format_args!(
-            "stella: checkpoint of session {id}: {} files; base commit {base} is recorded, not carried: changes outside these files are not in the artifact",
-            cp.paths
+            "stella: checkpoint of session {id}: {}; base commit {base} is recorded, not carried: changes outside these files are not in the artifact",
+            crate::text::count(cp.paths as u64, "file")
         )),
         None => ctx.say(format_args!(
-            "stella: checkpoint of session {id}: {} files; HEAD is unborn, so no base commit is recorded",
-            cp.paths
+            "stella: checkpoint of session {id}: {}; HEAD is unborn, so no base commit is recorded",
+            crate::text::count(cp.paths as u64, "file")
         )),
     }
     Ok(ExitCode::SUCCESS)

@@ -75,7 +75,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         )?;
         writeln!(out, "producer    {}", esc(&m.producer))?;
         writeln!(out, "started     {}", esc(&m.started))?;
-        writeln!(out, "last step   {} ({} steps)", esc(&m.last_step), m.steps)?;
+        writeln!(
+            out,
+            "last step   {} ({})",
+            esc(&m.last_step),
+            crate::text::count(m.steps, "step")
+        )?;
         for p in &m.provenance {
             let artifact: String = p.artifact.chars().take(12).collect();
             writeln!(
@@ -89,9 +94,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         let total: u64 = m.transcripts.values().sum();
         writeln!(
             out,
-            "transcript  {} bytes in {} files",
+            "transcript  {} bytes in {}",
             total,
-            m.transcripts.len()
+            crate::text::count(m.transcripts.len() as u64, "file")
         )?;
         writeln!(out, "objects     {}", head.objects)?;
         writeln!(out, "files       {}", head.fingerprint.len())?;

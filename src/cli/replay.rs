@@ -78,8 +78,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Outcome::Blocked(blocked) => {
             let _ = writeln!(
                 ctx.err,
-                "refusing to materialize: {} files hold someone's work",
-                blocked.len()
+                "refusing to materialize: {} someone's work",
+                match blocked.len() {
+                    1 => "1 file holds".to_owned(),
+                    n => format!("{n} files hold"),
+                }
             );
             for b in &blocked {
                 let _ = writeln!(ctx.err, "  {}: {}", b.path, escape_controls(&b.why));
@@ -115,8 +118,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             let base = escape_controls(m.base_commit().unwrap_or("none"));
             if !r.written.is_empty() {
                 ctx.say(format_args!(
-                    "stella: wrote {} files of session {session}; it was made against base commit {base}, and the rest of the repository is not in the artifact",
-                    r.written.len(),
+                    "stella: wrote {} of session {session}; it was made against base commit {base}, and the rest of the repository is not in the artifact",
+                    crate::text::count(r.written.len() as u64, "file"),
                 ));
             }
             if let Some(here) = &r.head_differs {

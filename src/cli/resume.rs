@@ -76,8 +76,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Some(p) => {
             writeln!(
                 out,
-                "open turn {} since {}: {} steps, last at {}",
-                p.turn, p.started, p.steps, p.updated
+                "open turn {} since {}: {}, last at {}",
+                p.turn,
+                p.started,
+                crate::text::count(p.steps, "step"),
+                p.updated
             )?;
             if let Some(n) = &p.note {
                 writeln!(out, "last note: {n}")?;
@@ -85,7 +88,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
         None => writeln!(out, "no open turn")?,
     }
-    writeln!(out, "{} tracked files", status.len())?;
+    writeln!(
+        out,
+        "{}",
+        crate::text::count(status.len() as u64, "tracked file")
+    )?;
     if !changed.is_empty() {
         writeln!(
             out,

@@ -78,8 +78,10 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &TurnCommand, out: &mut dyn Write) -> Result 
             let (point, previous) = context.turn_begin(&id, a.id.as_deref())?;
             if let Some(p) = previous {
                 ctx.say(format_args!(
-                    "stella: turn {} was still open ({} steps); ended it and began turn {}",
-                    p.turn, p.steps, point.turn
+                    "stella: turn {} was still open ({}); ended it and began turn {}",
+                    p.turn,
+                    crate::text::count(p.steps, "step"),
+                    point.turn
                 ));
             }
             writeln!(out, "{}", point.turn)?;

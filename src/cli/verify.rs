@@ -30,7 +30,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let head = crate::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
     let mismatches = crate::replay::verify_in(&root, &head).map_err(artifact_err)?;
     if mismatches.is_empty() {
-        writeln!(out, "{} files match", head.fingerprint.len())?;
+        match head.fingerprint.len() {
+            1 => writeln!(out, "1 file matches")?,
+            n => writeln!(out, "{n} files match")?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     print_mismatches(ctx, &mismatches);

@@ -306,7 +306,7 @@ fn materialize_over_someones_work_is_refused_and_writes_nothing() {
     assert_eq!(code(&out), 1);
     assert_eq!(
         stderr(&out),
-        "refusing to materialize: 1 files hold someone's work\n  notes.txt: it holds bytes that are neither the session's, where the session started, nor the base commit's: someone's work\nNothing was written. Commit or move those changes, or replay without --materialize.\n"
+        "refusing to materialize: 1 file holds someone's work\n  notes.txt: it holds bytes that are neither the session's, where the session started, nor the base commit's: someone's work\nNothing was written. Commit or move those changes, or replay without --materialize.\n"
     );
     assert_eq!(
         b.read("src/lib.rs"),

@@ -535,7 +535,7 @@ fn materialize_of_a_malformed_artifact_writes_nothing_at_all() {
         &w,
         &a,
         1,
-        "refusing to materialize: 1 files hold someone's work\n  x: the artifact also names 'x/y' beneath it: one path cannot be both a file and a folder\nNothing was written. Commit or move those changes, or replay without --materialize.\n",
+        "refusing to materialize: 1 file holds someone's work\n  x: the artifact also names 'x/y' beneath it: one path cannot be both a file and a folder\nNothing was written. Commit or move those changes, or replay without --materialize.\n",
     );
 }
 

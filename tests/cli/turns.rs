@@ -19,9 +19,9 @@ fn turns_open_and_retract_the_resume_point_and_keep_the_map() {
     w.write("a", "A");
     let resume = w.ok(&["--session", &s, "resume"]);
     assert!(resume.contains("open turn t1 since "), "{resume}");
-    assert!(resume.contains(": 1 steps, last at "), "{resume}");
+    assert!(resume.contains(": 1 step, last at "), "{resume}");
     assert!(resume.contains("last note: planned the change"), "{resume}");
-    assert!(resume.contains("1 tracked files"), "{resume}");
+    assert!(resume.contains("1 tracked file\n"), "{resume}");
     assert!(
         resume.ends_with(
             "changed since this session saw them (re-read before writing):\n  changed  a"
@@ -39,7 +39,7 @@ fn turns_open_and_retract_the_resume_point_and_keep_the_map() {
     assert_eq!(stdout(&out), "t2\n");
     assert_eq!(
         stderr(&out),
-        "stella: turn t1 was still open (1 steps); ended it and began turn t2\n"
+        "stella: turn t1 was still open (1 step); ended it and began turn t2\n"
     );
     w.ok(&["--session", &s, "turn", "end"]);
     let v: serde_json::Value =
