@@ -52,6 +52,10 @@ pub struct StartArgs {
 }
 
 /// List the sessions of this workspace
+///
+/// One line per session, the most recently active first: its id, when it started, its steps, the
+/// paths it tracks, and where it was replayed from (`-` for none). With no session, a note on
+/// stderr says so and stdout stays empty.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella session list
@@ -164,7 +168,14 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
             writeln!(out, "{id}")?;
         }
         SessionCommand::List(a) => {
-            let sessions = context.journal().sessions()?;
+            let mut sessions = context.journal().sessions()?;
+            // The most recently active first, as a person looks for the one they just used.
+            sessions.sort_by(|x, y| {
+                y.1.time
+                    .seconds
+                    .cmp(&x.1.time.seconds)
+                    .then_with(|| x.0.cmp(&y.0))
+            });
             if a.json {
                 let list: Vec<_> = sessions
                     .iter()
@@ -172,18 +183,30 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     .collect();
                 print_json(out, &serde_json::Value::Array(list))?;
             } else {
-                if !sessions.is_empty() {
+                if sessions.is_empty() {
                     writeln!(
-                        out,
-                        "{:<24} {:<25} {:>6} {:>8}",
-                        "ID", "STARTED", "STEPS", "TRACKED"
+                        ctx.err,
+                        "no sessions in this workspace ('git stella session start' starts one)"
                     )?;
+                    return Ok(ExitCode::SUCCESS);
                 }
+                // Wide enough for the longest id (a Claude Code session id is 36 characters).
+                let width = sessions
+                    .iter()
+                    .map(|(id, _)| id.as_str().len())
+                    .max()
+                    .unwrap_or(0)
+                    .max(2);
+                writeln!(
+                    out,
+                    "{:<width$}  {:<25} {:>6} {:>8}  ORIGIN",
+                    "ID", "STARTED", "STEPS", "TRACKED"
+                )?;
                 for (id, tip) in &sessions {
                     let meta = meta(&context, id);
                     writeln!(
                         out,
-                        "{:<24} {:<25} {:>6} {:>8}  {}",
+                        "{:<width$}  {:<25} {:>6} {:>8}  {}",
                         id.as_str(),
                         meta.started,
                         tip.steps,

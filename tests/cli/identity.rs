@@ -297,7 +297,11 @@ fn a_bind_mount_of_the_same_folder_is_the_same_workspace() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().next(), Some(id.as_str()));
-    assert_eq!(stderr(&out), "", "no copy notice for the same folder");
+    assert_eq!(
+        stderr(&out),
+        "no sessions in this workspace ('git stella session start' starts one)\n",
+        "no copy notice for the same folder"
+    );
     // The original path keeps the same id too.
     assert_eq!(w.ok(&["init"]), id);
 }

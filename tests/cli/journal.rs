@@ -87,3 +87,36 @@ fn a_killed_writer_leaves_a_store_the_next_command_uses() {
     }
     assert!(killed > 0, "no kill landed while the writer ran");
 }
+
+#[test]
+fn session_list_fits_long_ids_names_every_column_and_puts_the_latest_first() {
+    let w = World::new();
+    let empty = w.run(&["session", "list"]);
+    assert_eq!(code(&empty), 0);
+    assert_eq!(stdout(&empty), "");
+    assert_eq!(
+        stderr(&empty),
+        "no sessions in this workspace ('git stella session start' starts one)\n"
+    );
+    let long = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+    w.ok(&["session", "start", "--id", long]);
+    w.ok(&["session", "start", "--id", "b"]);
+    // b acts last: it is listed first.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    w.write("f", "x\n");
+    w.ok(&["--session", "b", "read", "f"]);
+    let list = w.ok(&["session", "list"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["ID", "STARTED", "STEPS", "TRACKED", "ORIGIN"]
+    );
+    assert!(lines[1].starts_with("b  "), "{list}");
+    assert!(lines[2].starts_with(&format!("{long}  ")), "{list}");
+    // Every column starts at the same place on every line.
+    let started = lines[0].find("STARTED").unwrap();
+    assert!(
+        lines[1..].iter().all(|l| l[started..].starts_with("2")),
+        "{list}"
+    );
+}
