@@ -168,20 +168,8 @@ impl Store {
             let hex = id.to_hex().to_string();
             let dir = self.dir.join("objects").join(&hex[..2]);
             let path = dir.join(&hex[2..]);
-            match std::fs::File::open(&path) {
-                Ok(f) => f.sync_all().map_err(|source| Error::Io {
-                    op: "sync",
-                    path: path.clone(),
-                    source,
-                })?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => {
-                    return Err(Error::Io {
-                        op: "sync",
-                        path,
-                        source,
-                    });
-                }
+            if !sync_file(&path)? {
+                continue;
             }
             dirs.insert(dir);
         }
@@ -201,20 +189,8 @@ impl Store {
             return Ok(());
         }
         for path in [self.dir.join(name), self.dir.join("logs").join(name)] {
-            match std::fs::File::open(&path) {
-                Ok(f) => f.sync_all().map_err(|source| Error::Io {
-                    op: "sync",
-                    path: path.clone(),
-                    source,
-                })?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => {
-                    return Err(Error::Io {
-                        op: "sync",
-                        path,
-                        source,
-                    });
-                }
+            if !sync_file(&path)? {
+                continue;
             }
             if let Some(dir) = path.parent() {
                 sync_dir(dir)?;
@@ -595,6 +571,20 @@ fn init(dir: &Path) -> Result<(), Error> {
             path: dir.to_owned(),
             source,
         }),
+    }
+}
+
+/// `fsync` the file at `path`; `Ok(false)` when there is none (a packed object, no reflog).
+fn sync_file(path: &Path) -> Result<bool, Error> {
+    let io = |source| Error::Io {
+        op: "sync",
+        path: path.to_owned(),
+        source,
+    };
+    match std::fs::File::open(path) {
+        Ok(f) => f.sync_all().map(|()| true).map_err(io),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io(e)),
     }
 }
 

@@ -89,11 +89,9 @@ fn can_mount_tmpfs() -> bool {
         .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
         .output()
         .is_ok_and(|o| o.status.success());
+    // A kernel setting, not a tool .ci/run could install: skipped loudly everywhere, as the
+    // bind-mount test does.
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "'unshare -rm' with a tmpfs mount is not available under CI"
-        );
         skipped("the full-store test: 'unshare -rm' cannot mount a tmpfs on this machine");
     }
     ok
