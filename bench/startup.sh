@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmark: start-up of the calls an agent host makes before every edit — `guard`, and each
+# host's hook on its pre-write event — against `git hash-object` of the same file in the same run.
+# Prints a Markdown table (see bench/lib.sh for how each side is timed).
+#
+#   bash bench/startup.sh                 # builds the release binary first, as install.sh does
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+
+repo="$WORK/repo"
+git init -q "$repo"
+cd "$repo"
+git commit -q --allow-empty -m init
+head -c 16384 /dev/urandom | base64 > notes.txt
+git stella session start --id bench-session >/dev/null
+git stella --session bench-session read notes.txt
+for host in claude codex gemini; do
+  git stella session start --id "bench-$host" >/dev/null
+  git stella --session "bench-$host" read notes.txt
+done
+
+printf '{"session_id":"bench-claude","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/notes.txt","old_string":"a","new_string":"b","replace_all":false},"tool_use_id":"toolu_bench"}' \
+  "$repo" "$repo" > "$WORK/claude.json"
+printf '{"session_id":"bench-codex","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\\n*** Update File: notes.txt\\n@@\\n-a\\n+b\\n*** End Patch\\n"},"tool_use_id":"call_bench"}' \
+  "$repo" > "$WORK/codex.json"
+printf '{"session_id":"bench-gemini","cwd":"%s","hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":{"file_path":"notes.txt","content":"x\\n"}}' \
+  "$repo" > "$WORK/gemini.json"
+
+echo "| measurement | Stella | reference | reference time | ratio |"
+echo "|---|---|---|---|---|"
+hash=(git hash-object notes.txt)
+guard=("$BIN/git-stella" --session bench-session guard notes.txt)
+read -r a b < <(RUNS=$((RUNS * 5)) best_pair guard hash)
+printf '| %s | %s µs | %s | %s µs | **%s×** |\n' "guard, 22 KB file" "$a" "git hash-object" "$b" "$(ratio "$a" "$b")"
+for host in claude-code:claude codex gemini; do
+  name=${host%%:*} file=${host##*:}
+  # The hook must allow (the file is as read) and deny nothing.
+  out=$("$BIN/git-stella" hook "$name" < "$WORK/$file.json")
+  case "$out" in *deny*) echo "error: the $name hook denied: $out" >&2; exit 2 ;; esac
+  call=(sh -c "exec '$BIN/git-stella' hook $name < '$WORK/$file.json'")
+  ref=(sh -c "exec git hash-object notes.txt < /dev/null")
+  read -r a b < <(RUNS=$((RUNS * 5)) best_pair call ref)
+  printf '| %s | %s µs | %s | %s µs | **%s×** |\n' "hook $name, pre-write event" "$a" "git hash-object" "$b" "$(ratio "$a" "$b")"
+done
