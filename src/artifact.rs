@@ -287,7 +287,7 @@ impl Context {
             .and_then(|v| v.try_into().ok())
             .unwrap_or_default();
 
-        let (base, object_format) = user_head(&self.ws.root);
+        let (base, object_format) = user_head(&self.ws);
         let mut editor = repo
             .edit_tree(ObjectId::empty_tree(repo.object_hash()))
             .map_err(git("build a tree"))?;
@@ -456,8 +456,8 @@ fn turn_err(e: crate::turn::TurnError) -> Error {
 }
 
 /// The user repository's `HEAD` commit (none on an unborn branch) and its object format.
-pub fn user_head(root: &std::path::Path) -> (Option<ObjectId>, gix::hash::Kind) {
-    match gix::discover_with_environment_overrides(root) {
+pub fn user_head(ws: &crate::workspace::Workspace) -> (Option<ObjectId>, gix::hash::Kind) {
+    match ws.user_repo() {
         Ok(repo) => (
             repo.head_id().ok().map(|id| id.detach()),
             repo.object_hash(),

@@ -7,12 +7,21 @@
 //! ([`store`]), one per working copy ([`workspace`]), so it survives a crash of the process that
 //! recorded it.
 //!
-//! The library never prints, never exits and reads no environment: the `git-stella` binary builds
-//! [`workspace::Settings`] at the edge and passes it in.
+//! The library never prints, never exits and reads no environment: the binaries (`src/bin/`,
+//! where the command line and the MCP server's transport live) build [`workspace::Settings`] at
+//! the edge and pass it in. The lints below and a test over the library's sources hold it to that.
+//! (gix, opening the user's repository, reads git's own environment the way git does only when
+//! the edge says `GIT_DIR` or `GIT_WORK_TREE` is set: see [`workspace::open_user_repo`].)
+
+#![deny(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::exit,
+    clippy::dbg_macro
+)]
 
 pub mod artifact;
 pub mod child;
-pub mod cli;
 pub mod digest;
 pub mod exec;
 pub mod fsutil;
@@ -25,6 +34,7 @@ pub mod mcp;
 pub mod paths;
 pub mod refusals;
 pub mod replay;
+pub mod report;
 pub mod session;
 pub mod store;
 pub mod text;

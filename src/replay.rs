@@ -197,7 +197,7 @@ impl Context {
             return Err(crate::journal::Error::SessionExists { id: id.clone() }.into());
         }
         let base = head.manifest.base_commit().map(str::to_owned);
-        let (here, _) = artifact::user_head(&self.ws.root);
+        let (here, _) = artifact::user_head(&self.ws);
         let head_differs = match (&base, here) {
             (Some(b), Some(h)) if ObjectId::from_hex(b.as_bytes()).ok() == Some(h) => None,
             (None, None) => None,
@@ -392,7 +392,7 @@ impl Context {
 
     /// Digests of the base commit's files, when this repository has that commit.
     fn user_base_tree(&self, base: &str) -> Option<std::collections::HashMap<Vec<u8>, Digest>> {
-        let repo = gix::discover_with_environment_overrides(&self.ws.root).ok()?;
+        let repo = self.ws.user_repo().ok()?;
         let id = ObjectId::from_hex(base.as_bytes()).ok()?;
         let commit = repo.find_commit(id).ok()?;
         let tree = commit.tree().ok()?;

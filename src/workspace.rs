@@ -48,6 +48,8 @@ pub struct Workspace {
     pub root: PathBuf,
     pub id: WorkspaceId,
     pub data_dir: PathBuf,
+    /// Whether git's environment overrides are in play (see [`Settings::git_env_overrides`]).
+    pub git_env_overrides: bool,
 }
 
 /// Something a person should hear about, said once on stderr by the CLI.
@@ -125,7 +127,7 @@ pub fn discover_root(settings: &Settings, cwd: &Path) -> Result<PathBuf, Error> 
         // A bare repository, or a work tree set in its config: let the full open decide.
     }
     let repo =
-        gix::discover_with_environment_overrides(cwd).map_err(|e| Error::NotARepository {
+        open_user_repo(settings.git_env_overrides, cwd).map_err(|e| Error::NotARepository {
             path: cwd.to_owned(),
             source: e,
         })?;
@@ -135,6 +137,24 @@ pub fn discover_root(settings: &Settings, cwd: &Path) -> Result<PathBuf, Error> 
         });
     };
     canonical_root(cwd, workdir)
+}
+
+/// The user's repository around `dir`. Stella reads no environment itself: only when the edge
+/// found `GIT_DIR` or `GIT_WORK_TREE` set (`overrides`) does gix open the repository the way git
+/// does with them; otherwise it is found by walking up from `dir`.
+pub fn open_user_repo(overrides: bool, dir: &Path) -> Result<gix::Repository, gix::Error> {
+    if overrides {
+        gix::discover_with_environment_overrides(dir)
+    } else {
+        gix::discover(dir)
+    }
+}
+
+impl Workspace {
+    /// The user's repository of this workspace (see [`open_user_repo`]).
+    pub fn user_repo(&self) -> Result<gix::Repository, gix::Error> {
+        open_user_repo(self.git_env_overrides, &self.root)
+    }
 }
 
 /// Whether the repository's own config could put its work tree elsewhere: it mentions
@@ -211,7 +231,12 @@ impl Workspace {
             }
         };
 
-        let ws = Workspace { root, id, data_dir };
+        let ws = Workspace {
+            root,
+            id,
+            data_dir,
+            git_env_overrides: settings.git_env_overrides,
+        };
         let ws = ws.reconcile_owner(&mut notices)?;
         Ok((ws, notices))
     }

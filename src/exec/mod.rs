@@ -246,15 +246,7 @@ pub fn probe() -> Result<(), String> {
     command.stdin(Stdio::null()).stdout(Stdio::null());
     let (mut child, listener) = spawn(command).map_err(|e| match e {
         Error::Unsupported(why) => why,
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(&other);
-            while let Some(s) = source {
-                text = format!("{text}: {s}");
-                source = s.source();
-            }
-            text
-        }
+        other => crate::report::Report::of(&other).one_line(),
     })?;
     // The guard must read the paths a command names out of its memory: where ptrace rules
     // forbid that (`kernel.yama.ptrace_scope` 2 or 3), every checked call would be refused.

@@ -109,7 +109,7 @@ pub fn on_failure(env: &Env, payload: Option<&Value>, e: &Error) -> Answer {
                     .any(|r| tool.ends_with(r)));
         p["hook_event_name"] == "PreToolUse" && !read
     });
-    if guarded_call && let Some(reason) = super::deny_reason(&cwd, &error_text(e)) {
+    if guarded_call && let Some(reason) = super::deny_reason(&env.settings, &cwd, &error_text(e)) {
         return deny(&reason);
     }
     Answer::failed(e)

@@ -75,16 +75,7 @@ pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// An error and its causes as `error: …` and `caused by: …` lines, without a final newline.
 pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = format!("error: {e}");
-    let mut source = e.source();
-    while let Some(s) = source {
-        let line = s.to_string();
-        if !text.contains(&line) {
-            text.push_str(&format!("\ncaused by: {line}"));
-        }
-        source = s.source();
-    }
-    text
+    crate::report::Report::of(e).render()
 }
 
 /// What the model and the person are told when a write is denied because the hook itself failed
@@ -283,8 +274,8 @@ impl Config {
 /// `git config stella.hookOnError`. Read only when something failed, off the hot path. Both are
 /// read strictly: `Err` says what is wrong with them, and a caller treats it as fail-closed — an
 /// invalid config cannot say what was meant, so it never silently allows.
-pub fn on_error(cwd: &Path) -> Result<OnError, String> {
-    let Ok(repo) = gix::discover_with_environment_overrides(cwd) else {
+pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, String> {
+    let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
         return Ok(OnError::Allow);
     };
     let from_git = git_on_error(&repo)?;
@@ -340,8 +331,8 @@ pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, St
 
 /// The deny reason when the hook failed and fail-closed is on (`Ok`), or Stella's config is
 /// invalid (`Err`); `None`: let the tool run.
-pub fn deny_reason(cwd: &Path, error: &str) -> Option<String> {
-    match on_error(cwd) {
+pub fn deny_reason(settings: &Settings, cwd: &Path, error: &str) -> Option<String> {
+    match on_error(settings, cwd) {
         Ok(OnError::Allow) => None,
         Ok(OnError::Deny) => Some(fail_closed_reason(error)),
         Err(why) => Some(format!(

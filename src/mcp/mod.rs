@@ -1,9 +1,5 @@
-//! `git stella mcp`: an MCP server on stdio whose file tools are guarded (SPEC §7).
-//!
-//! [`tools`] holds the decisions, synchronous like the rest of the library; [`server`] (only
-//! with the `mcp` feature, the one part of Stella that links tokio) serves them with `rmcp`.
-//! One connection is one Stella session.
+//! The guarded file tools of `git stella mcp` (SPEC §7): the decisions, synchronous like the rest
+//! of the library. The `git-stella-mcp` binary (the one part of Stella that links tokio) serves
+//! them with `rmcp`; one connection is one Stella session.
 
-#[cfg(feature = "mcp")]
-pub mod server;
 pub mod tools;

@@ -336,20 +336,15 @@ impl Tools {
 
 /// An error as git would say it: `error:`, then `caused by:` lines, then what it means here.
 fn error_reply(e: &(dyn StdError + 'static), consequence: &str) -> Reply {
+    let mut report = crate::report::Report::of(e);
     // When the tree did change, the error says so itself; never claim that nothing happened.
-    let mut text = match e.downcast_ref::<session::Error>() {
-        Some(session::Error::Unrecorded { .. }) => format!("error: {e}"),
-        _ => format!("error: {e}; {consequence}"),
-    };
-    let mut source = e.source();
-    while let Some(s) = source {
-        let line = s.to_string();
-        if !text.contains(&line) {
-            let _ = write!(text, "\ncaused by: {line}");
-        }
-        source = s.source();
+    if !matches!(
+        e.downcast_ref::<session::Error>(),
+        Some(session::Error::Unrecorded { .. })
+    ) {
+        report.message = format!("{}; {consequence}", report.message);
     }
-    Reply::error(text)
+    Reply::error(report.render())
 }
 
 #[cfg(test)]

@@ -82,7 +82,7 @@ pub fn complete(home: &Path, path: &str, setup: &str, lines: &[&[&str]]) -> Vec<
 
 /// The top-level commands, from the clap tree itself.
 pub fn commands() -> Vec<String> {
-    let mut names: Vec<String> = stella::cli::Cli::command()
+    let mut names: Vec<String> = crate::cli::Cli::command()
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
         .collect();

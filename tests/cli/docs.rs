@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use stella::cli::docs;
+use crate::cli::docs;
 
 use crate::common::have;
 

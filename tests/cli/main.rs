@@ -2,8 +2,15 @@
 
 mod common;
 
+/// The command line's own source (it lives with the binary, out of the library's reach): the docs
+/// and completion tests read its clap tree.
+#[path = "../../src/bin/git-stella/cli/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod cli;
+
 mod agents;
 mod artifact;
+mod boundary;
 mod claude_code;
 mod claude_real;
 mod completion;

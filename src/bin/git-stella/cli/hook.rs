@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::{Ctx, Result};
-use crate::hooks::{self, Answer, Env};
+use stella::hooks::{self, Answer, Env};
 
 /// Answer an agent host's hook call: read its payload on stdin, act, answer in its protocol
 ///
@@ -51,7 +51,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         cwd: ctx.cwd.clone(),
         shell_guard: std::env::var(hooks::install::PREFIX_KEY)
             .is_ok_and(|p| hooks::install::is_stella_prefix(&p))
-            && crate::exec::support().is_ok(),
+            && stella::exec::support().is_ok(),
     };
     let answer = match command {
         HookCommand::ClaudeCode => hooks::claude_code::answer_within(

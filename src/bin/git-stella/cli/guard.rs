@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::{Ctx, Result, print_json, report_refusals};
-use crate::digest::Digest;
-use crate::guard::{Allow, Conflict, Disk, Intent, Verdict};
-use crate::journal::Seen;
+use stella::digest::Digest;
+use stella::guard::{Allow, Conflict, Disk, Intent, Verdict};
+use stella::journal::Seen;
 
 /// Check files before an update or delete; exit 1 when a write would clobber someone's work
 ///

@@ -4,9 +4,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
 use super::{CliError, Ctx, Result};
-use crate::exec;
-use crate::hooks::{self, OnError};
-use crate::ids::SessionId;
+use stella::exec;
+use stella::hooks::{self, OnError};
+use stella::ids::SessionId;
 
 /// Run a command under the shell guard: its reads are recorded, its stale writes refused
 ///
@@ -134,13 +134,13 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
         .map(|s| hooks::session_name(s, None))
         .transpose()
         .map_err(|e| CliError::from_error(&e))
-        .map(|id| (id, crate::session::Context::open(&ctx.settings, &ctx.cwd)));
+        .map(|id| (id, stella::session::Context::open(&ctx.settings, &ctx.cwd)));
     let (id, context) = match opened {
         Ok((Some(id), Ok((context, _)))) => (id, context),
         // Outside a git working tree there is nothing to guard, as for the hooks.
         Ok((
             _,
-            Err(crate::session::Error::Workspace(crate::workspace::Error::NotARepository {
+            Err(stella::session::Error::Workspace(stella::workspace::Error::NotARepository {
                 ..
             })),
         )) => return plain(shell),
@@ -192,7 +192,7 @@ fn bash_command(snippet: &std::ffi::OsStr) -> Option<String> {
 /// warning, or not at all under fail-closed.
 fn guarded(
     ctx: &mut Ctx<'_>,
-    context: &crate::session::Context,
+    context: &stella::session::Context,
     id: &SessionId,
     make: impl Fn() -> Command,
     label: Option<&str>,
@@ -219,7 +219,7 @@ fn guarded(
 
 /// Run `command` without the guard, after one warning line; under fail-closed, refuse to.
 fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
-    match hooks::on_error(&ctx.cwd) {
+    match hooks::on_error(&ctx.settings, &ctx.cwd) {
         Ok(OnError::Allow) => {}
         Ok(OnError::Deny) => {
             return Err(CliError::new(format!(

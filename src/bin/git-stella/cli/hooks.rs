@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use crate::hooks::install::{self, HooksFile, Ledger, Outcome};
-use crate::hooks::{codex, cursor, gemini};
+use stella::hooks::install::{self, HooksFile, Ledger, Outcome};
+use stella::hooks::{codex, cursor, gemini};
 
 /// Wire Stella into an agent host's hooks or git's, or take it out again
 #[derive(clap::Subcommand, Debug)]
@@ -135,7 +135,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
     };
     let failed = |e: install::Error| CliError::from_error(&e);
     let Some(agent) = args.agent else {
-        let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
+        let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
         let dir = install::git_hooks_dir(&root).map_err(failed)?;
         let hook = dir.join(install::GIT_HOOK);
         let outcome = if installing {
@@ -170,8 +170,8 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (home, ledger)
     } else {
-        let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
-        let (ws, notices) = crate::workspace::Workspace::open(&ctx.settings, root)?;
+        let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
+        let (ws, notices) = stella::workspace::Workspace::open(&ctx.settings, root)?;
         for n in notices {
             let _ = writeln!(ctx.err, "stella: {n}");
         }
@@ -243,7 +243,7 @@ fn this_binary(installing: bool) -> Result<PathBuf> {
 /// run each of them twice.
 fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, exe: &Path) {
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
-    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
+    let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
     let mut others = Vec::new();
     for &other in agent.scopes() {
         let base = match other {

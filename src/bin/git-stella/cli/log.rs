@@ -2,7 +2,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::{Ctx, Result, parse_session_id};
-use crate::session::format_time;
+use stella::session::format_time;
 
 /// Show a session's steps, newest first; without a session, every session's
 ///
@@ -54,7 +54,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             let files = trees
                 .iter()
-                .map(|t| journal.root_file_id(*t, crate::refusals::FILE))
+                .map(|t| journal.root_file_id(*t, stella::refusals::FILE))
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             for (i, (commit, time, summary)) in history.iter().enumerate() {
                 let mut step = serde_json::json!({
@@ -66,7 +66,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 // This step changed the refusal record: it is a refusal.
                 if files[i].is_some() && files.get(i + 1).copied().flatten() != files[i] {
                     step["refused"] =
-                        serde_json::to_value(crate::refusals::read(&journal, trees[i]).last)
+                        serde_json::to_value(stella::refusals::read(&journal, trees[i]).last)
                             .expect("records serialise");
                 }
                 steps.push(step);
@@ -104,8 +104,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                     writeln!(
                         out,
                         "session {id} (replayed from session {} via artifact {}{forks})",
-                        crate::text::escape_controls(origin),
-                        crate::text::escape_controls(
+                        stella::text::escape_controls(origin),
+                        stella::text::escape_controls(
                             &artifact.chars().take(12).collect::<String>()
                         )
                     )?;
@@ -119,7 +119,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 out,
                 "{short} {} {}",
                 format_time(time),
-                crate::text::escape_controls(&summary)
+                stella::text::escape_controls(&summary)
             )?;
         }
     }

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use super::{Ctx, Result};
-use crate::hooks::{codex, common, cursor, gemini};
+use stella::hooks::{codex, common, cursor, gemini};
 
 /// The agent CLIs whose adapters answer with one JSON object (or nothing).
 #[derive(Clone, Copy, Debug)]
@@ -34,8 +34,8 @@ pub fn answer(ctx: &mut Ctx<'_>, agent: JsonAgent, out: &mut dyn Write) -> Resul
         }
         Ok(None) => Ok(ExitCode::SUCCESS),
         Err(e) => {
-            let text = crate::hooks::error_text(&e);
-            if let Some(deny) = fail_closed(agent, &ctx.cwd, &input, &text) {
+            let text = stella::hooks::error_text(&e);
+            if let Some(deny) = fail_closed(agent, &ctx.settings, &ctx.cwd, &input, &text) {
                 super::print_json(out, &deny)?;
                 return Ok(ExitCode::SUCCESS);
             }
@@ -50,6 +50,7 @@ pub fn answer(ctx: &mut Ctx<'_>, agent: JsonAgent, out: &mut dyn Write) -> Resul
 /// host run the tool. Reads are never denied: fail-closed is about writes.
 fn fail_closed(
     agent: JsonAgent,
+    settings: &stella::workspace::Settings,
     fallback_cwd: &std::path::Path,
     input: &[u8],
     error: &str,
@@ -64,5 +65,5 @@ fn fail_closed(
     if !asks {
         return None;
     }
-    crate::hooks::deny_reason(&cwd, error).map(|reason| deny(&reason))
+    stella::hooks::deny_reason(settings, &cwd, error).map(|reason| deny(&reason))
 }

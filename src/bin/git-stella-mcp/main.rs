@@ -4,8 +4,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use server::Server;
 use stella::ids::SessionId;
-use stella::mcp::server::{self, Server};
+use stella::report::Report;
+
+#[path = "../git-stella/cli/env.rs"]
+mod env;
+mod server;
 
 /// Serve guarded file tools over MCP on stdin and stdout
 ///
@@ -35,14 +40,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let fail = |e: &(dyn std::error::Error + 'static)| {
-        let mut c = stella::cli::CliError::from_error(e);
-        c.message = format!("error: {}", c.message);
-        std::iter::once(c.message)
-            .chain(c.causes.into_iter().map(|c| format!("caused by: {c}")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let fail = |e: &(dyn std::error::Error + 'static)| Report::of(e).render();
     let mut cwd = std::env::current_dir().map_err(|e| fail(&e))?;
     if let Some(dir) = &args.dir {
         cwd = cwd.join(dir);
@@ -51,7 +49,7 @@ fn run(args: Args) -> Result<(), String> {
         Some(s) => Some(SessionId::parse(s).map_err(|e| fail(&e))?),
         None => None,
     };
-    let settings = stella::cli::settings_from_env().map_err(|e| format!("error: {}", e.message))?;
+    let settings = env::settings().map_err(|e| fail(&e))?;
     let (server, notices) = Server::start(settings, cwd, session).map_err(|e| fail(&e))?;
     for n in notices {
         eprintln!("stella: {n}");
@@ -62,6 +60,9 @@ fn run(args: Args) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| fail(&e))?;
-    rt.block_on(server::serve_stdio(server))
-        .map_err(|e| format!("error: the MCP connection failed\ncaused by: {e}"))
+    rt.block_on(server::serve_stdio(server)).map_err(|e| {
+        let mut report = Report::new("the MCP connection failed");
+        report.push_cause(e.to_string());
+        report.render()
+    })
 }

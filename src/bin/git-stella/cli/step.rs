@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use crate::turn::Transcript;
+use stella::turn::Transcript;
 
 /// Mark a step boundary inside the open turn, optionally storing the transcript
 ///

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use super::checkpoint::artifact_err;
 use super::verify::print_mismatches;
 use super::{Ctx, Result, parse_session_id};
-use crate::replay::{Options, Outcome};
-use crate::text::escape_controls;
+use stella::replay::{Options, Outcome};
+use stella::text::escape_controls;
 
 /// Start a new session from an artifact, refused when it does not belong to this tree
 ///
@@ -119,7 +119,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             if !r.written.is_empty() {
                 ctx.say(format_args!(
                     "stella: wrote {} of session {session}; it was made against base commit {base}, and the rest of the repository is not in the artifact",
-                    crate::text::count(r.written.len() as u64, "file"),
+                    stella::text::count(r.written.len() as u64, "file"),
                 ));
             }
             if let Some(here) = &r.head_differs {

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::{CliError, Ctx, Result, parse_session_id, print_json};
-use crate::journal::Tip;
-use crate::session::format_time;
+use stella::journal::Tip;
+use stella::session::format_time;
 
 /// Start, list, show and drop sessions
 ///
@@ -112,15 +112,15 @@ impl Meta {
             // The origin's name came from an artifact: escaped, never printed raw.
             Some((session, artifact)) => format!(
                 "{}@{}",
-                crate::text::escape_controls(session),
-                crate::text::escape_controls(&artifact.chars().take(12).collect::<String>())
+                stella::text::escape_controls(session),
+                stella::text::escape_controls(&artifact.chars().take(12).collect::<String>())
             ),
             None => "-".into(),
         }
     }
 }
 
-pub(crate) fn meta(context: &crate::session::Context, id: &crate::ids::SessionId) -> Meta {
+pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::SessionId) -> Meta {
     let table = context
         .journal()
         .root_file(id, "session.toml")
@@ -232,7 +232,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 writeln!(out, "last step {} ({})", format_time(tip.time), tip.summary)?;
                 writeln!(out, "steps     {}", tip.steps)?;
                 writeln!(out, "tracked   {}", tip.tracked)?;
-                writeln!(out, "ref       {}", crate::journal::session_ref(&id))?;
+                writeln!(out, "ref       {}", stella::journal::session_ref(&id))?;
             }
         }
         SessionCommand::Drop(a) => {

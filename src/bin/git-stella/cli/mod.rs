@@ -12,11 +12,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::ids::SessionId;
-use crate::journal;
-use crate::session::{self, Context};
-use crate::workspace::{self, Settings};
+use stella::ids::SessionId;
+use stella::journal;
+use stella::report::Report;
+use stella::session::{self, Context};
+use stella::workspace::{self, Settings};
 
+// Compiled into the binary for the clap tree it shares; the gen-docs example and the docs test
+// (which include this module by path) are the ones that call it.
+#[allow(dead_code)]
 pub mod docs;
 /// The guard's decision table (SPEC section 4), for the pages of the commands that consult it.
 macro_rules! decision_table {
@@ -53,6 +57,7 @@ mod checkpoint;
 mod demo;
 mod diff;
 mod doctor;
+pub mod env;
 mod exec;
 mod gc;
 mod guard;
@@ -184,7 +189,7 @@ impl Cli {
         // Claude Code's shell prefix is one program and one flag (see `install::shell_prefix`).
         if args
             .get(1)
-            .is_some_and(|a| a == crate::hooks::install::PREFIX_ARGS)
+            .is_some_and(|a| a == stella::hooks::install::PREFIX_ARGS)
         {
             let mut rewritten: Vec<OsString> = vec![args[0].clone()];
             rewritten.extend(["exec", "--host", "claude-code"].map(OsString::from));
@@ -266,6 +271,8 @@ pub struct CliError {
     pub message: String,
     pub causes: Vec<String>,
     pub hint: Option<String>,
+    /// A write to a closed pipe (`git stella log | head`): the command ends quietly.
+    pub broken_pipe: bool,
 }
 
 impl CliError {
@@ -275,6 +282,7 @@ impl CliError {
             message: message.into(),
             causes: Vec::new(),
             hint: None,
+            broken_pipe: false,
         }
     }
 
@@ -293,29 +301,38 @@ impl CliError {
         self
     }
 
-    /// Build from any error, its chain becoming `caused by:` lines.
+    /// Build from any error, its chain becoming `caused by:` lines (each said once).
     pub fn from_error(e: &(dyn std::error::Error + 'static)) -> Self {
-        let mut err = CliError::new(e.to_string());
-        let mut source = e.source();
-        while let Some(s) = source {
-            let text = s.to_string();
-            if !err.message.contains(&text) && !err.causes.contains(&text) {
-                err.causes.push(text);
-            }
-            source = s.source();
-        }
+        let report = Report::of(e);
+        let mut err = CliError::new(report.message);
+        err.causes = report.causes;
+        err.broken_pipe = chain_has_broken_pipe(e);
         err
     }
 
     fn print(&self, err: &mut dyn Write) {
-        let _ = writeln!(err, "error: {}", self.message);
-        for c in &self.causes {
-            let _ = writeln!(err, "caused by: {c}");
-        }
-        if let Some(h) = &self.hint {
-            let _ = writeln!(err, "hint: {h}");
-        }
+        let report = Report {
+            message: self.message.clone(),
+            causes: self.causes.clone(),
+            hint: self.hint.clone(),
+        };
+        let _ = writeln!(err, "{}", report.render());
     }
+}
+
+/// Whether an error, or any error in its chain, is a write to a closed pipe.
+fn chain_has_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if err
+            .downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        next = err.source();
+    }
+    false
 }
 
 impl From<session::Error> for CliError {
@@ -332,7 +349,7 @@ impl From<session::Error> for CliError {
                 "remove '{}' and run 'git stella init': the workspace id is adopted again from Stella's data dir",
                 path.display()
             )),
-            S::Store(crate::store::Error::Lock(_)) => Some(
+            S::Store(stella::store::Error::Lock(_)) => Some(
                 "another git-stella process is writing; if none is, the lock is released when that process exits".to_owned(),
             ),
             _ => None,
@@ -369,8 +386,8 @@ macro_rules! impl_from_error {
 impl_from_error!(
     journal::Error,
     workspace::Error,
-    crate::store::Error,
-    crate::paths::Error
+    stella::store::Error,
+    stella::paths::Error
 );
 
 impl From<io::Error> for CliError {
@@ -415,7 +432,7 @@ impl Ctx<'_> {
         &self,
         ctx: &Context,
         paths: &[PathBuf],
-    ) -> Result<Vec<crate::paths::RelPath>> {
+    ) -> Result<Vec<stella::paths::RelPath>> {
         let mut seen = std::collections::HashSet::new();
         Ok(self
             .resolve_all_named(ctx, paths)?
@@ -431,8 +448,8 @@ impl Ctx<'_> {
         &self,
         ctx: &Context,
         paths: &[PathBuf],
-    ) -> Result<Vec<crate::paths::Named>> {
-        let mut out: Vec<crate::paths::Named> = Vec::with_capacity(paths.len());
+    ) -> Result<Vec<stella::paths::Named>> {
+        let mut out: Vec<stella::paths::Named> = Vec::with_capacity(paths.len());
         let mut seen = std::collections::HashSet::new();
         for p in paths {
             let named = ctx.resolve_named(&self.cwd, p)?;
@@ -461,32 +478,14 @@ pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<
     writeln!(out)
 }
 
-/// The library's settings, read from the environment: every entry point builds them here.
+/// The library's settings, read from the environment (see [`env`]).
 pub fn settings_from_env() -> std::result::Result<Settings, CliError> {
-    Ok(Settings {
-        data_dir: data_dir()?,
-        git_env_overrides: ["GIT_DIR", "GIT_WORK_TREE"]
-            .iter()
-            .any(|v| std::env::var_os(v).is_some()),
+    env::settings().map_err(|e| match e {
+        env::Error::NoHome => {
+            CliError::new(e.to_string()).hint("set STELLA_HOME to a folder Stella may use")
+        }
+        env::Error::Cwd(io) => CliError::from_error(&io),
     })
-}
-
-/// Where Stella keeps its data: `$STELLA_HOME`, else the platform data dir.
-pub fn data_dir() -> std::result::Result<PathBuf, CliError> {
-    if let Some(home) = std::env::var_os("STELLA_HOME").filter(|h| !h.is_empty()) {
-        let home = PathBuf::from(home);
-        return Ok(if home.is_absolute() {
-            home
-        } else {
-            std::env::current_dir()?.join(home)
-        });
-    }
-    directories::ProjectDirs::from("", "", "stella")
-        .map(|d| d.data_dir().to_owned())
-        .ok_or_else(|| {
-            CliError::new("could not find a home folder for Stella's data")
-                .hint("set STELLA_HOME to a folder Stella may use")
-        })
 }
 
 fn init_tracing(verbose: u8) {
@@ -573,7 +572,7 @@ pub fn main_with(
     match result {
         Ok(code) => code,
         // A closed pipe (`git stella log | head`) ends quietly.
-        Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(e) if e.broken_pipe => ExitCode::SUCCESS,
         Err(e) => {
             e.print(err);
             // To an agent host, 2 means "block": a hook's own failure is 1 (SPEC §7).
@@ -642,11 +641,11 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
 pub fn report_refusals(
     ctx: &mut Ctx<'_>,
     context: &Context,
-    checks: &[crate::guard::Check],
+    checks: &[stella::guard::Check],
 ) -> ExitCode {
     // The refusal leaves a trace in the session (never at the cost of the answer).
     if let Ok(id) = ctx.session_id()
-        && let Err(e) = crate::refusals::note(&context.journal(), &id, checks)
+        && let Err(e) = stella::refusals::note(&context.journal(), &id, checks)
     {
         tracing::warn!(error = %e, "the refusal could not be recorded in the session");
     }
@@ -657,7 +656,7 @@ pub fn report_refusals(
 pub fn print_refusals(
     ctx: &mut Ctx<'_>,
     context: &Context,
-    checks: &[crate::guard::Check],
+    checks: &[stella::guard::Check],
 ) -> ExitCode {
     let journal = context.journal();
     for (i, c) in checks.iter().filter(|c| c.refused()).enumerate() {
@@ -667,7 +666,7 @@ pub fn print_refusals(
         let _ = writeln!(
             ctx.err,
             "{}",
-            crate::guard::refusal_message(&journal, &context.ws.root, c)
+            stella::guard::refusal_message(&journal, &context.ws.root, c)
         );
     }
     ExitCode::from(1)

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::{CliError, Ctx, Result, print_json, report_refusals};
-use crate::digest::Digest;
-use crate::guard::Disk;
-use crate::journal::{How, Version, version_id};
-use crate::session::{Outcome, format_time};
+use stella::digest::Digest;
+use stella::guard::Disk;
+use stella::journal::{How, Version, version_id};
+use stella::session::{Outcome, format_time};
 
 /// List, show or restore any version of a file that a session read, wrote or saw overwritten
 ///

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::{CliError, Ctx, Result, print_json};
-use crate::session::Freshness;
+use stella::session::Freshness;
 
 /// Show where the session stands: its open turn, if any, and what to re-read
 ///
@@ -79,7 +79,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "open turn {} since {}: {}, last at {}",
                 p.turn,
                 p.started,
-                crate::text::count(p.steps, "step"),
+                stella::text::count(p.steps, "step"),
                 p.updated
             )?;
             if let Some(n) = &p.note {
@@ -91,7 +91,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     writeln!(
         out,
         "{}",
-        crate::text::count(status.len() as u64, "tracked file")
+        stella::text::count(status.len() as u64, "tracked file")
     )?;
     if !changed.is_empty() {
         writeln!(

@@ -62,7 +62,7 @@ struct HostFile {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
+    let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
     let mut findings = Vec::new();
 
@@ -184,7 +184,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 
     // Config.
     if let Some(root) = &root {
-        match crate::hooks::Config::load(root) {
+        match stella::hooks::Config::load(root) {
             Ok(_) => findings.push(finding(
                 Level::Ok,
                 "config",
@@ -194,15 +194,15 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             Err(e) => findings.push(finding(
                 Level::Error,
                 "config",
-                crate::hooks::error_text(&e)
+                stella::hooks::error_text(&e)
                     .trim_end()
                     .trim_start_matches("stella: error: ")
                     .to_owned(),
                 Some("every guarded write is denied until it is fixed".into()),
             )),
         }
-        if let Ok(repo) = gix::discover_with_environment_overrides(root)
-            && let Err(why) = crate::hooks::git_on_error(&repo)
+        if let Ok(repo) = stella::workspace::open_user_repo(ctx.settings.git_env_overrides, root)
+            && let Err(why) = stella::hooks::git_on_error(&repo)
         {
             findings.push(finding(
                 Level::Error,
@@ -218,7 +218,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 
     // The data dir.
     let data = &ctx.settings.data_dir;
-    let writable = crate::fsutil::create_private_dir(data, 0o700)
+    let writable = stella::fsutil::create_private_dir(data, 0o700)
         .and_then(|()| tempfile::tempfile_in(data).map(drop));
     findings.push(match writable {
         Ok(()) => finding(
@@ -236,7 +236,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     });
 
     // The shell guard.
-    findings.push(match crate::exec::support() {
+    findings.push(match stella::exec::support() {
         Ok(()) => finding(
             Level::Ok,
             "shell-guard",
@@ -296,7 +296,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 out,
                 "{:<5} {}",
                 level_name(f.level),
-                crate::text::escape_controls(&f.message)
+                stella::text::escape_controls(&f.message)
             )?;
             if let Some(hint) = &f.hint {
                 writeln!(out, "      hint: {hint}")?;
@@ -331,7 +331,7 @@ fn stella_commands(v: &Value, out: &mut Vec<String>) {
                         out.push(c.clone())
                     }
                     ("CLAUDE_CODE_SHELL_PREFIX", Value::String(c))
-                        if crate::hooks::install::is_stella_prefix(c) =>
+                        if stella::hooks::install::is_stella_prefix(c) =>
                     {
                         out.push(c.clone())
                     }
@@ -426,7 +426,7 @@ fn check_command(f: &HostFile, command: &str) -> Finding {
 
 /// `cmd`'s stdout, when it exits 0 within `limit`.
 fn run_for(cmd: &mut Command, limit: Duration) -> Option<String> {
-    let mut child = crate::child::die_with_parent(cmd)
+    let mut child = stella::child::die_with_parent(cmd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -3,8 +3,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{Ctx, Result, print_refusals};
-use crate::journal::version_id;
-use crate::undo::Undone;
+use stella::journal::version_id;
+use stella::undo::Undone;
 
 /// Put back what was in each file before the session first wrote it
 ///

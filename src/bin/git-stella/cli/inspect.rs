@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::checkpoint::artifact_err;
 use super::{Ctx, Result, print_json};
-use crate::artifact::CONTENTS_WARNING;
-use crate::text::escape_controls;
+use stella::artifact::CONTENTS_WARNING;
+use stella::text::escape_controls;
 
 /// Show an artifact's manifest, base commit, fingerprint and what it holds
 ///
@@ -39,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let head = crate::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
+    let head = stella::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
     let m = &head.manifest;
     if args.json {
         print_json(
@@ -79,7 +79,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             out,
             "last step   {} ({})",
             esc(&m.last_step),
-            crate::text::count(m.steps, "step")
+            stella::text::count(m.steps, "step")
         )?;
         for p in &m.provenance {
             let artifact: String = p.artifact.chars().take(12).collect();
@@ -96,7 +96,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             out,
             "transcript  {} bytes in {}",
             total,
-            crate::text::count(m.transcripts.len() as u64, "file")
+            stella::text::count(m.transcripts.len() as u64, "file")
         )?;
         writeln!(out, "objects     {}", head.objects)?;
         writeln!(out, "files       {}", head.fingerprint.len())?;

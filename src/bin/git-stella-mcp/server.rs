@@ -18,9 +18,9 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
-use super::tools::{Reply, SessionOrigin, Tools};
-use crate::ids::SessionId;
-use crate::workspace::{Notice, Settings};
+use stella::ids::SessionId;
+use stella::mcp::tools::{Reply, SessionOrigin, Tools};
+use stella::workspace::{Notice, Settings};
 
 type Job = Box<dyn FnOnce(&Tools) + Send>;
 
@@ -28,7 +28,7 @@ type Job = Box<dyn FnOnce(&Tools) + Send>;
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Open(#[from] crate::session::Error),
+    Open(#[from] stella::session::Error),
     #[error("could not start the thread that holds the workspace")]
     Thread(#[source] std::io::Error),
 }
@@ -90,14 +90,13 @@ pub struct Server {
     tool_router: ToolRouter<Self>,
 }
 
-impl From<Reply> for CallToolResult {
-    fn from(r: Reply) -> Self {
-        let content = vec![ContentBlock::text(r.text)];
-        if r.is_error {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        }
+/// A tool's reply as MCP carries it.
+fn to_result(r: Reply) -> CallToolResult {
+    let content = vec![ContentBlock::text(r.text)];
+    if r.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
     }
 }
 
@@ -165,17 +164,15 @@ impl Server {
             let _ = tx.send(reply.ok());
         });
         if self.jobs.send(job).is_err() {
-            return Reply::error(
+            return to_result(Reply::error(
                 "error: the server's worker thread is gone; restart the MCP server",
-            )
-            .into();
+            ));
         }
         match rx.await {
-            Ok(Some(reply)) => reply.into(),
-            _ => Reply::error(
+            Ok(Some(reply)) => to_result(reply),
+            _ => to_result(Reply::error(
                 "error: the tool call failed inside the server; check the file with read_file before retrying",
-            )
-            .into(),
+            )),
         }
     }
 
@@ -192,11 +189,10 @@ impl Server {
     )]
     async fn write_file(&self, Parameters(a): Parameters<WriteFileArgs>) -> CallToolResult {
         if let Some(bytes) = a.oversized {
-            return Reply::error(format!(
+            return to_result(Reply::error(format!(
                 "error: this call was {bytes} bytes, over the {} MiB one message to this server may carry; nothing was written. Write a file this large another way (a shell command, say), then read_file it.",
                 MAX_MESSAGE >> 20
-            ))
-            .into();
+            )));
         }
         self.call(move |t| t.write_file(&a.path, &a.content)).await
     }

@@ -2,7 +2,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use crate::turn::TurnError;
+use stella::turn::TurnError;
 
 /// Open or end a turn (one prompt to the end of its answer)
 ///
@@ -80,7 +80,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &TurnCommand, out: &mut dyn Write) -> Result 
                 ctx.say(format_args!(
                     "stella: turn {} was still open ({}); ended it and began turn {}",
                     p.turn,
-                    crate::text::count(p.steps, "step"),
+                    stella::text::count(p.steps, "step"),
                     point.turn
                 ));
             }

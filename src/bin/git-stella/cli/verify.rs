@@ -26,9 +26,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let root = crate::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
-    let head = crate::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
-    let mismatches = crate::replay::verify_in(&root, &head).map_err(artifact_err)?;
+    let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
+    let head = stella::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
+    let mismatches = stella::replay::verify_in(&root, &head).map_err(artifact_err)?;
     if mismatches.is_empty() {
         match head.fingerprint.len() {
             1 => writeln!(out, "1 file matches")?,
@@ -43,7 +43,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 /// Name each mismatched path on stderr.
 pub fn print_mismatches(
     ctx: &mut Ctx<'_>,
-    mismatches: &[(crate::paths::RelPath, crate::replay::Mismatch)],
+    mismatches: &[(stella::paths::RelPath, stella::replay::Mismatch)],
 ) {
     let _ = writeln!(
         ctx.err,

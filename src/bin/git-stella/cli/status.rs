@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::{Ctx, Result, print_json};
-use crate::journal::Seen;
-use crate::session::{Freshness, format_time};
+use stella::journal::Seen;
+use stella::session::{Freshness, format_time};
 
 /// Show every tracked file of the session: fresh, changed or gone since the session saw it
 ///
@@ -38,7 +38,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     }
     let id = ctx.session_id()?;
     let status = context.status(&id)?;
-    let refused = crate::refusals::read(&context.journal(), context.journal().tip(&id)?.tree).count;
+    let refused =
+        stella::refusals::read(&context.journal(), context.journal().tip(&id)?.tree).count;
     if args.json {
         let list: Vec<_> = status
             .iter()
@@ -68,7 +69,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 }
 
 /// `status --all`: every session, newest activity first.
-fn all(context: &crate::session::Context, args: &Args, out: &mut dyn Write) -> Result {
+fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> Result {
     let journal = context.journal();
     let mut sessions = journal.sessions()?;
     sessions.sort_by(|a, b| b.1.time.seconds.cmp(&a.1.time.seconds).then(a.0.cmp(&b.0)));
@@ -80,7 +81,7 @@ fn all(context: &crate::session::Context, args: &Args, out: &mut dyn Write) -> R
             .filter(|(_, f)| matches!(f, Freshness::Changed | Freshness::Gone))
             .map(|(e, _)| e.path.to_lossy().into_owned())
             .collect();
-        let refused = crate::refusals::read(&journal, tip.tree).count;
+        let refused = stella::refusals::read(&journal, tip.tree).count;
         rows.push((id, tip, changed, refused));
     }
     if args.json {

@@ -56,7 +56,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Some(p) => Some(ctx.cwd.join(p)),
         None => {
             let dir = context.ws.private_dir().join("checkpoints");
-            crate::fsutil::create_private_dir(&dir, 0o700)?;
+            stella::fsutil::create_private_dir(&dir, 0o700)?;
             Some(dir.join(format!("{id}.stella.bundle")))
         }
     };
@@ -70,7 +70,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             };
             // Streamed into a file with no name beside the target (mode 0600), named when
             // complete: a checkpoint killed half-way leaves nothing in the folder.
-            let mut file = crate::fsutil::NewFile::create(path, 0o600).map_err(cant_write)?;
+            let mut file = stella::fsutil::NewFile::create(path, 0o600).map_err(cant_write)?;
             let mut writer = std::io::BufWriter::with_capacity(1 << 20, file.file());
             let cp = context.checkpoint(&id, &mut writer).map_err(artifact_err)?;
             writer.flush().map_err(cant_write)?;
@@ -88,7 +88,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         let _ = writeln!(
             ctx.err,
             "warning: transcript '{}' was not taken: {why}; the artifact carries {}",
-            crate::text::escape_controls(&skipped.path),
+            stella::text::escape_controls(&skipped.path),
             if skipped.stored_copy {
                 "the copy the session stored last"
             } else {
@@ -99,11 +99,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     match cp.manifest.base_commit() {
         Some(base) => ctx.say(format_args!(
             "stella: checkpoint of session {id}: {}; base commit {base} is recorded, not carried: changes outside these files are not in the artifact",
-            crate::text::count(cp.paths as u64, "file")
+            stella::text::count(cp.paths as u64, "file")
         )),
         None => ctx.say(format_args!(
             "stella: checkpoint of session {id}: {}; HEAD is unborn, so no base commit is recorded",
-            crate::text::count(cp.paths as u64, "file")
+            stella::text::count(cp.paths as u64, "file")
         )),
     }
     Ok(ExitCode::SUCCESS)
@@ -113,12 +113,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 ///
 /// Its text may quote the artifact (a ref name, a path, git's complaint about a tree entry):
 /// control characters are escaped, so a hostile file cannot drive the terminal or split a line.
-pub fn artifact_err(e: crate::artifact::Error) -> CliError {
+pub fn artifact_err(e: stella::artifact::Error) -> CliError {
     let mut err = match e {
-        crate::artifact::Error::Session(s) => s.into(),
+        stella::artifact::Error::Session(s) => s.into(),
         e => CliError::from_error(&e),
     };
-    let esc = |s: &str| crate::text::escape_controls(s).into_owned();
+    let esc = |s: &str| stella::text::escape_controls(s).into_owned();
     err.message = esc(&err.message);
     err.causes = err.causes.iter().map(|c| esc(c)).collect();
     err.hint = err.hint.as_deref().map(esc);

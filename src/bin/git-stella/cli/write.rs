@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{Ctx, Result, report_refusals};
-use crate::session::Outcome;
+use stella::session::Outcome;
 
 /// Write stdin to a file, refused when the file changed since the session saw it
 ///

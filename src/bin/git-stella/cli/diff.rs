@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{Ctx, Result};
-use crate::guard::{Intent, change_summary};
+use stella::guard::{Intent, change_summary};
 
 /// Show what changed on disk since the session saw these files
 ///
