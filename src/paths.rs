@@ -91,6 +91,14 @@ pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
     relative(root, &resolved, path)
 }
 
+/// Why a write into a private folder is refused, for the agent that asked: `e` is
+/// [`Error::Private`].
+pub fn private_refusal(e: &Error) -> String {
+    format!(
+        "{e}: writing there could run code (git hooks, git config) or switch Stella's guard off. Nothing was written."
+    )
+}
+
 /// The private area `rel` lies in: `.git` (any folder of that name: the repository's, a
 /// submodule's) or `.stella` (the workspace's own state, at the root). Writes there on an agent's
 /// behalf could run code (`.git/hooks`, `.git/config`) or switch the guard off for everyone.

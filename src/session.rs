@@ -450,6 +450,42 @@ impl Context {
         Ok(self.journal().record(id, &step)?)
     }
 
+    /// The map edit saying the session saw (or, with `wrote`, wrote) exactly `bytes` at `path`,
+    /// whatever the disk holds now; the bytes are stored. `abs` is where the file is, for its
+    /// executable bit.
+    pub fn seen_edit(
+        &self,
+        path: &RelPath,
+        abs: &Path,
+        bytes: &[u8],
+        first_origin: Option<Digest>,
+        wrote: bool,
+    ) -> Result<MapEdit, Error> {
+        let blob = self.journal().write_blob(bytes)?;
+        let exec = std::fs::metadata(abs).is_ok_and(|m| is_exec(&m));
+        Ok(MapEdit::Put {
+            path: path.clone(),
+            seen: Seen::Digest(Digest::of(bytes)),
+            bytes: Some((blob, exec)),
+            first_origin,
+            wrote,
+            origin_bytes: None,
+        })
+    }
+
+    /// Record that the session saw exactly `bytes` at `path`: the bytes a tool read once and
+    /// showed the model.
+    pub fn record_seen(&self, id: &SessionId, path: &RelPath, bytes: &[u8]) -> Result<Tip, Error> {
+        let edit = self.seen_edit(path, &self.abs(path), bytes, Some(Digest::of(bytes)), false)?;
+        self.record(
+            id,
+            "read",
+            std::slice::from_ref(path),
+            vec![edit],
+            Vec::new(),
+        )
+    }
+
     /// Read `path` whole: its digest, its bytes stored as a blob, and its executable bit.
     /// `None` when it does not exist.
     fn snapshot(&self, path: &RelPath) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {

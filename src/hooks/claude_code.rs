@@ -17,18 +17,12 @@
 //! with the reason on stderr (the host lets the tool run), unless the project chose fail-closed.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
-    Access, Answer, Config, Env, Error, Hook, error_text, intended_bytes, renders_as, session_name,
-};
-use crate::digest::Digest;
-use crate::guard::Intent;
-use crate::journal::{MapEdit, RootEdit, Seen};
-use crate::paths::RelPath;
+use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, Writes};
+use crate::journal::RootEdit;
 use crate::session::Freshness;
 use crate::turn::{Transcript, TurnError};
 
@@ -41,78 +35,107 @@ pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp_
 /// Where the session's host settings live in its journal.
 const HOST_FILE: &str = "hosts/claude-code.toml";
 
-/// Read the payload with `read_input` and answer it, all within `budget`. When the budget runs
-/// out first, `give_up` gets the answer to give instead (and ends the process: see
-/// `within_budget`).
-pub fn answer_within(
-    env: Env,
-    budget: Duration,
-    read_input: impl FnOnce() -> std::io::Result<Vec<u8>>,
-    give_up: impl FnOnce(Answer) + Send + 'static,
-) -> Answer {
-    let seen: Arc<OnceLock<Value>> = Arc::new(OnceLock::new());
-    let watchdog_seen = Arc::clone(&seen);
-    let watchdog_env = env.clone();
-    super::within_budget(
-        budget,
-        || {
-            let input = match read_input() {
-                Ok(i) => i,
-                Err(source) => {
-                    return Answer::failed(&Error::Io {
-                        op: "read the hook payload from",
-                        path: PathBuf::from("stdin"),
-                        source,
-                    });
+/// A Claude Code hook payload (checked against the captured payloads in `tests/fixtures`). The
+/// tool's input and response stay JSON: their shape is the tool's, and a project may map a tool
+/// Stella does not know by the name of its path field.
+#[derive(Debug, Deserialize)]
+pub struct Payload {
+    pub hook_event_name: String,
+    pub session_id: String,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    #[serde(default)]
+    pub prompt_id: Option<String>,
+    /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_response: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+/// Claude Code.
+pub struct ClaudeCode;
+
+impl Host for ClaudeCode {
+    const NAME: &'static str = AGENT;
+    type Payload = Payload;
+
+    fn ids(p: &Payload) -> (&str, Option<&str>) {
+        (&p.session_id, p.agent_id.as_deref())
+    }
+
+    fn cwd(p: &Payload) -> Option<&Path> {
+        p.cwd.as_deref()
+    }
+
+    fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
+        match p.hook_event_name.as_str() {
+            "SessionStart" => session_start(hook, p),
+            "UserPromptSubmit" => {
+                hook.ensure_session()?;
+                remember_transcript_path(hook, p)?;
+                capture_transcript(hook, p)?;
+                let id = hook.session.clone();
+                hook.context()?.turn_begin(&id, p.prompt_id.as_deref())?;
+                Ok(Answer::nothing())
+            }
+            "Stop" => {
+                stop(hook, p)?;
+                Ok(Answer::nothing())
+            }
+            "SessionEnd" => {
+                if hook.session_exists()? {
+                    remember_transcript_path(hook, p)?;
+                    capture_transcript(hook, p)?;
                 }
-            };
-            let payload = match serde_json::from_slice::<Value>(&input) {
-                Ok(p) => p,
-                Err(e) => return on_failure(&env, None, &Error::BadPayload(e)),
-            };
-            let payload = seen.get_or_init(|| payload);
-            answer_payload(&env, payload)
-        },
-        move |e| give_up(on_failure(&watchdog_env, watchdog_seen.get(), &e)),
-    )
-}
-
-/// Answer one payload given as bytes.
-pub fn answer(env: &Env, input: &[u8]) -> Answer {
-    match serde_json::from_slice::<Value>(input) {
-        Ok(p) => answer_payload(env, &p),
-        Err(e) => on_failure(env, None, &Error::BadPayload(e)),
+                Ok(Answer::nothing())
+            }
+            "PreToolUse" => {
+                let ops = ops(&hook.root, p)?;
+                Ok(match hook.before(&ops, p.tool_use_id.as_deref())? {
+                    Some(reason) => deny(&reason),
+                    None => Answer::nothing(),
+                })
+            }
+            "PostToolUse" => {
+                let ops = ops(&hook.root, p)?;
+                let tool = p.tool_name.as_deref().unwrap_or_default();
+                let told = hook.after(&ops, p.tool_use_id.as_deref(), tool)?;
+                Ok(if told.is_empty() {
+                    Answer::nothing()
+                } else {
+                    let text = told.join("\n\n");
+                    context("PostToolUse", &text, Some(&text))
+                })
+            }
+            _ => Ok(Answer::nothing()),
+        }
     }
-}
 
-fn answer_payload(env: &Env, payload: &Value) -> Answer {
-    match handle(env, payload) {
-        Ok(a) => a,
-        Err(e) => on_failure(env, Some(payload), &e),
+    fn deny(reason: &str) -> Answer {
+        deny(reason)
     }
-}
 
-/// The answer when the hook itself failed: exit 1 (the host lets the tool run), or, for a
-/// write-like tool in a project that chose fail-closed, a deny naming the error.
-pub fn on_failure(env: &Env, payload: Option<&Value>, e: &Error) -> Answer {
-    let cwd = payload
-        .and_then(|p| p["cwd"].as_str())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| env.cwd.clone());
-    // Reads and shell commands are never denied: fail-closed is about writes.
-    let guarded_call = payload.is_some_and(|p| {
-        let tool = p["tool_name"].as_str().unwrap_or_default();
+    /// Reads and shell commands are never denied: fail-closed is about writes.
+    fn asks_before_write(raw: &Value) -> bool {
+        let tool = raw["tool_name"].as_str().unwrap_or_default();
         let read = matches!(tool, "Read" | "Bash")
             || (tool.starts_with("mcp__")
                 && ["__read_file", "__read_text_file", "__read_media_file"]
                     .iter()
                     .any(|r| tool.ends_with(r)));
-        p["hook_event_name"] == "PreToolUse" && !read
-    });
-    if guarded_call && let Some(reason) = super::deny_reason(&env.settings, &cwd, &error_text(e)) {
-        return deny(&reason);
+        raw["hook_event_name"] == "PreToolUse" && !read
     }
-    Answer::failed(e)
 }
 
 /// The deny answer: the model receives `reason` as the tool's error and the turn goes on.
@@ -140,65 +163,12 @@ fn context(event: &str, for_model: &str, person: Option<&str>) -> Answer {
     Answer::json(&v)
 }
 
-fn str_field<'a>(p: &'a Value, field: &'static str) -> Result<&'a str, Error> {
-    p[field].as_str().ok_or(Error::MissingField { field })
-}
-
-fn handle(env: &Env, p: &Value) -> Result<Answer, Error> {
-    let event = str_field(p, "hook_event_name")?;
-    let cwd = match p["cwd"].as_str() {
-        Some(c) => env.cwd.join(c),
-        None => env.cwd.clone(),
-    };
-    let session = session_name(str_field(p, "session_id")?, p["agent_id"].as_str())?;
-    let Some(mut hook) = Hook::find(env, AGENT, &cwd, session)? else {
-        return Ok(Answer::nothing());
-    };
-    let mut answer = match event {
-        "SessionStart" => session_start(&mut hook, p)?,
-        "UserPromptSubmit" => {
-            hook.ensure_session()?;
-            remember_transcript_path(&mut hook, p)?;
-            capture_transcript(&mut hook, p)?;
-            let id = hook.session.clone();
-            hook.context()?.turn_begin(&id, p["prompt_id"].as_str())?;
-            Answer::nothing()
-        }
-        "Stop" => {
-            stop(&mut hook, p)?;
-            Answer::nothing()
-        }
-        "SessionEnd" => {
-            if hook.session_exists()? {
-                remember_transcript_path(&mut hook, p)?;
-                capture_transcript(&mut hook, p)?;
-            }
-            Answer::nothing()
-        }
-        // Under the shell guard, a Bash command's reads and writes are recorded by the guard
-        // itself, call by call: nothing for the hook to note.
-        "PreToolUse" | "PostToolUse" if env.shell_guard && p["tool_name"] == "Bash" => {
-            Answer::nothing()
-        }
-        "PreToolUse" => pre_tool(&mut hook, p)?,
-        "PostToolUse" => post_tool(&mut hook, p)?,
-        _ => Answer::nothing(),
-    };
-    for n in &hook.notices {
-        answer.stderr.push_str(&format!("stella: {n}\n"));
-    }
-    for w in &hook.warnings {
-        answer.stderr.push_str(&format!("stella: warning: {w}\n"));
-    }
-    Ok(answer)
-}
-
-fn session_start(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
+fn session_start(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
     hook.ensure_session()?;
     let id = hook.session.clone();
     remember_transcript_path(hook, p)?;
     capture_transcript(hook, p)?;
-    if p["source"] != "resume" {
+    if p.source.as_deref() != Some("resume") {
         return Ok(Answer::nothing());
     }
     let status = hook.context()?.status(&id)?;
@@ -244,8 +214,8 @@ fn toml_string(s: &str) -> String {
 /// and keeps appending to it there, yet its `SessionStart` names the file under the current
 /// folder's project folder (absent when the transcript was copied elsewhere, or the checkout is
 /// another path than where the session began); its later events name the file it really writes.
-fn remember_transcript_path(hook: &mut Hook, p: &Value) -> Result<(), Error> {
-    let Some(path) = p["transcript_path"].as_str() else {
+fn remember_transcript_path(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
+    let Some(path) = p.transcript_path.as_deref() else {
         return Ok(());
     };
     let text = format!("transcript_path = {}\n", toml_string(path));
@@ -277,7 +247,7 @@ fn remember_transcript_path(hook: &mut Hook, p: &Value) -> Result<(), Error> {
 
 /// Store the transcript's new bytes, outside any turn step (the host may have flushed them
 /// after the last `Stop`).
-fn capture_transcript(hook: &mut Hook, p: &Value) -> Result<(), Error> {
+fn capture_transcript(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
     let Some((name, path)) = transcript(p) else {
         return Ok(());
     };
@@ -311,13 +281,13 @@ fn skip_transcript(hook: &mut Hook, e: TurnError) -> Result<(), Error> {
 }
 
 /// The transcript's name in the journal and its path, when the file exists.
-fn transcript(p: &Value) -> Option<(String, PathBuf)> {
-    let path = PathBuf::from(p["transcript_path"].as_str()?);
+fn transcript(p: &Payload) -> Option<(String, PathBuf)> {
+    let path = PathBuf::from(p.transcript_path.as_deref()?);
     let name = path.file_name()?.to_str()?.to_owned();
     path.is_file().then_some((name, path))
 }
 
-fn stop(hook: &mut Hook, p: &Value) -> Result<(), Error> {
+fn stop(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
     if !hook.session_exists()? {
         return Ok(());
     }
@@ -343,89 +313,95 @@ fn stop(hook: &mut Hook, p: &Value) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a tool does to files, as far as the guard cares.
-#[derive(Debug)]
-enum Tool {
-    Read {
-        path: String,
-        /// The text the host showed the model, when the tool says.
-        rendered: Option<String>,
-    },
-    Write {
-        path: String,
-        how: Writes,
-    },
-    Move {
-        from: String,
-        to: String,
-    },
-    Bash {
-        command: String,
-    },
-    Other,
-}
-
-#[derive(Debug)]
-enum Writes {
-    /// The whole content is known (Write, an MCP write_file).
-    Content(String),
-    /// Claude Code's Edit or MultiEdit: `tool_response.originalFile` with the edits applied.
-    Edits,
-    /// Only the disk says what was written (NotebookEdit, an MCP edit).
-    Unknown,
+/// The edits of an Edit or MultiEdit call. The response's strings are what ran (the person may
+/// have changed the proposal); `None` when a field is missing.
+fn edits(p: &Payload) -> Option<Vec<Edit>> {
+    let input = &p.tool_input;
+    let edit = |old: Option<&str>, new: Option<&str>, all: Option<bool>| {
+        Some(Edit {
+            old: old?.to_owned(),
+            new: new?.to_owned(),
+            all: all.unwrap_or(false),
+        })
+    };
+    match input["edits"].as_array() {
+        Some(list) => list
+            .iter()
+            .map(|e| {
+                edit(
+                    e["old_string"].as_str(),
+                    e["new_string"].as_str(),
+                    e["replace_all"].as_bool(),
+                )
+            })
+            .collect(),
+        None => {
+            let r = &p.tool_response;
+            Some(vec![edit(
+                r["oldString"].as_str().or(input["old_string"].as_str()),
+                r["newString"].as_str().or(input["new_string"].as_str()),
+                r["replaceAll"].as_bool().or(input["replace_all"].as_bool()),
+            )?])
+        }
+    }
 }
 
 /// The tools the reference filesystem MCP server offers, by their name after `mcp__<server>__`.
-fn mcp_filesystem_tool(tool: &str, input: &Value) -> Option<Tool> {
+fn mcp_filesystem_tool(tool: &str, input: &Value) -> Option<Op> {
     let path = || input["path"].as_str().map(str::to_owned);
     match tool {
-        "read_file" | "read_text_file" | "read_media_file" => Some(Tool::Read {
+        "read_file" | "read_text_file" | "read_media_file" => Some(Op::Read {
             path: path()?,
-            rendered: None,
+            shown: None,
         }),
-        "write_file" => Some(Tool::Write {
+        "write_file" => Some(Op::Write {
             path: path()?,
             how: Writes::Content(input["content"].as_str()?.to_owned()),
+            original: None,
         }),
-        "edit_file" if input["dryRun"] != true => Some(Tool::Write {
+        "edit_file" if input["dryRun"] != true => Some(Op::Write {
             path: path()?,
             how: Writes::Unknown,
+            original: None,
         }),
-        "move_file" => Some(Tool::Move {
+        "move_file" => Some(Op::Move {
             from: input["source"].as_str()?.to_owned(),
             to: input["destination"].as_str()?.to_owned(),
+            how: Writes::Unknown,
         }),
         _ => None,
     }
 }
 
-fn classify(root: &Path, p: &Value) -> Result<Tool, Error> {
-    let name = p["tool_name"].as_str().unwrap_or_default();
-    let input = &p["tool_input"];
+/// What the tool call does to files, in the core's words.
+fn ops(root: &Path, p: &Payload) -> Result<Vec<Op>, Error> {
+    let name = p.tool_name.as_deref().unwrap_or_default();
+    let input = &p.tool_input;
     let field = |f: &str| input[f].as_str().map(str::to_owned);
-    let tool = match name {
-        "Read" => field("file_path").map(|path| Tool::Read {
+    let original = p.tool_response["originalFile"].as_str().map(str::to_owned);
+    let op = match name {
+        "Read" => field("file_path").map(|path| Op::Read {
             path,
-            rendered: p["tool_response"]["file"]["content"]
+            shown: p.tool_response["file"]["content"]
                 .as_str()
                 .map(str::to_owned),
         }),
-        "Write" => field("file_path").map(|path| Tool::Write {
+        "Write" => field("file_path").map(|path| Op::Write {
             path,
-            how: match field("content") {
-                Some(c) => Writes::Content(c),
-                None => Writes::Unknown,
-            },
+            how: field("content").map_or(Writes::Unknown, Writes::Content),
+            original,
         }),
-        "Edit" | "MultiEdit" => field("file_path").map(|path| Tool::Write {
+        "Edit" | "MultiEdit" => field("file_path").map(|path| Op::Write {
             path,
-            how: Writes::Edits,
+            how: edits(p).map_or(Writes::Unknown, Writes::Edits),
+            original,
         }),
-        "NotebookEdit" => field("notebook_path").map(|path| Tool::Write {
+        "NotebookEdit" => field("notebook_path").map(|path| Op::Write {
             path,
             how: Writes::Unknown,
+            original: None,
         }),
-        "Bash" => Some(Tool::Bash {
+        "Bash" => Some(Op::Shell {
             command: field("command").unwrap_or_default(),
         }),
         // Only tools Stella knows, or that the project mapped, cost a config read.
@@ -433,16 +409,15 @@ fn classify(root: &Path, p: &Value) -> Result<Tool, Error> {
             let config = Config::load(root)?;
             if let Some(m) = config.tool(name) {
                 field(&m.path).map(|path| match m.access {
-                    Access::Read => Tool::Read {
+                    Access::Read => Op::Read { path, shown: None },
+                    Access::Write => Op::Write {
                         path,
-                        rendered: None,
-                    },
-                    Access::Write => Tool::Write {
-                        path,
-                        how: match m.content.as_deref().and_then(field) {
-                            Some(c) => Writes::Content(c),
-                            None => Writes::Unknown,
-                        },
+                        how: m
+                            .content
+                            .as_deref()
+                            .and_then(field)
+                            .map_or(Writes::Unknown, Writes::Content),
+                        original: None,
                     },
                 })
             } else if let Some(rest) = name.strip_prefix("mcp__") {
@@ -453,288 +428,36 @@ fn classify(root: &Path, p: &Value) -> Result<Tool, Error> {
             }
         }
     };
-    Ok(tool.unwrap_or(Tool::Other))
-}
-
-fn pre_tool(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
-    let tool_use_id = p["tool_use_id"].as_str().unwrap_or("none");
-    match classify(&hook.root, p)? {
-        Tool::Read { path, .. } => {
-            if let Some(path) = hook.resolve(&path) {
-                hook.before_read(&path, tool_use_id)?;
-            }
-            Ok(Answer::nothing())
-        }
-        Tool::Write { path, how } => {
-            if let Some(why) = hook.private(&path) {
-                return Ok(deny(&why));
-            }
-            let Some(path) = hook.resolve(&path) else {
-                return Ok(Answer::nothing());
-            };
-            // Write's If-Match: bytes already on disk lose nothing when written again.
-            let content = match &how {
-                Writes::Content(c) => Some(Digest::of(c.as_bytes())),
-                _ => None,
-            };
-            guarded(hook, &[(path, Intent::Write { content })])
-        }
-        Tool::Move { from, to } => {
-            if let Some(why) = hook.private(&from).or_else(|| hook.private(&to)) {
-                return Ok(deny(&why));
-            }
-            let mut checks = Vec::new();
-            if let Some(from) = hook.resolve(&from) {
-                checks.push((from, Intent::Delete));
-            }
-            if let Some(to) = hook.resolve(&to) {
-                checks.push((to, Intent::Write { content: None }));
-            }
-            guarded(hook, &checks)
-        }
-        Tool::Bash { command } => {
-            hook.before_command(&command, tool_use_id)?;
-            Ok(Answer::nothing())
-        }
-        Tool::Other => Ok(Answer::nothing()),
-    }
-}
-
-/// Check each path; deny with every refusal's message when any is refused.
-fn guarded(hook: &mut Hook, checks: &[(RelPath, Intent)]) -> Result<Answer, Error> {
-    let mut refusals = Vec::new();
-    for (path, intent) in checks {
-        let check = hook.guard(path, *intent)?;
-        if check.refused() {
-            refusals.push(hook.refusal(&check)?);
-        }
-    }
-    if refusals.is_empty() {
-        Ok(Answer::nothing())
-    } else {
-        Ok(deny(&refusals.join("\n\n")))
-    }
-}
-
-fn post_tool(hook: &mut Hook, p: &Value) -> Result<Answer, Error> {
-    let tool_use_id = p["tool_use_id"].as_str().unwrap_or("none");
-    let tool_name = p["tool_name"].as_str().unwrap_or_default();
-    match classify(&hook.root, p)? {
-        Tool::Read { path, rendered } => {
-            if let Some(path) = hook.resolve(&path) {
-                hook.after_read(&path, rendered.as_deref(), tool_use_id)?;
-            }
-            Ok(Answer::nothing())
-        }
-        Tool::Write { path, how } => {
-            let Some(path) = hook.resolve(&path) else {
-                return Ok(Answer::nothing());
-            };
-            after_write(hook, p, tool_name, tool_use_id, &path, how)
-        }
-        Tool::Move { from, to } => {
-            let mut edits = Vec::new();
-            let mut paths = Vec::new();
-            if let Some(from) = hook.resolve(&from) {
-                edits.push(MapEdit::Remove { path: from.clone() });
-                paths.push(from);
-            }
-            if let Some(to) = hook.resolve(&to)
-                && let Ok(bytes) = crate::fsutil::read_regular(&hook.abs(&to))
-            {
-                edits.push(hook.saw(&to, &bytes, None, true)?);
-                paths.push(to);
-            }
-            if !edits.is_empty() {
-                hook.record("moved", &paths, edits, Vec::new())?;
-            }
-            Ok(Answer::nothing())
-        }
-        Tool::Bash { .. } => {
-            hook.after_command(tool_use_id)?;
-            Ok(Answer::nothing())
-        }
-        Tool::Other => Ok(Answer::nothing()),
-    }
-}
-
-/// Record the bytes a write meant to put at `path` — never the disk's, so a change made right
-/// after the tool stays visible — and keep any bytes the tool overwrote that the session never
-/// saw.
-fn after_write(
-    hook: &mut Hook,
-    p: &Value,
-    tool_name: &str,
-    tool_use_id: &str,
-    path: &RelPath,
-    how: Writes,
-) -> Result<Answer, Error> {
-    let response = &p["tool_response"];
-    let original = response["originalFile"].as_str();
-    let disk = crate::fsutil::read_regular(&hook.abs(path)).ok();
-    let first_origin = original.map(|o| Digest::of(o.as_bytes()));
-    let edit = match how {
-        Writes::Content(text) => hook.saw(
-            path,
-            &intended_bytes(&text, disk.as_deref()),
-            first_origin,
-            true,
-        )?,
-        Writes::Edits => match original.and_then(|o| apply_edits(o, p)) {
-            Some(text) => hook.saw(
-                path,
-                &intended_bytes(&text, disk.as_deref()),
-                first_origin,
-                true,
-            )?,
-            // The edit cannot be replayed here: the session no longer knows what it wrote, so
-            // the next write needs a re-read.
-            None => MapEdit::Put {
-                path: path.clone(),
-                seen: Seen::Reread,
-                bytes: None,
-                first_origin,
-                wrote: true,
-                origin_bytes: None,
-            },
-        },
-        Writes::Unknown => match &disk {
-            Some(bytes) => hook.saw(path, bytes, first_origin, true)?,
-            None => MapEdit::Remove { path: path.clone() },
-        },
-    };
-    // The session's first sight of the file was this write: keep what it replaced, for undo.
-    let mut edit = edit;
-    if let (MapEdit::Put { origin_bytes, .. }, Some(original)) = (&mut edit, original)
-        && hook.entry(path)?.is_none()
-    {
-        *origin_bytes = Some(hook.blob(original.as_bytes())?);
-    }
-    let mut root = Vec::new();
-    let mut answer = Answer::nothing();
-    if let Some(original) = original
-        && let Some(blob) = overwritten(hook, path, original)?
-    {
-        let clean: String = tool_use_id
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
-        root.push(RootEdit::Put {
-            name: format!("{}/{clean}", crate::journal::overwritten_dir(path)),
-            blob,
-        });
-        let version = crate::journal::version_id(&Digest::of(original.as_bytes()));
-        let text = format!(
-            "Stella: {path} changed on disk after this session last read it and before {tool_name} ran (someone wrote to it in between, for example while a permission prompt waited), so {tool_name} overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git stella recover '{path}' --show {version} > '{path}.overwritten'\nthen compare and merge what they changed."
-        );
-        answer = context("PostToolUse", &text, Some(&text));
-    }
-    hook.record("wrote", std::slice::from_ref(path), vec![edit], root)?;
-    Ok(answer)
-}
-
-/// When `original` (the bytes the tool replaced) is not what the session last saw at `path`,
-/// store it and return its blob: someone's change was overwritten unseen.
-fn overwritten(
-    hook: &mut Hook,
-    path: &RelPath,
-    original: &str,
-) -> Result<Option<gix::ObjectId>, Error> {
-    let Some(entry) = hook.entry(path)? else {
-        return Ok(None);
-    };
-    let Seen::Digest(seen) = entry.seen else {
-        return Ok(None);
-    };
-    if seen == Digest::of(original.as_bytes()) {
-        return Ok(None);
-    }
-    if let Some((blob, _)) = entry.bytes {
-        let bytes = hook.context()?.journal().blob(blob)?;
-        if renders_as(&bytes, original) {
-            return Ok(None);
-        }
-    }
-    Ok(Some(hook.blob(original.as_bytes())?))
-}
-
-/// `original` with the payload's edits applied the way Claude Code applies them; `None` when an
-/// edit does not apply literally (the host matched it some other way).
-fn apply_edits(original: &str, p: &Value) -> Option<String> {
-    let input = &p["tool_input"];
-    let edits: Vec<(&str, &str, bool)> = match input["edits"].as_array() {
-        Some(list) => list
-            .iter()
-            .map(|e| {
-                Some((
-                    e["old_string"].as_str()?,
-                    e["new_string"].as_str()?,
-                    e["replace_all"].as_bool().unwrap_or(false),
-                ))
-            })
-            .collect::<Option<_>>()?,
-        None => {
-            // The response's strings are what ran (the person may have changed the proposal).
-            let r = &p["tool_response"];
-            vec![(
-                r["oldString"].as_str().or(input["old_string"].as_str())?,
-                r["newString"].as_str().or(input["new_string"].as_str())?,
-                r["replaceAll"]
-                    .as_bool()
-                    .or(input["replace_all"].as_bool())
-                    .unwrap_or(false),
-            )]
-        }
-    };
-    let mut text = original.to_owned();
-    for (old, new, all) in edits {
-        text = apply_edit(&text, old, new, all)?;
-    }
-    Some(text)
-}
-
-fn apply_edit(text: &str, old: &str, new: &str, all: bool) -> Option<String> {
-    if old.is_empty() {
-        // Claude Code's way of creating content in an empty file.
-        return text.is_empty().then(|| new.to_owned());
-    }
-    // Deleting a whole line takes its line ending with it, as Claude Code does.
-    let with_nl = format!("{old}\n");
-    let old = if new.is_empty() && !old.ends_with('\n') && text.contains(&with_nl) {
-        with_nl.as_str()
-    } else {
-        old
-    };
-    if !text.contains(old) {
-        return None;
-    }
-    Some(if all {
-        text.replace(old, new)
-    } else {
-        text.replacen(old, new, 1)
-    })
+    Ok(op.into_iter().collect())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::hooks::{Env, answer, within_budget};
+
+    fn payload(v: Value) -> Payload {
+        serde_json::from_value(v).unwrap()
+    }
 
     #[test]
-    fn edits_apply_like_the_host() {
-        let p = json!({"tool_input": {"old_string": "beta", "new_string": "BETA"}, "tool_response": {}});
-        assert_eq!(apply_edits("alpha\nbeta\n", &p).unwrap(), "alpha\nBETA\n");
-        let multi = json!({"tool_input": {"edits": [
-            {"old_string": "a", "new_string": "b", "replace_all": true},
-            {"old_string": "c\n", "new_string": ""}
-        ]}});
-        assert_eq!(apply_edits("aac\nd\n", &multi).unwrap(), "bbd\n");
-        let gone = json!({"tool_input": {"old_string": "x", "new_string": "y"}});
-        assert_eq!(apply_edits("abc", &gone), None);
-        let delete_line = json!({"tool_input": {"old_string": "two", "new_string": ""}});
+    fn edits_come_from_the_response_first() {
+        let p = payload(json!({"hook_event_name": "PostToolUse", "session_id": "s",
+            "tool_input": {"old_string": "beta", "new_string": "BETA"},
+            "tool_response": {"oldString": "beta", "newString": "B", "replaceAll": true}}));
         assert_eq!(
-            apply_edits("one\ntwo\nthree\n", &delete_line).unwrap(),
-            "one\nthree\n"
+            edits(&p).unwrap(),
+            vec![Edit {
+                old: "beta".into(),
+                new: "B".into(),
+                all: true
+            }]
         );
+        let multi = payload(json!({"hook_event_name": "PostToolUse", "session_id": "s",
+            "tool_input": {"edits": [{"old_string": "a", "new_string": "b", "replace_all": true}, {"old_string": "c"}]}}));
+        assert_eq!(edits(&multi), None);
     }
 
     #[test]
@@ -746,14 +469,14 @@ mod tests {
             shell_guard: false,
         };
         // Outside any repository: nothing done, nothing written.
-        let payload = json!({"session_id": "s", "cwd": tmp.path(), "hook_event_name": "PreToolUse",
+        let p = json!({"session_id": "s", "cwd": tmp.path(), "hook_event_name": "PreToolUse",
             "tool_name": "Edit", "tool_input": {"file_path": tmp.path().join("a")}});
         assert_eq!(
-            answer(&env, payload.to_string().as_bytes()),
+            answer::<ClaudeCode>(&env, p.to_string().as_bytes()),
             Answer::nothing()
         );
         assert!(!tmp.path().join("stella").exists());
-        let bad = answer(&env, b"{");
+        let bad = answer::<ClaudeCode>(&env, b"{");
         assert_eq!((bad.code, bad.stdout.is_empty()), (1, true));
         assert!(
             bad.stderr
@@ -762,7 +485,7 @@ mod tests {
         // Hung work: the watchdog gives the budget's answer while the work is still going.
         let (tx, rx) = std::sync::mpsc::channel();
         let started = std::time::Instant::now();
-        let slow = crate::hooks::within_budget(
+        let slow = within_budget(
             Duration::from_millis(20),
             || {
                 let late = rx.recv_timeout(Duration::from_secs(5));
@@ -777,30 +500,52 @@ mod tests {
         assert_eq!(slow, Answer::nothing());
         assert!(started.elapsed() < Duration::from_secs(5));
         // Work done in time: the watchdog stands down and never answers.
-        let quick = crate::hooks::within_budget(Duration::from_secs(5), Answer::nothing, |_| {
+        let quick = within_budget(Duration::from_secs(5), Answer::nothing, |_| {
             panic!("the watchdog fired for work done in time")
         });
         assert_eq!(quick, Answer::nothing());
         // A panic in the work is the hook's own failure (exit 1), not a crash.
-        let panicked =
-            crate::hooks::within_budget(Duration::from_secs(5), || panic!("boom"), |_| {});
+        let panicked = within_budget(Duration::from_secs(5), || panic!("boom"), |_| {});
         assert_eq!(panicked.code, 1);
     }
 
     #[test]
     fn mcp_filesystem_tools_are_known_by_their_names() {
         let root = Path::new("/nonexistent");
-        let p = json!({"tool_name": "mcp__filesystem__write_file", "tool_input": {"path": "/r/a", "content": "x"}});
+        let p = |v: Value| payload(v);
+        let write = p(
+            json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "mcp__filesystem__write_file", "tool_input": {"path": "/r/a", "content": "x"}}),
+        );
         assert!(matches!(
-            classify(root, &p).unwrap(),
-            Tool::Write {
+            ops(root, &write).unwrap()[..],
+            [Op::Write {
                 how: Writes::Content(_),
                 ..
-            }
+            }]
         ));
-        let p = json!({"tool_name": "mcp__fs__move_file", "tool_input": {"source": "/r/a", "destination": "/r/b"}});
-        assert!(matches!(classify(root, &p).unwrap(), Tool::Move { .. }));
-        let p = json!({"tool_name": "mcp__fs__list_directory", "tool_input": {"path": "/r"}});
-        assert!(matches!(classify(root, &p).unwrap(), Tool::Other));
+        let mv = p(
+            json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "mcp__fs__move_file", "tool_input": {"source": "/r/a", "destination": "/r/b"}}),
+        );
+        assert!(matches!(ops(root, &mv).unwrap()[..], [Op::Move { .. }]));
+        let list = p(
+            json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "mcp__fs__list_directory", "tool_input": {"path": "/r"}}),
+        );
+        assert!(ops(root, &list).unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_captured_payload_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let p: Result<Payload, _> = serde_json::from_str(&text);
+                assert!(p.is_ok(), "{}: {:?}", path.display(), p.err());
+                n += 1;
+            }
+        }
+        assert!(n >= 10, "only {n} captured payloads");
     }
 }

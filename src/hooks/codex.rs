@@ -26,16 +26,120 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::common::{self, Error};
 use super::install::{HooksFile, Shape, Wanted};
-use crate::digest::Digest;
-use crate::guard::Intent;
-use crate::workspace::Settings;
+use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".codex/hooks.json";
+
+/// A Codex hook payload (checked against the captured payloads in `tests/fixtures`).
+#[derive(Debug, Deserialize)]
+pub struct Payload {
+    pub hook_event_name: String,
+    pub session_id: String,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+/// Codex CLI.
+pub struct Codex;
+
+impl Host for Codex {
+    const NAME: &'static str = "codex";
+    type Payload = Payload;
+
+    fn ids(p: &Payload) -> (&str, Option<&str>) {
+        (&p.session_id, None)
+    }
+
+    fn cwd(p: &Payload) -> Option<&Path> {
+        p.cwd.as_deref()
+    }
+
+    fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
+        if p.tool_name.as_deref() != Some("apply_patch") {
+            return Ok(Answer::nothing());
+        }
+        let Some(patch) = patch_text(&p.tool_input) else {
+            return Err(Error::MissingField {
+                field: "tool_input.command",
+            });
+        };
+        let ops = ops(&parse_patch(patch));
+        let key = p.tool_use_id.as_deref();
+        match p.hook_event_name.as_str() {
+            "PreToolUse" => Ok(hook
+                .before(&ops, key)?
+                .map_or_else(Answer::nothing, |r| deny(&r))),
+            "PostToolUse" => {
+                hook.after(&ops, key, "apply_patch")?;
+                Ok(Answer::nothing())
+            }
+            _ => Ok(Answer::nothing()),
+        }
+    }
+
+    fn deny(reason: &str) -> Answer {
+        deny(reason)
+    }
+
+    fn asks_before_write(raw: &Value) -> bool {
+        raw["hook_event_name"] == "PreToolUse" && raw["tool_name"] == "apply_patch"
+    }
+}
+
+/// A patch's file operations in the core's words: an Update is edits (its hunks) to what the
+/// session saw, and with `*** Move to:` a move carrying them.
+fn ops(patch: &[PatchOp]) -> Vec<Op> {
+    patch
+        .iter()
+        .map(|op| match op {
+            PatchOp::Add { path, content } => Op::Write {
+                path: path.clone(),
+                how: Writes::Content(content.clone()),
+                original: None,
+            },
+            PatchOp::Delete { path } => Op::Delete { path: path.clone() },
+            PatchOp::Update {
+                path,
+                move_to,
+                hunks,
+            } => {
+                let edits = Writes::Edits(
+                    hunks
+                        .iter()
+                        .map(|(old, new)| Edit {
+                            old: old.clone(),
+                            new: new.clone(),
+                            all: false,
+                        })
+                        .collect(),
+                );
+                match move_to {
+                    Some(to) => Op::Move {
+                        from: path.clone(),
+                        to: to.clone(),
+                        how: edits,
+                    },
+                    None => Op::Write {
+                        path: path.clone(),
+                        how: edits,
+                        original: None,
+                    },
+                }
+            }
+        })
+        .collect()
+}
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,125 +247,13 @@ fn patch_text(tool_input: &Value) -> Option<&str> {
     }
 }
 
-/// Handle one hook payload; the JSON to print on stdout, if any.
 /// Codex's answer that stops the patch, `reason` going to the model.
-pub fn deny(reason: &str) -> Value {
-    json!({"hookSpecificOutput": {
+pub fn deny(reason: &str) -> Answer {
+    Answer::json(&json!({"hookSpecificOutput": {
         "hookEventName": "PreToolUse",
         "permissionDecision": "deny",
         "permissionDecisionReason": reason,
-    }})
-}
-
-/// Whether the payload asks before a patch is applied: the call fail-closed denies when the hook
-/// itself fails.
-pub fn asks_before_write(v: &Value) -> bool {
-    v["hook_event_name"] == "PreToolUse" && v["tool_name"] == "apply_patch"
-}
-
-pub fn handle(
-    settings: &Settings,
-    fallback_cwd: &Path,
-    input: &[u8],
-) -> Result<Option<Value>, Error> {
-    let v = common::parse(input)?;
-    let event = common::str_field(&v, "hook_event_name")?;
-    if v.get("tool_name").and_then(Value::as_str) != Some("apply_patch") {
-        return Ok(None);
-    }
-    let Some(patch) = v.get("tool_input").and_then(patch_text) else {
-        return Err(Error::Missing {
-            field: "tool_input.command",
-        });
-    };
-    let ops = parse_patch(patch);
-    let cwd = common::payload_cwd(&v, fallback_cwd);
-    let id = common::session_for(common::str_field(&v, "session_id")?);
-    let Some(ctx) = common::open(settings, &cwd, &id)? else {
-        return Ok(None);
-    };
-    let rel = |p: &str| common::resolve(&ctx, &cwd, p);
-    match event {
-        "PreToolUse" => {
-            let named = ops.iter().flat_map(|op| match op {
-                PatchOp::Add { path, .. } | PatchOp::Delete { path } => vec![path],
-                PatchOp::Update { path, move_to, .. } => {
-                    std::iter::once(path).chain(move_to.as_ref()).collect()
-                }
-            });
-            for raw in named {
-                if let Some(why) = common::private(&ctx, &cwd, raw) {
-                    return Ok(Some(deny(&why)));
-                }
-            }
-            let mut wanted = Vec::new();
-            for op in &ops {
-                match op {
-                    PatchOp::Add { path, content } => wanted.extend(rel(path).map(|p| {
-                        (
-                            p,
-                            Intent::Write {
-                                content: Some(Digest::of(content.as_bytes())),
-                            },
-                        )
-                    })),
-                    PatchOp::Delete { path } => {
-                        wanted.extend(rel(path).map(|p| (p, Intent::Delete)))
-                    }
-                    PatchOp::Update { path, move_to, .. } => {
-                        // A move deletes the source and creates the destination.
-                        let intent = if move_to.is_some() {
-                            Intent::Delete
-                        } else {
-                            Intent::Write { content: None }
-                        };
-                        wanted.extend(rel(path).map(|p| (p, intent)));
-                        if let Some(to) = move_to {
-                            wanted.extend(rel(to).map(|p| (p, Intent::Write { content: None })));
-                        }
-                    }
-                }
-            }
-            Ok(common::guard_all(&ctx, &id, &wanted)?.map(|reason| deny(&reason)))
-        }
-        "PostToolUse" => {
-            for op in &ops {
-                match op {
-                    PatchOp::Add { path, content } => {
-                        if let Some(p) = rel(path) {
-                            common::record_written(&ctx, &id, &p, Some(content.as_bytes()))?;
-                        }
-                    }
-                    PatchOp::Delete { path } => {
-                        if let Some(p) = rel(path) {
-                            common::record_written(&ctx, &id, &p, None)?;
-                        }
-                    }
-                    PatchOp::Update {
-                        path,
-                        move_to,
-                        hunks,
-                    } => {
-                        let Some(src) = rel(path) else { continue };
-                        let edits: Vec<(String, String, bool)> = hunks
-                            .iter()
-                            .map(|(o, n)| (o.clone(), n.clone(), false))
-                            .collect();
-                        let intended = common::edited_from_seen(&ctx, &id, &src, &edits)?;
-                        match move_to.as_deref().and_then(rel) {
-                            Some(dst) => {
-                                common::record_written(&ctx, &id, &src, None)?;
-                                common::record_written(&ctx, &id, &dst, intended.as_deref())?;
-                            }
-                            None => common::record_written(&ctx, &id, &src, intended.as_deref())?,
-                        }
-                    }
-                }
-            }
-            Ok(None)
-        }
-        _ => Ok(None),
-    }
+    }}))
 }
 
 /// Codex's hooks file at `path` ([`SETTINGS`] in a project or the home folder), and Stella's
@@ -294,6 +286,24 @@ pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_captured_payload_parses() {
+        for dir in ["tests/fixtures/codex-0.169.0"] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let mut n = 0;
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let p: Result<Payload, _> = serde_json::from_str(&text);
+                    assert!(p.is_ok(), "{}: {:?}", path.display(), p.err());
+                    n += 1;
+                }
+            }
+            assert!(n >= 10, "only {n} captured payloads");
+        }
+    }
 
     #[test]
     fn patches_with_several_files_moves_and_deletes_parse() {

@@ -12,7 +12,7 @@
 //!   answers `{"permission":"deny","agent_message":…,"user_message":…}`; the same answer also
 //!   carries `decision`/`reason`, the spelling some Cursor versions document for this event.
 //! - `beforeReadFile` (`file_path`, `content`): `content` is what the agent is about to see, so
-//!   that is what is recorded (see [`common::record_shown`]). The answer is
+//!   that is what is recorded (see [`Hook::shown`]). The answer is
 //!   `{"permission":"allow"}`: Stella never hides a file.
 //! - `afterFileEdit` (`file_path`, `edits: [{old_string, new_string}]`): the edits applied to
 //!   what the session saw are recorded, so a change made after the edit stays visible.
@@ -22,146 +22,190 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::common::{self, Error};
 use super::install::{HooksFile, Shape, Wanted};
-use crate::digest::Digest;
-use crate::guard::Intent;
-use crate::workspace::Settings;
+use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Cursor reads hooks, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".cursor/hooks.json";
 
-fn path_of(ti: &Value) -> Option<&str> {
+/// A Cursor hook payload, as its documentation describes it (no client to capture from here).
+#[derive(Debug, Deserialize)]
+pub struct Payload {
+    pub hook_event_name: String,
+    pub conversation_id: String,
+    #[serde(default)]
+    pub workspace_roots: Vec<PathBuf>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    /// The tool's input: its path field is `file_path`, `path` or `target_file` by tool.
+    #[serde(default)]
+    pub tool_input: Value,
+    /// `beforeReadFile` and `afterFileEdit`.
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// `beforeReadFile`: what the agent is about to see.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// `afterFileEdit`.
+    #[serde(default)]
+    pub edits: Vec<FileEdit>,
+}
+
+/// One edit of `afterFileEdit`.
+#[derive(Debug, Deserialize)]
+pub struct FileEdit {
+    #[serde(default)]
+    pub old_string: String,
+    #[serde(default)]
+    pub new_string: String,
+}
+
+fn path_of(ti: &Value) -> Option<String> {
     ["file_path", "path", "target_file"]
         .iter()
         .find_map(|k| ti.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
 }
 
-/// Handle one hook payload; the JSON to print on stdout, if any.
-/// Cursor's answer that stops the tool: `reason` goes to the agent, its first line to the person.
-pub fn deny(reason: &str) -> Value {
+fn contents_of(ti: &Value) -> Option<String> {
+    ["contents", "content"]
+        .iter()
+        .find_map(|k| ti.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
+/// What a `preToolUse`/`postToolUse` call does, or `None` for a tool the guard leaves alone.
+fn op_of(tool: &str, ti: &Value) -> Option<Op> {
+    let path = path_of(ti)?;
+    match tool {
+        "Write" => Some(Op::Write {
+            path,
+            how: contents_of(ti).map_or(Writes::Unknown, Writes::Content),
+            original: None,
+        }),
+        // Their after-event is `afterFileEdit`, with the edits.
+        "Edit" | "StrReplace" | "MultiEdit" | "search_replace" => Some(Op::Write {
+            path,
+            how: Writes::Unknown,
+            original: None,
+        }),
+        "Delete" => Some(Op::Delete { path }),
+        _ => None,
+    }
+}
+
+/// Cursor's agent.
+pub struct Cursor;
+
+impl Host for Cursor {
+    const NAME: &'static str = "cursor";
+    type Payload = Payload;
+
+    fn ids(p: &Payload) -> (&str, Option<&str>) {
+        (&p.conversation_id, None)
+    }
+
+    fn cwd(p: &Payload) -> Option<&Path> {
+        p.cwd
+            .as_deref()
+            .or(p.workspace_roots.first().map(PathBuf::as_path))
+    }
+
+    fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
+        let tool = p.tool_name.as_deref().unwrap_or_default();
+        match p.hook_event_name.as_str() {
+            "preToolUse" => {
+                let Some(op) = op_of(tool, &p.tool_input) else {
+                    return Ok(Cursor::nothing(p));
+                };
+                Ok(match hook.before(&[op], None)? {
+                    Some(reason) => deny(&reason),
+                    None => Cursor::nothing(p),
+                })
+            }
+            "beforeReadFile" => {
+                if let (Some(path), Some(content)) = (&p.file_path, &p.content) {
+                    hook.shown(path, content)?;
+                }
+                Ok(Cursor::nothing(p))
+            }
+            "postToolUse" if matches!(tool, "Write" | "Delete") => {
+                if let Some(op) = op_of(tool, &p.tool_input) {
+                    hook.after(&[op], None, tool)?;
+                }
+                Ok(Cursor::nothing(p))
+            }
+            "afterFileEdit" => {
+                if let Some(path) = &p.file_path {
+                    let edits = p
+                        .edits
+                        .iter()
+                        .map(|e| Edit {
+                            old: e.old_string.clone(),
+                            new: e.new_string.clone(),
+                            all: false,
+                        })
+                        .collect();
+                    let op = Op::Write {
+                        path: path.clone(),
+                        how: Writes::Edits(edits),
+                        original: None,
+                    };
+                    hook.after(&[op], None, "Edit")?;
+                }
+                Ok(Cursor::nothing(p))
+            }
+            _ => Ok(Cursor::nothing(p)),
+        }
+    }
+
+    /// Cursor parses stdout as JSON: "no opinion" is an empty object, and a read is always
+    /// allowed (Stella never hides a file).
+    fn nothing(p: &Payload) -> Answer {
+        if p.hook_event_name == "beforeReadFile" {
+            Answer::json(&json!({"permission": "allow"}))
+        } else {
+            Answer::json(&json!({}))
+        }
+    }
+
+    fn deny(reason: &str) -> Answer {
+        deny(reason)
+    }
+
+    fn asks_before_write(raw: &Value) -> bool {
+        raw["hook_event_name"] == "preToolUse"
+            && matches!(
+                raw["tool_name"].as_str(),
+                Some("Write" | "Edit" | "StrReplace" | "MultiEdit" | "search_replace" | "Delete")
+            )
+    }
+
+    fn raw_cwd(raw: &Value) -> Option<PathBuf> {
+        raw["cwd"]
+            .as_str()
+            .or_else(|| raw.pointer("/workspace_roots/0").and_then(Value::as_str))
+            .map(PathBuf::from)
+    }
+}
+
+/// Cursor's answer that stops the tool: `reason` goes to the agent, its first line to the
+/// person. The same answer also carries `decision`/`reason`, the spelling some Cursor versions
+/// document for this event.
+pub fn deny(reason: &str) -> Answer {
     let first = reason.lines().next().unwrap_or_default();
-    json!({
+    Answer::json(&json!({
         "permission": "deny",
         "agent_message": reason,
         "user_message": format!("Stella: {first}"),
         "decision": "deny",
         "reason": reason,
-    })
-}
-
-/// What a `preToolUse` call is about to do to its file, or `None` for a tool the guard leaves
-/// alone.
-fn intent_of(v: &Value) -> Option<Intent> {
-    let ti = &v["tool_input"];
-    match v["tool_name"].as_str()? {
-        "Write" => Some(Intent::Write {
-            content: ["contents", "content"]
-                .iter()
-                .find_map(|k| ti.get(*k).and_then(Value::as_str))
-                .map(|c| Digest::of(c.as_bytes())),
-        }),
-        "Edit" | "StrReplace" | "MultiEdit" | "search_replace" => {
-            Some(Intent::Write { content: None })
-        }
-        "Delete" => Some(Intent::Delete),
-        _ => None,
-    }
-}
-
-/// Whether the payload asks before a write or delete: the call fail-closed denies when the hook
-/// itself fails.
-pub fn asks_before_write(v: &Value) -> bool {
-    v["hook_event_name"] == "preToolUse" && intent_of(v).is_some()
-}
-
-pub fn handle(
-    settings: &Settings,
-    fallback_cwd: &Path,
-    input: &[u8],
-) -> Result<Option<Value>, Error> {
-    let v = common::parse(input)?;
-    let event = common::str_field(&v, "hook_event_name")?;
-    let id = common::session_for(common::str_field(&v, "conversation_id")?);
-    let cwd = common::payload_cwd(&v, fallback_cwd);
-    let allow_read = || Some(json!({"permission": "allow"}));
-    let Some(ctx) = common::open(settings, &cwd, &id)? else {
-        return Ok((event == "beforeReadFile").then(allow_read).flatten());
-    };
-    match event {
-        "preToolUse" => {
-            let Some(intent) = intent_of(&v) else {
-                return Ok(None);
-            };
-            if let Some(why) =
-                path_of(&v["tool_input"]).and_then(|p| common::private(&ctx, &cwd, p))
-            {
-                return Ok(Some(deny(&why)));
-            }
-            let Some(path) = path_of(&v["tool_input"]).and_then(|p| common::resolve(&ctx, &cwd, p))
-            else {
-                return Ok(None);
-            };
-            Ok(
-                common::guard_all(&ctx, &id, &[(path.clone(), intent)])?
-                    .map(|reason| deny(&reason)),
-            )
-        }
-        "beforeReadFile" => {
-            let (Some(raw), Some(content)) = (
-                v.get("file_path").and_then(Value::as_str),
-                v.get("content").and_then(Value::as_str),
-            ) else {
-                return Ok(allow_read());
-            };
-            if let Some(path) = common::resolve(&ctx, &cwd, raw) {
-                common::record_shown(&ctx, &id, &path, content)?;
-            }
-            Ok(allow_read())
-        }
-        "postToolUse" => {
-            let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
-            let ti = v.get("tool_input").cloned().unwrap_or(Value::Null);
-            if !matches!(tool, "Write" | "Delete") {
-                return Ok(None);
-            }
-            let Some(path) = path_of(&ti).and_then(|p| common::resolve(&ctx, &cwd, p)) else {
-                return Ok(None);
-            };
-            let contents = ["contents", "content"]
-                .iter()
-                .find_map(|k| ti.get(*k).and_then(Value::as_str))
-                .filter(|_| tool == "Write");
-            common::record_written(&ctx, &id, &path, contents.map(str::as_bytes))?;
-            Ok(None)
-        }
-        "afterFileEdit" => {
-            let Some(path) = v
-                .get("file_path")
-                .and_then(Value::as_str)
-                .and_then(|p| common::resolve(&ctx, &cwd, p))
-            else {
-                return Ok(None);
-            };
-            let edits: Vec<(String, String, bool)> = v
-                .get("edits")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .map(|e| {
-                            let s = |k| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                            (s("old_string"), s("new_string"), false)
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            common::record_edited(&ctx, &id, &path, &edits)?;
-            Ok(None)
-        }
-        _ => Ok(None),
-    }
+    }))
 }
 
 /// Cursor's hooks file at `path` ([`SETTINGS`] in a project or the home folder, with its

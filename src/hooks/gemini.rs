@@ -16,13 +16,11 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::common::{self, Error};
 use super::install::{HooksFile, Shape, Wanted};
-use crate::digest::Digest;
-use crate::guard::Intent;
-use crate::workspace::Settings;
+use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".gemini/settings.json";
@@ -30,96 +28,139 @@ pub const SETTINGS: &str = ".gemini/settings.json";
 /// The tools the hooks match.
 pub const MATCHER: &str = "^(read_file|write_file|replace)$";
 
-/// Handle one hook payload; the JSON to print on stdout, if any.
-/// Gemini CLI's answer that stops the tool, `reason` going to the model.
-pub fn deny(reason: &str) -> Value {
-    json!({"decision": "deny", "reason": reason})
+/// A Gemini CLI hook payload (checked against the captured payloads in `tests/fixtures`).
+#[derive(Debug, Deserialize)]
+pub struct Payload {
+    pub hook_event_name: String,
+    pub session_id: String,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: ToolInput,
+    #[serde(default)]
+    pub tool_response: Option<ToolResponse>,
 }
 
-/// Whether the payload asks before a write: the call fail-closed denies when the hook itself
-/// fails.
-pub fn asks_before_write(v: &Value) -> bool {
-    v["hook_event_name"] == "BeforeTool"
-        && matches!(v["tool_name"].as_str(), Some("write_file" | "replace"))
+/// The inputs of the file tools: `read_file` (`file_path`; a range as `start_line`/`end_line`,
+/// or `offset`/`limit` in older builds), `write_file` (`file_path`, `content`), `replace`
+/// (`file_path`, `old_string`, `new_string`, `allow_multiple`).
+#[derive(Debug, Default, Deserialize)]
+pub struct ToolInput {
+    pub file_path: Option<String>,
+    pub content: Option<String>,
+    pub old_string: Option<String>,
+    pub new_string: Option<String>,
+    pub allow_multiple: Option<bool>,
+    pub start_line: Option<Value>,
+    pub end_line: Option<Value>,
+    pub offset: Option<Value>,
+    pub limit: Option<Value>,
 }
 
-pub fn handle(
-    settings: &Settings,
-    fallback_cwd: &Path,
-    input: &[u8],
-) -> Result<Option<Value>, Error> {
-    let v = common::parse(input)?;
-    let event = common::str_field(&v, "hook_event_name")?;
-    let tool = v.get("tool_name").and_then(Value::as_str).unwrap_or("");
-    if !matches!(tool, "read_file" | "write_file" | "replace") {
-        return Ok(None);
+/// What `AfterTool` says the tool did.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResponse {
+    pub llm_content: Option<Value>,
+    pub error: Option<Value>,
+}
+
+/// Gemini CLI.
+pub struct Gemini;
+
+impl Host for Gemini {
+    const NAME: &'static str = "gemini";
+    type Payload = Payload;
+
+    fn ids(p: &Payload) -> (&str, Option<&str>) {
+        (&p.session_id, None)
     }
-    let ti = v.get("tool_input").cloned().unwrap_or(Value::Null);
-    let s = |k: &str| ti.get(k).and_then(Value::as_str);
-    let Some(raw) = s("file_path") else {
-        return Err(Error::Missing {
-            field: "tool_input.file_path",
-        });
-    };
-    let cwd = common::payload_cwd(&v, fallback_cwd);
-    let id = common::session_for(common::str_field(&v, "session_id")?);
-    let Some(ctx) = common::open(settings, &cwd, &id)? else {
-        return Ok(None);
-    };
-    if event == "BeforeTool"
-        && tool != "read_file"
-        && let Some(why) = common::private(&ctx, &cwd, raw)
-    {
-        return Ok(Some(deny(&why)));
+
+    fn cwd(p: &Payload) -> Option<&Path> {
+        p.cwd.as_deref()
     }
-    let Some(path) = common::resolve(&ctx, &cwd, raw) else {
-        return Ok(None);
-    };
-    match (event, tool) {
-        ("BeforeTool", "read_file") => {
-            common::note_before_read(&ctx, &id, &path)?;
-            Ok(None)
+
+    fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
+        let tool = p.tool_name.as_deref().unwrap_or_default();
+        if !matches!(tool, "read_file" | "write_file" | "replace") {
+            return Ok(Gemini::nothing(p));
         }
-        ("BeforeTool", _) => {
-            let intent = Intent::Write {
-                content: (tool == "write_file")
-                    .then(|| s("content").map(|c| Digest::of(c.as_bytes())))
-                    .flatten(),
-            };
-            Ok(common::guard_all(&ctx, &id, &[(path, intent)])?.map(|reason| deny(&reason)))
-        }
-        ("AfterTool", _)
-            if v.pointer("/tool_response/error")
-                .is_some_and(|e| !e.is_null()) =>
-        {
+        let ti = &p.tool_input;
+        let Some(path) = ti.file_path.clone() else {
+            return Err(Error::MissingField {
+                field: "tool_input.file_path",
+            });
+        };
+        let op = match tool {
+            "read_file" => {
+                let ranged = [&ti.start_line, &ti.end_line, &ti.offset, &ti.limit]
+                    .iter()
+                    .any(|v| v.as_ref().is_some_and(|v| !v.is_null()));
+                let shown = p
+                    .tool_response
+                    .as_ref()
+                    .and_then(|r| r.llm_content.as_ref()?.as_str())
+                    .filter(|_| !ranged)
+                    .map(str::to_owned);
+                Op::Read { path, shown }
+            }
+            "write_file" => Op::Write {
+                path,
+                how: ti.content.clone().map_or(Writes::Unknown, Writes::Content),
+                original: None,
+            },
+            _ => Op::Write {
+                path,
+                how: Writes::Edits(vec![Edit {
+                    old: ti.old_string.clone().unwrap_or_default(),
+                    new: ti.new_string.clone().unwrap_or_default(),
+                    all: ti.allow_multiple == Some(true),
+                }]),
+                original: None,
+            },
+        };
+        let ops = [op];
+        match p.hook_event_name.as_str() {
+            "BeforeTool" => Ok(match hook.before(&ops, None)? {
+                Some(reason) => deny(&reason),
+                None => Gemini::nothing(p),
+            }),
             // The tool failed: nothing was read or written.
-            Ok(None)
+            "AfterTool"
+                if p.tool_response
+                    .as_ref()
+                    .is_some_and(|r| r.error.as_ref().is_some_and(|e| !e.is_null())) =>
+            {
+                Ok(Gemini::nothing(p))
+            }
+            "AfterTool" => {
+                hook.after(&ops, None, tool)?;
+                Ok(Gemini::nothing(p))
+            }
+            _ => Ok(Gemini::nothing(p)),
         }
-        ("AfterTool", "read_file") => {
-            let whole = ti.get("offset").is_none_or(Value::is_null)
-                && ti.get("limit").is_none_or(Value::is_null);
-            let shown = v
-                .pointer("/tool_response/llmContent")
-                .and_then(Value::as_str)
-                .filter(|_| whole);
-            common::record_read_after(&ctx, &id, &path, shown)?;
-            Ok(None)
-        }
-        ("AfterTool", "write_file") => {
-            common::record_written(&ctx, &id, &path, s("content").map(str::as_bytes))?;
-            Ok(None)
-        }
-        ("AfterTool", "replace") => {
-            let edit = (
-                s("old_string").unwrap_or("").to_owned(),
-                s("new_string").unwrap_or("").to_owned(),
-                ti.get("allow_multiple").and_then(Value::as_bool) == Some(true),
-            );
-            common::record_edited(&ctx, &id, &path, &[edit])?;
-            Ok(None)
-        }
-        _ => Ok(None),
     }
+
+    /// Gemini CLI parses stdout as JSON: "no opinion" is an empty object.
+    fn nothing(_p: &Payload) -> Answer {
+        Answer::json(&json!({}))
+    }
+
+    fn deny(reason: &str) -> Answer {
+        deny(reason)
+    }
+
+    fn asks_before_write(raw: &Value) -> bool {
+        raw["hook_event_name"] == "BeforeTool"
+            && matches!(raw["tool_name"].as_str(), Some("write_file" | "replace"))
+    }
+}
+
+/// Gemini CLI's answer that stops the tool, `reason` going to the model.
+pub fn deny(reason: &str) -> Answer {
+    Answer::json(&json!({"decision": "deny", "reason": reason}))
 }
 
 /// Gemini CLI's settings file at `path` ([`SETTINGS`] in a project or the home folder), and
@@ -146,5 +187,26 @@ pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
         ],
         header: None,
         shell_prefix: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_captured_payload_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini-cli-0.61.0");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let p: Result<Payload, _> = serde_json::from_str(&text);
+                assert!(p.is_ok(), "{}: {:?}", path.display(), p.err());
+                n += 1;
+            }
+        }
+        assert!(n >= 10, "only {n} captured payloads");
     }
 }

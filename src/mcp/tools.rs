@@ -12,7 +12,6 @@ use std::io;
 use std::path::Path;
 
 use crate::guard::{self, Intent};
-use crate::hooks::common;
 use crate::ids::SessionId;
 use crate::paths::{self, RelPath};
 use crate::session::{self, Context, Freshness, Outcome};
@@ -138,7 +137,7 @@ impl Tools {
             let lines: Vec<&str> = text.split_inclusive('\n').collect();
             let total = lines.len();
             if total == 0 {
-                if let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes) {
+                if let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes) {
                     return error_reply(&e, "the read was not recorded");
                 }
                 return Reply::ok(format!("[{rel} is empty]"));
@@ -172,7 +171,7 @@ impl Tools {
             }
             text.to_owned()
         };
-        if let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes) {
+        if let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes) {
             return error_reply(
                 &e,
                 "the read was not recorded, so a later write may pass unguarded",
@@ -263,7 +262,7 @@ impl Tools {
         // A file the session never saw: the edit was applied to these bytes, so they are what it
         // saw; recording them makes the write below refuse a change made in between.
         if check.entry.is_none()
-            && let Err(e) = common::record_seen(&self.ctx, &self.id, &rel, &bytes)
+            && let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes)
         {
             return error_reply(&e, "nothing was written");
         }

@@ -511,10 +511,10 @@ fn a_failing_hook_denies_writes_but_never_reads_when_the_project_chose_fail_clos
             ),
             gemini(
                 &w,
-                "BeforeTool",
+                "AfterTool",
                 "read_file",
                 json!({"file_path": file}),
-                None,
+                Some(json!({"llmContent": "hello\n"})),
             ),
         ),
         (

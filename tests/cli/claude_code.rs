@@ -560,7 +560,7 @@ fn errors_exit_1_never_2_unless_the_project_chose_fail_closed() {
     assert_eq!(code(&out), 1);
     assert_eq!(
         stderr(&out),
-        "stella: error: the hook payload has no 'hook_event_name'\n"
+        "stella: error: the hook payload is not what claude-code sends\ncaused by: missing field `hook_event_name`\n"
     );
     // An internal error: Stella's data dir cannot be created.
     let edit = fixture(&w, "PreToolUse-Edit.json").to_string();

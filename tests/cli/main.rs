@@ -23,6 +23,7 @@ mod guard;
 mod harden;
 mod harden_artifact;
 mod hooks_install;
+mod host_core;
 mod hostile;
 mod identity;
 mod install;

@@ -39,13 +39,7 @@ fn budget() -> Duration {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Result {
-    use super::agent_hook::{JsonAgent, answer};
-    match command {
-        HookCommand::ClaudeCode => {}
-        HookCommand::Codex => return answer(ctx, JsonAgent::Codex, out),
-        HookCommand::Gemini => return answer(ctx, JsonAgent::Gemini, out),
-        HookCommand::Cursor => return answer(ctx, JsonAgent::Cursor, out),
-    }
+    use stella::hooks::{claude_code::ClaudeCode, codex::Codex, cursor::Cursor, gemini::Gemini};
     let env = Env {
         settings: ctx.settings.clone(),
         cwd: ctx.cwd.clone(),
@@ -54,24 +48,31 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
             && stella::exec::support().is_ok(),
     };
     let answer = match command {
-        HookCommand::ClaudeCode => hooks::claude_code::answer_within(
-            env,
-            budget(),
-            || {
-                let mut input = Vec::new();
-                std::io::stdin().lock().read_to_end(&mut input)?;
-                Ok(input)
-            },
-            // Out of time: answer the host now and end the process, which ends the work.
-            |answer| {
-                write_fd(1, &answer.stdout);
-                write_fd(2, answer.stderr.as_bytes());
-                std::process::exit(exit_code(&answer).into());
-            },
-        ),
-        _ => unreachable!("the JSON agents were answered above"),
+        HookCommand::ClaudeCode => answer::<ClaudeCode>(env),
+        HookCommand::Codex => answer::<Codex>(env),
+        HookCommand::Gemini => answer::<Gemini>(env),
+        HookCommand::Cursor => answer::<Cursor>(env),
     };
     Ok(emit(ctx, &answer, out))
+}
+
+/// Read the payload on stdin and answer it within the time budget.
+fn answer<H: hooks::Host>(env: Env) -> Answer {
+    hooks::answer_within::<H>(
+        env,
+        budget(),
+        || {
+            let mut input = Vec::new();
+            std::io::stdin().lock().read_to_end(&mut input)?;
+            Ok(input)
+        },
+        // Out of time: answer the host now and end the process, which ends the work.
+        |answer| {
+            write_fd(1, &answer.stdout);
+            write_fd(2, answer.stderr.as_bytes());
+            std::process::exit(exit_code(&answer).into());
+        },
+    )
 }
 
 /// Write an answer out; never exit 2, whatever the answer says.

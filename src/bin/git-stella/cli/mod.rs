@@ -52,7 +52,6 @@ ends with a short diff of what changed.
     };
 }
 
-mod agent_hook;
 mod checkpoint;
 mod demo;
 mod diff;

@@ -1,0 +1,195 @@
+//! What a project chose for its hooks: `.stella/config.toml` and `git config stella.hookOnError`,
+//! both read strictly, and what fail-closed answers.
+
+use std::path::{Path, PathBuf};
+
+use super::{Error, error_text};
+use crate::workspace::{self, Settings};
+
+/// What the model and the person are told when a write is denied because the hook itself failed
+/// in a project that chose fail-closed; `error` is [`error_text`].
+pub fn fail_closed_reason(error: &str) -> String {
+    format!(
+        "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",
+        error.trim_end()
+    )
+}
+
+/// What happens when the hook itself fails: let the tool run (the default, so a broken Stella
+/// never stops work) or deny it (fail-closed, chosen by the project).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    Allow,
+    Deny,
+}
+
+/// `.stella/config.toml`, the project's own choices for hooks.
+///
+/// ```toml
+/// [hooks]
+/// on-error = "deny"              # fail closed: deny a write when the hook itself fails
+///
+/// [[hooks.tools]]
+/// name = "mcp__docs__save_page"  # a tool name; '*' matches any run of characters
+/// path = "target"                # the field of the tool's input holding the file path
+/// access = "write"               # "read" or "write"
+/// content = "body"               # optional: the field holding the bytes a write writes
+/// ```
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub hooks: HooksConfig,
+}
+
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HooksConfig {
+    #[serde(default)]
+    pub on_error: Option<OnErrorSetting>,
+    #[serde(default)]
+    pub tools: Vec<ToolMapping>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnErrorSetting {
+    Allow,
+    Deny,
+}
+
+/// A tool the adapter does not know, mapped by the project to the field holding its path.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolMapping {
+    pub name: String,
+    pub path: String,
+    pub access: Access,
+    #[serde(default)]
+    pub content: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// Where the project's config lives.
+pub fn config_path(root: &Path) -> PathBuf {
+    root.join(".stella").join("config.toml")
+}
+
+impl Config {
+    /// Read `.stella/config.toml`; a missing file is the default config.
+    pub fn load(root: &Path) -> Result<Config, Error> {
+        let path = config_path(root);
+        let Some(bytes) = crate::fsutil::read_optional(&path).map_err(|source| Error::Io {
+            op: "read",
+            path: path.clone(),
+            source,
+        })?
+        else {
+            return Ok(Config::default());
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        toml::from_str(&text).map_err(|source| Error::Config { path, source })
+    }
+
+    /// The mapping for `tool`, the first that matches.
+    pub fn tool(&self, tool: &str) -> Option<&ToolMapping> {
+        self.hooks.tools.iter().find(|t| glob_match(&t.name, tool))
+    }
+}
+
+/// Whether the project chose fail-closed: `.stella/config.toml`'s `hooks.on-error`, else
+/// `git config stella.hookOnError`. Read only when something failed, off the hot path. Both are
+/// read strictly: `Err` says what is wrong with them, and a caller treats it as fail-closed — an
+/// invalid config cannot say what was meant, so it never silently allows.
+pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, String> {
+    let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
+        return Ok(OnError::Allow);
+    };
+    let from_git = git_on_error(&repo)?;
+    let from_file = match repo.workdir() {
+        Some(root) => {
+            Config::load(root)
+                .map_err(|e| error_text(&e).trim_end().to_owned())?
+                .hooks
+                .on_error
+        }
+        None => None,
+    };
+    Ok(match from_file.or(from_git) {
+        Some(OnErrorSetting::Deny) => OnError::Deny,
+        Some(OnErrorSetting::Allow) | None => OnError::Allow,
+    })
+}
+
+/// The `stella.*` git config, read strictly: `stella.hookOnError` (`allow` or `deny`) is its only
+/// key.
+pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, String> {
+    let config = repo.config_snapshot();
+    if let Some(sections) = config.plumbing().sections_by_name("stella") {
+        for section in sections {
+            let sub = section.header().subsection_name().map(|s| s.to_string());
+            for name in section.value_names() {
+                if sub.is_none() && name.eq_ignore_ascii_case("fsync") {
+                    return Err(
+                        "git config stella.fsync is read from the journal store's own config, not this repository's: git config --file \"$(git stella store-path)/config\" stella.fsync false".into(),
+                    );
+                }
+                if sub.is_some() || !name.eq_ignore_ascii_case("hookOnError") {
+                    let full = match &sub {
+                        Some(s) => format!("stella.{s}.{name}"),
+                        None => format!("stella.{name}"),
+                    };
+                    return Err(format!(
+                        "git config has an unknown key '{full}' (Stella reads only stella.hookOnError)"
+                    ));
+                }
+            }
+        }
+    }
+    match config.string("stella.hookOnError") {
+        None => Ok(None),
+        Some(v) if v.eq_ignore_ascii_case(b"deny".as_slice()) => Ok(Some(OnErrorSetting::Deny)),
+        Some(v) if v.eq_ignore_ascii_case(b"allow".as_slice()) => Ok(Some(OnErrorSetting::Allow)),
+        Some(v) => Err(format!(
+            "git config stella.hookOnError is '{v}'; it must be 'allow' or 'deny'"
+        )),
+    }
+}
+
+/// The deny reason when the hook failed and fail-closed is on (`Ok`), or Stella's config is
+/// invalid (`Err`); `None`: let the tool run.
+pub fn deny_reason(settings: &Settings, cwd: &Path, error: &str) -> Option<String> {
+    match on_error(settings, cwd) {
+        Ok(OnError::Allow) => None,
+        Ok(OnError::Deny) => Some(fail_closed_reason(error)),
+        Err(why) => Some(format!(
+            "Stella's configuration is invalid, so it cannot tell what this project wants when a check fails; it refuses writes until that is fixed. Nothing was written.\n{why}"
+        )),
+    }
+}
+
+/// A `*`-glob match over the whole name.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}

@@ -1,0 +1,907 @@
+//! The host core: one hook call's view of a workspace and a session, shared by every host adapter.
+//!
+//! An adapter describes a tool call in the core's words — [`Op`]s: a read, a write (whole content,
+//! edits, or unknown), a delete, a move, a shell command — and calls [`Hook::before`] on the
+//! host's before-event and [`Hook::after`] on its after-event. Everything else is decided here,
+//! once for every host: which paths are Stella's business, the private folders no agent writes,
+//! the guard, what a read or a write records, the scratch state kept between the two events.
+
+use std::path::{Path, PathBuf};
+
+use super::{Config, Env, Error};
+use crate::digest::Digest;
+use crate::guard::{self, Check, Disk, Intent};
+use crate::ids::SessionId;
+use crate::journal::{self, MapEdit, RootEdit, Seen};
+use crate::paths::{self, RelPath};
+use crate::session::Context;
+use crate::store::Store;
+use crate::workspace::{self, Notice, Settings, Workspace};
+
+/// What a tool call does to files, as far as the guard cares. Paths are as the host named them
+/// (relative to the payload's folder, or absolute).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A read. `shown` is the text the model got, when the host says and it is meant to be the
+    /// whole file.
+    Read {
+        path: String,
+        shown: Option<String>,
+    },
+    /// A write. `original` is the bytes the tool replaced, when the host reports them.
+    Write {
+        path: String,
+        how: Writes,
+        original: Option<String>,
+    },
+    Delete {
+        path: String,
+    },
+    /// A move; `how` says what lands at `to`, from what the session saw at `from`.
+    Move {
+        from: String,
+        to: String,
+        how: Writes,
+    },
+    /// A shell command the host runs outside the shell guard.
+    Shell {
+        command: String,
+    },
+}
+
+/// What a write puts in its file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// The whole content.
+    Content(String),
+    /// Replacements applied to the file as it was (the host's `original`, else what the session
+    /// last saw).
+    Edits(Vec<Edit>),
+    /// Only the disk can say.
+    Unknown,
+}
+
+/// One replacement of an edit tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub old: String,
+    pub new: String,
+    /// Every occurrence, not just the first.
+    pub all: bool,
+}
+
+/// One hook call's view of a workspace and a session.
+pub struct Hook {
+    pub root: PathBuf,
+    pub cwd: PathBuf,
+    pub session: SessionId,
+    settings: Settings,
+    context: Option<Context>,
+    /// The host runs its shell commands under the shell guard, which records their reads and
+    /// writes itself: shell ops need no watching here.
+    shell_guard: bool,
+    /// What opening the workspace had to say (a copy, an adopted id), for stderr.
+    pub notices: Vec<Notice>,
+    /// What the adapter skipped and the person should hear about (a transcript not taken).
+    pub warnings: Vec<String>,
+    /// The host's name, for the scratch folder.
+    agent: &'static str,
+}
+
+impl Hook {
+    /// The hook for `cwd`, or `None` outside a git working tree (nothing to guard there).
+    pub fn find(
+        env: &Env,
+        agent: &'static str,
+        cwd: &Path,
+        session: SessionId,
+    ) -> Result<Option<Hook>, Error> {
+        let root = match workspace::discover_root(&env.settings, cwd) {
+            Ok(root) => root,
+            Err(workspace::Error::NotARepository { .. } | workspace::Error::Bare { .. }) => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Some(Hook {
+            root,
+            cwd: cwd.to_owned(),
+            session,
+            settings: env.settings.clone(),
+            context: None,
+            shell_guard: env.shell_guard,
+            notices: Vec::new(),
+            warnings: Vec::new(),
+            agent,
+        }))
+    }
+
+    /// The workspace and its store, opened on first use (most calls about paths outside the
+    /// workspace never need them).
+    pub fn context(&mut self) -> Result<&Context, Error> {
+        if self.context.is_none() {
+            let (ws, notices) = Workspace::open(&self.settings, self.root.clone())?;
+            let store = Store::open_or_init(&ws.store_dir())?;
+            self.notices.extend(notices);
+            self.context = Some(Context { ws, store });
+        }
+        Ok(self.context.as_ref().expect("opened above"))
+    }
+
+    /// Resolve a path the host named; `None` when it lies outside the workspace (or is the
+    /// root itself, or cannot be resolved): nothing of Stella's business. `.git/` and `.stella/`
+    /// are never recorded (a write there is denied: see [`Hook::private`]).
+    pub fn resolve(&self, path: &str) -> Option<RelPath> {
+        if path.is_empty() {
+            return None;
+        }
+        paths::resolve_public(&self.root, &self.cwd, Path::new(path)).ok()
+    }
+
+    /// Why a write to `path` is denied outright: it lies in `.git/` or `.stella/`, where a write
+    /// on an agent's behalf could run code or switch the guard off.
+    pub fn private(&self, path: &str) -> Option<String> {
+        match paths::resolve_public(&self.root, &self.cwd, Path::new(path)) {
+            Err(e @ paths::Error::Private { .. }) => Some(paths::private_refusal(&e)),
+            _ => None,
+        }
+    }
+
+    pub fn abs(&self, path: &RelPath) -> PathBuf {
+        path.under(&self.root)
+    }
+
+    /// Whether the session exists yet.
+    pub fn session_exists(&mut self) -> Result<bool, Error> {
+        let id = self.session.clone();
+        Ok(self.context()?.journal().try_tip(&id)?.is_some())
+    }
+
+    /// Get or create the session.
+    pub fn ensure_session(&mut self) -> Result<(), Error> {
+        let id = self.session.clone();
+        self.context()?.ensure_session(&id)?;
+        Ok(())
+    }
+
+    // --- The two events of a tool call.
+
+    /// The before-event of a tool call: the reason to deny it, or `None` to let it run.
+    ///
+    /// A write into a private folder is denied outright; every other write, delete and move is
+    /// guarded, and all refusals are given together. Reads and shell commands note how things
+    /// stand, for the after-event. `key` ties the two events together (the host's tool call id;
+    /// hosts without one get a key per path).
+    pub fn before(&mut self, ops: &[Op], key: Option<&str>) -> Result<Option<String>, Error> {
+        for op in ops {
+            for raw in op.written_paths() {
+                if let Some(why) = self.private(raw) {
+                    return Ok(Some(why));
+                }
+            }
+        }
+        let mut checks = Vec::new();
+        for op in ops {
+            match op {
+                Op::Read { path, .. } => {
+                    if let Some(rel) = self.resolve(path) {
+                        self.before_read(&rel, key)?;
+                    }
+                }
+                Op::Shell { command } if !self.shell_guard => {
+                    self.before_command(command, key)?;
+                }
+                Op::Shell { .. } => {}
+                Op::Write { path, how, .. } => {
+                    // Write's If-Match: bytes already on disk lose nothing when written again.
+                    let content = match how {
+                        Writes::Content(c) => Some(Digest::of(c.as_bytes())),
+                        _ => None,
+                    };
+                    checks.extend(self.resolve(path).map(|p| (p, Intent::Write { content })));
+                }
+                Op::Delete { path } => {
+                    checks.extend(self.resolve(path).map(|p| (p, Intent::Delete)));
+                }
+                Op::Move { from, to, .. } => {
+                    checks.extend(self.resolve(from).map(|p| (p, Intent::Delete)));
+                    checks.extend(
+                        self.resolve(to)
+                            .map(|p| (p, Intent::Write { content: None })),
+                    );
+                }
+            }
+        }
+        self.guard_all(&checks)
+    }
+
+    /// The after-event of a tool call that succeeded: record what the session saw and wrote.
+    /// Returns what the model should be told (someone's change the tool overwrote), if anything.
+    /// `tool` is the tool's name as the host calls it, for those messages.
+    pub fn after(
+        &mut self,
+        ops: &[Op],
+        key: Option<&str>,
+        tool: &str,
+    ) -> Result<Vec<String>, Error> {
+        let mut told = Vec::new();
+        for op in ops {
+            match op {
+                Op::Read { path, shown } => {
+                    if let Some(rel) = self.resolve(path) {
+                        self.after_read(&rel, shown.as_deref(), key)?;
+                    }
+                }
+                Op::Shell { .. } if !self.shell_guard => self.after_command(key)?,
+                Op::Shell { .. } => {}
+                Op::Write {
+                    path,
+                    how,
+                    original,
+                } => {
+                    if let Some(rel) = self.resolve(path) {
+                        told.extend(self.after_write(&rel, how, original.as_deref(), key, tool)?);
+                    }
+                }
+                Op::Delete { path } => {
+                    if let Some(rel) = self.resolve(path) {
+                        let edit = self.disk_edit(&rel, None)?;
+                        self.record("wrote", std::slice::from_ref(&rel), vec![edit], Vec::new())?;
+                    }
+                }
+                Op::Move { from, to, how } => self.after_move(from, to, how)?,
+            }
+        }
+        Ok(told)
+    }
+
+    /// Check each path; every refusal's message together, or `None` when all are allowed. A
+    /// session that does not exist yet tracks nothing, so everything is allowed without creating
+    /// it.
+    pub fn guard_all(&mut self, checks: &[(RelPath, Intent)]) -> Result<Option<String>, Error> {
+        if checks.is_empty() {
+            return Ok(None);
+        }
+        let id = self.session.clone();
+        let ctx = self.context()?;
+        // A config nobody can read says nothing about what was meant: fail (and so, deny) first.
+        Config::load(&ctx.ws.root)?;
+        let journal = ctx.journal();
+        let mut refused = Vec::new();
+        for (path, intent) in checks {
+            let check = match guard::check(&journal, &id, &ctx.ws.root, path, *intent) {
+                Ok(c) => c,
+                Err(journal::Error::UnknownSession { .. }) => {
+                    guard::check_entry(None, &ctx.ws.root, path, *intent)
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if check.refused() {
+                refused.push(check);
+            }
+        }
+        if refused.is_empty() {
+            return Ok(None);
+        }
+        // The refusal leaves a trace in the session (never at the cost of the answer).
+        let _ = crate::refusals::note(&journal, &id, &refused);
+        let texts: Vec<String> = refused.iter().map(|c| self.refusal(c)).collect();
+        Ok(Some(texts.join("\n\n")))
+    }
+
+    /// The refusal text for a refused check.
+    fn refusal(&self, check: &Check) -> String {
+        let ctx = self.context.as_ref().expect("the guard opened the context");
+        let mut text = guard::refusal_message(&ctx.journal(), &ctx.ws.root, check);
+        if let Some(command) = self.changed_in_command(&check.path) {
+            text.push_str(&format!(
+                "\n{} changed while your shell command ran ({command}): that change may be the command's own or someone else's — re-read it.",
+                check.path
+            ));
+        }
+        text
+    }
+
+    /// What the session last recorded for `path`.
+    pub fn entry(&mut self, path: &RelPath) -> Result<Option<journal::Entry>, Error> {
+        let id = self.session.clone();
+        match self.context()?.journal().lookup(&id, path) {
+            Ok(e) => Ok(e),
+            Err(journal::Error::UnknownSession { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Store bytes in the journal.
+    pub fn blob(&mut self, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+        Ok(self.context()?.journal().write_blob(bytes)?)
+    }
+
+    /// The edit recording that the session saw (or wrote) `bytes` at `path`.
+    pub fn saw(
+        &mut self,
+        path: &RelPath,
+        bytes: &[u8],
+        first_origin: Option<Digest>,
+        wrote: bool,
+    ) -> Result<MapEdit, Error> {
+        let abs = self.abs(path);
+        Ok(self
+            .context()?
+            .seen_edit(path, &abs, bytes, first_origin, wrote)?)
+    }
+
+    /// Record one step (creating the session if needed), and forget any shell-command note
+    /// about the paths: the session has now seen them itself.
+    pub fn record(
+        &mut self,
+        verb: &str,
+        paths: &[RelPath],
+        map: Vec<MapEdit>,
+        root: Vec<RootEdit>,
+    ) -> Result<(), Error> {
+        self.ensure_session()?;
+        let id = self.session.clone();
+        let ctx = self.context()?;
+        if paths.is_empty() {
+            let step = journal::Step {
+                summary: verb.to_owned(),
+                map,
+                root,
+            };
+            ctx.journal().record(&id, &step)?;
+        } else {
+            ctx.record(&id, verb, paths, map, root)?;
+        }
+        self.forget_command_notes(paths);
+        Ok(())
+    }
+
+    // --- Reads.
+
+    /// Before a read: remember the disk's digest, to tell after the read whether the file
+    /// changed while it was read.
+    fn before_read(&self, path: &RelPath, key: Option<&str>) -> Result<(), Error> {
+        let text = match Disk::probe(&self.abs(path)) {
+            Disk::Present(d) => d.to_hex(),
+            Disk::Missing | Disk::Unreadable(_) => "-".into(),
+        };
+        self.put_scratch(&self.scratch_file("read", key, path), text.as_bytes())
+    }
+
+    /// After a read: record what the session saw (SPEC §7). `shown` is the text the host
+    /// showed the model as the whole file, when it says; it counts when it is exactly the disk's
+    /// bytes, or the disk's bytes rendered as text (line endings, invalid UTF-8, a BOM).
+    /// Otherwise the disk's bytes count when they did not change since the before-event; if
+    /// they did, or no before-event was noted, the model may have seen another version, and the
+    /// next write needs a re-read.
+    fn after_read(
+        &mut self,
+        path: &RelPath,
+        shown: Option<&str>,
+        key: Option<&str>,
+    ) -> Result<(), Error> {
+        let before = self
+            .take_scratch(&self.scratch_file("read", key, path))
+            .and_then(|b| Digest::from_hex(String::from_utf8_lossy(&b).trim()));
+        let disk = match crate::fsutil::read_regular(&self.abs(path)) {
+            Ok(b) => b,
+            // Gone or unreadable: the read failed or raced a delete; nothing to record.
+            Err(_) => return Ok(()),
+        };
+        let now = Digest::of(&disk);
+        let edit = if before == Some(now) || shown.is_some_and(|s| renders_as(&disk, s)) {
+            self.saw(path, &disk, Some(now), false)?
+        } else {
+            MapEdit::Put {
+                path: path.clone(),
+                seen: Seen::Reread,
+                bytes: None,
+                first_origin: Some(now),
+                wrote: false,
+                origin_bytes: None,
+            }
+        };
+        self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())
+    }
+
+    /// A read reported before the model gets `content` (no after-event follows). The content
+    /// equals the disk, or is the disk rendered as text: the disk is recorded. Otherwise the
+    /// file changed after the host read it: what the model saw is recorded, and the next write
+    /// is refused until it re-reads.
+    pub fn shown(&mut self, raw: &str, content: &str) -> Result<(), Error> {
+        let Some(path) = self.resolve(raw) else {
+            return Ok(());
+        };
+        let disk = crate::fsutil::read_regular(&self.abs(&path)).ok();
+        let bytes = match disk {
+            Some(d) if renders_as(&d, content) => d,
+            _ => content.as_bytes().to_vec(),
+        };
+        let edit = self.saw(&path, &bytes, Some(Digest::of(&bytes)), false)?;
+        self.record("read", std::slice::from_ref(&path), vec![edit], Vec::new())
+    }
+
+    // --- Writes.
+
+    /// The text the session last saw at `path`, when it saw text.
+    fn seen_text(&mut self, path: &RelPath) -> Result<Option<String>, Error> {
+        let Some(entry) = self.entry(path)? else {
+            return Ok(None);
+        };
+        let Some((blob, _)) = entry.bytes else {
+            return Ok(None);
+        };
+        let bytes = self.context()?.journal().blob(blob)?;
+        Ok(String::from_utf8(bytes).ok())
+    }
+
+    /// What a write left at `path`, to record: the bytes the tool meant to write — never the
+    /// disk's when they are other content, so a change made right after the tool stays visible.
+    /// `None` when the tool's result cannot be known and the session must re-read.
+    fn written_edit(
+        &mut self,
+        path: &RelPath,
+        how: &Writes,
+        base: Option<&str>,
+        first_origin: Option<Digest>,
+    ) -> Result<MapEdit, Error> {
+        let disk = crate::fsutil::read_regular(&self.abs(path)).ok();
+        let candidates = match how {
+            Writes::Content(text) => vec![text.clone()],
+            Writes::Edits(edits) => match base {
+                Some(base) => match replay_edits(base, edits) {
+                    Some(c) => c,
+                    // The session saw the file, yet the edit does not apply to what it saw:
+                    // it no longer knows what it wrote, so the next write needs a re-read.
+                    None => {
+                        return Ok(MapEdit::Put {
+                            path: path.clone(),
+                            seen: Seen::Reread,
+                            bytes: None,
+                            first_origin,
+                            wrote: true,
+                            origin_bytes: None,
+                        });
+                    }
+                },
+                // The session's first sight of the file is its own edit: the disk, like a
+                // blind write.
+                None => return self.disk_edit(path, first_origin),
+            },
+            Writes::Unknown => return self.disk_edit(path, first_origin),
+        };
+        let bytes = landed(&candidates, disk.as_deref());
+        self.saw(path, &bytes, first_origin, true)
+    }
+
+    /// The disk's bytes at `path` as written by the session, or its removal when it is gone.
+    fn disk_edit(
+        &mut self,
+        path: &RelPath,
+        first_origin: Option<Digest>,
+    ) -> Result<MapEdit, Error> {
+        match crate::fsutil::read_regular(&self.abs(path)) {
+            Ok(bytes) => self.saw(path, &bytes, first_origin, true),
+            Err(_) if matches!(Disk::probe(&self.abs(path)), Disk::Missing) => {
+                Ok(MapEdit::Remove { path: path.clone() })
+            }
+            Err(source) => Err(Error::Io {
+                op: "read",
+                path: self.abs(path),
+                source,
+            }),
+        }
+    }
+
+    /// Record a write; keep any bytes the tool overwrote that the session never saw, and say
+    /// so to the model.
+    fn after_write(
+        &mut self,
+        path: &RelPath,
+        how: &Writes,
+        original: Option<&str>,
+        key: Option<&str>,
+        tool: &str,
+    ) -> Result<Option<String>, Error> {
+        let first_origin = original.map(|o| Digest::of(o.as_bytes()));
+        let base = match original {
+            Some(o) => Some(o.to_owned()),
+            None => self.seen_text(path)?,
+        };
+        let mut edit = self.written_edit(path, how, base.as_deref(), first_origin)?;
+        let known = self.entry(path)?;
+        // The session's first sight of the file was this write: keep what it replaced, for undo.
+        if let (MapEdit::Put { origin_bytes, .. }, Some(original), None) =
+            (&mut edit, original, &known)
+        {
+            *origin_bytes = Some(self.blob(original.as_bytes())?);
+        }
+        let mut root = Vec::new();
+        let mut told = None;
+        if let (Some(original), Some(entry)) = (original, known)
+            && let Some(blob) = self.overwritten(&entry, original)?
+        {
+            let name = key.map_or_else(|| Digest::of(original.as_bytes()).to_hex(), clean_key);
+            root.push(RootEdit::Put {
+                name: format!("{}/{name}", journal::overwritten_dir(path)),
+                blob,
+            });
+            let version = journal::version_id(&Digest::of(original.as_bytes()));
+            told = Some(format!(
+                "Stella: {path} changed on disk after this session last read it and before {tool} ran (someone wrote to it in between, for example while a permission prompt waited), so {tool} overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git stella recover '{path}' --show {version} > '{path}.overwritten'\nthen compare and merge what they changed."
+            ));
+        }
+        self.record("wrote", std::slice::from_ref(path), vec![edit], root)?;
+        Ok(told)
+    }
+
+    /// When `original` (the bytes a tool replaced) is not what the session last saw, store it
+    /// and return its blob: someone's change was overwritten unseen.
+    fn overwritten(
+        &mut self,
+        entry: &journal::Entry,
+        original: &str,
+    ) -> Result<Option<gix::ObjectId>, Error> {
+        let Seen::Digest(seen) = entry.seen else {
+            return Ok(None);
+        };
+        if seen == Digest::of(original.as_bytes()) {
+            return Ok(None);
+        }
+        if let Some((blob, _)) = entry.bytes {
+            let bytes = self.context()?.journal().blob(blob)?;
+            if renders_as(&bytes, original) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.blob(original.as_bytes())?))
+    }
+
+    /// Record a move: the source is gone, the destination holds what `how` says, computed from
+    /// what the session saw at the source.
+    fn after_move(&mut self, from: &str, to: &str, how: &Writes) -> Result<(), Error> {
+        let mut edits = Vec::new();
+        let mut paths = Vec::new();
+        let base = match self.resolve(from) {
+            Some(from) => {
+                let base = self.seen_text(&from)?;
+                edits.push(MapEdit::Remove { path: from.clone() });
+                paths.push(from);
+                base
+            }
+            None => None,
+        };
+        if let Some(to) = self.resolve(to) {
+            edits.push(self.written_edit(&to, how, base.as_deref(), None)?);
+            paths.push(to);
+        }
+        if !edits.is_empty() {
+            self.record("moved", &paths, edits, Vec::new())?;
+        }
+        Ok(())
+    }
+
+    // --- Shell commands outside the shell guard.
+
+    /// Before a shell command: remember how each tracked file stands (size, mtime, inode), so
+    /// the after-event can tell which ones changed while it ran.
+    fn before_command(&mut self, command: &str, key: Option<&str>) -> Result<(), Error> {
+        if !self.session_exists()? {
+            return Ok(());
+        }
+        let id = self.session.clone();
+        let entries = self.context()?.journal().entries(&id)?;
+        let stats: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| serde_json::json!([e.path.to_lossy(), stat_key(&self.abs(&e.path))]))
+            .collect();
+        let record = serde_json::json!({ "command": command, "stats": stats });
+        self.put_scratch(
+            &self.scratch_file_for("command", key.unwrap_or("none")),
+            record.to_string().as_bytes(),
+        )
+    }
+
+    /// After a shell command: note the tracked files that changed while it ran. Nothing is
+    /// absorbed — the map still holds what the session saw, so the next write is refused; the
+    /// note only makes that refusal say the change happened during the command.
+    fn after_command(&mut self, key: Option<&str>) -> Result<(), Error> {
+        let file = self.scratch_file_for("command", key.unwrap_or("none"));
+        let Some(bytes) = self.take_scratch(&file) else {
+            return Ok(());
+        };
+        let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return Ok(());
+        };
+        let command = record["command"].as_str().unwrap_or_default().to_owned();
+        let mut notes = self.command_notes();
+        for pair in record["stats"].as_array().into_iter().flatten() {
+            let (Some(p), before) = (pair[0].as_str(), &pair[1]) else {
+                continue;
+            };
+            let Some(path) = RelPath::from_bytes(p.as_bytes()) else {
+                continue;
+            };
+            if stat_key(&self.abs(&path)) != *before {
+                notes.insert(p.to_owned(), short_command(&command));
+            }
+        }
+        self.put_command_notes(&notes)
+    }
+
+    fn notes_file(&self) -> PathBuf {
+        self.scratch_dir().join("changed-during-commands.json")
+    }
+
+    fn command_notes(&self) -> std::collections::BTreeMap<String, String> {
+        crate::fsutil::read_optional(&self.notes_file())
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    fn put_command_notes(
+        &self,
+        notes: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(), Error> {
+        let text = serde_json::to_vec(notes).expect("a map serialises");
+        self.put_scratch(&self.notes_file(), &text)
+    }
+
+    fn changed_in_command(&self, path: &RelPath) -> Option<String> {
+        self.command_notes().remove(path.to_lossy().as_ref())
+    }
+
+    fn forget_command_notes(&self, paths: &[RelPath]) {
+        if !self.notes_file().exists() {
+            return;
+        }
+        let mut notes = self.command_notes();
+        let before = notes.len();
+        for p in paths {
+            notes.remove(p.to_lossy().as_ref());
+        }
+        if notes.len() != before {
+            let _ = self.put_command_notes(&notes);
+        }
+    }
+
+    // --- Scratch state between a tool's before- and after-event.
+    //
+    // It lives in `.stella/private/hooks/<host>/<session>/`, not in the journal: it only means
+    // something between the two events of one tool call in one live host process. If the host
+    // dies in between, the after-event never comes and there is nothing to finish; what must
+    // survive a crash (what the session saw) is recorded in the journal by the after-event.
+    // Keeping it out of the journal also keeps a read to one step, not two; keeping it in the
+    // work tree's private folder (which git ignores) keeps a read from opening the store.
+
+    fn scratch_dir(&self) -> PathBuf {
+        self.root
+            .join(".stella/private/hooks")
+            .join(self.agent)
+            .join(self.session.as_str())
+    }
+
+    /// The scratch file of `kind` for a tool call: by the host's call id, else by the path.
+    fn scratch_file(&self, kind: &str, key: Option<&str>, path: &RelPath) -> PathBuf {
+        match key {
+            Some(k) => self.scratch_file_for(kind, k),
+            None => {
+                let hex = Digest::of(path.to_lossy().as_bytes()).to_hex();
+                self.scratch_file_for(kind, &format!("path-{}", &hex[..32]))
+            }
+        }
+    }
+
+    fn scratch_file_for(&self, kind: &str, key: &str) -> PathBuf {
+        self.scratch_dir()
+            .join(format!("{kind}-{}", clean_key(key)))
+    }
+
+    fn put_scratch(&self, file: &Path, bytes: &[u8]) -> Result<(), Error> {
+        let dir = file.parent().expect("a scratch file has a folder");
+        crate::fsutil::create_private_dir(dir, 0o700).map_err(|source| Error::Io {
+            op: "create",
+            path: dir.to_owned(),
+            source,
+        })?;
+        crate::fsutil::write_atomic(file, bytes, 0o600).map_err(|source| Error::Io {
+            op: "write",
+            path: file.to_owned(),
+            source,
+        })
+    }
+
+    /// Take (read and delete) a scratch file.
+    fn take_scratch(&self, file: &Path) -> Option<Vec<u8>> {
+        let bytes = crate::fsutil::read_optional(file).ok().flatten();
+        let _ = std::fs::remove_file(file);
+        bytes
+    }
+}
+
+impl Op {
+    /// The paths this op writes or removes, as the host named them.
+    fn written_paths(&self) -> Vec<&str> {
+        match self {
+            Op::Write { path, .. } | Op::Delete { path } => vec![path],
+            Op::Move { from, to, .. } => vec![from, to],
+            Op::Read { .. } | Op::Shell { .. } => Vec::new(),
+        }
+    }
+}
+
+/// A host's call id as a file name: letters and digits kept, the rest `_`, at most 100.
+fn clean_key(key: &str) -> String {
+    key.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(100)
+        .collect()
+}
+
+/// Size, modification time and inode of a file, as a cheap "did it change" key.
+fn stat_key(path: &Path) -> serde_json::Value {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => serde_json::json!([m.len(), m.mtime(), m.mtime_nsec(), m.ino()]),
+        Err(_) => serde_json::Value::Null,
+    }
+}
+
+/// A command as quoted in a message: one line, cut after 80 characters.
+fn short_command(command: &str) -> String {
+    let one_line = command.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = one_line.chars().take(80).collect();
+    if cut.len() < one_line.len() {
+        format!("`{cut}…`")
+    } else {
+        format!("`{cut}`")
+    }
+}
+
+/// Whether `text` is how a host renders the file bytes `disk` as text: the same bytes, or the
+/// same after decoding (invalid UTF-8 replaced), dropping a byte-order mark and turning CRLF
+/// into LF.
+pub fn renders_as(disk: &[u8], text: &str) -> bool {
+    if disk == text.as_bytes() {
+        return true;
+    }
+    rendered(&String::from_utf8_lossy(disk)) == rendered(text)
+}
+
+fn rendered(text: &str) -> String {
+    text.strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .replace("\r\n", "\n")
+}
+
+/// What a host may do to a text on its way to disk: keep or add a byte-order mark, turn LF into
+/// CRLF (the file's own line endings), add or drop the final newline.
+fn as_stored(text: &str) -> String {
+    let text = rendered(text);
+    text.strip_suffix('\n').map(str::to_owned).unwrap_or(text)
+}
+
+/// The bytes a write tool left on disk, out of the texts it may have written (`candidates`, the
+/// likeliest first): the disk's own bytes when they are one of them as the host stores text
+/// (see [`as_stored`]) — provably the tool's own result — else the likeliest text itself. Never
+/// the disk's bytes when they are other content: a change made after the tool stays visible.
+pub fn landed(candidates: &[String], disk: Option<&[u8]>) -> Vec<u8> {
+    if let Some(disk) = disk
+        && let Ok(text) = std::str::from_utf8(disk)
+        && candidates
+            .iter()
+            .any(|c| c.as_bytes() == disk || as_stored(c) == as_stored(text))
+    {
+        return disk.to_vec();
+    }
+    candidates
+        .first()
+        .map(|c| c.as_bytes().to_vec())
+        .unwrap_or_default()
+}
+
+/// The texts `edits` make of `base`, as hosts apply them: first the way Claude Code does it (an
+/// edit that deletes a whole line takes its line ending along), then literally when that
+/// differs. `None` when an edit does not apply (its old text is not there).
+pub fn replay_edits(base: &str, edits: &[Edit]) -> Option<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for eats_line_end in [true, false] {
+        let mut text = base.to_owned();
+        for e in edits {
+            text = apply_edit(&text, e, eats_line_end)?;
+        }
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    Some(out)
+}
+
+fn apply_edit(text: &str, e: &Edit, eats_line_end: bool) -> Option<String> {
+    if e.old.is_empty() {
+        // An empty old text creates content in an empty file.
+        return text.is_empty().then(|| e.new.clone());
+    }
+    let with_nl = format!("{}\n", e.old);
+    let old =
+        if eats_line_end && e.new.is_empty() && !e.old.ends_with('\n') && text.contains(&with_nl) {
+            with_nl.as_str()
+        } else {
+            e.old.as_str()
+        };
+    if !text.contains(old) {
+        return None;
+    }
+    Some(if e.all {
+        text.replace(old, &e.new)
+    } else {
+        text.replacen(old, &e.new, 1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(old: &str, new: &str, all: bool) -> Edit {
+        Edit {
+            old: old.into(),
+            new: new.into(),
+            all,
+        }
+    }
+
+    #[test]
+    fn edits_replay_like_the_hosts() {
+        assert_eq!(
+            replay_edits("alpha\nbeta\n", &[edit("beta", "BETA", false)]).unwrap(),
+            vec!["alpha\nBETA\n"]
+        );
+        assert_eq!(
+            replay_edits("aac\nd\n", &[edit("a", "b", true), edit("c\n", "", false)]).unwrap(),
+            vec!["bbd\n"]
+        );
+        assert_eq!(replay_edits("abc", &[edit("x", "y", false)]), None);
+        // Deleting a whole line: Claude Code takes its line ending along; a literal host not.
+        assert_eq!(
+            replay_edits("one\ntwo\nthree\n", &[edit("two", "", false)]).unwrap(),
+            vec!["one\nthree\n", "one\n\nthree\n"]
+        );
+        assert_eq!(
+            replay_edits("", &[edit("", "new\n", false)]).unwrap(),
+            vec!["new\n"]
+        );
+    }
+
+    #[test]
+    fn landed_takes_the_disk_only_when_it_is_the_tools_own_result() {
+        let c = |s: &str| vec![s.to_owned()];
+        // As written, with CRLF line endings, with a BOM, with or without a final newline.
+        assert_eq!(landed(&c("a\nb\n"), Some(b"a\nb\n")), b"a\nb\n");
+        assert_eq!(landed(&c("a\nb\n"), Some(b"a\r\nb\r\n")), b"a\r\nb\r\n");
+        assert_eq!(
+            landed(&c("a\nb\n"), Some(b"\xef\xbb\xbfa\nb\n")),
+            b"\xef\xbb\xbfa\nb\n"
+        );
+        assert_eq!(landed(&c("a\nb"), Some(b"a\nb\n")), b"a\nb\n");
+        assert_eq!(landed(&c("a\nb\n"), Some(b"a\nb")), b"a\nb");
+        // Other content is never absorbed: the tool's text is recorded.
+        assert_eq!(landed(&c("a\nb\n"), Some(b"a\nb\nc\n")), b"a\nb\n");
+        assert_eq!(landed(&c("a\n"), None), b"a\n");
+        // Of several candidates, the one on disk.
+        let two = vec!["one\nthree\n".to_owned(), "one\n\nthree\n".to_owned()];
+        assert_eq!(landed(&two, Some(b"one\n\nthree\n")), b"one\n\nthree\n");
+        assert_eq!(landed(&two, Some(b"other\n")), b"one\nthree\n");
+    }
+
+    #[test]
+    fn rendering_ignores_line_endings_and_invalid_utf8_only() {
+        assert!(renders_as(b"a\r\nb\r\n", "a\nb\n"));
+        assert!(renders_as(b"a\xffb\n", "a\u{fffd}b\n"));
+        assert!(renders_as(b"\xef\xbb\xbfx\n", "x\n"));
+        assert!(!renders_as(b"a\nb\n", "a\nB\n"));
+    }
+}

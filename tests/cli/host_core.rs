@@ -1,0 +1,267 @@
+//! One host core serves every adapter: each behaviour the adapters once disagreed on is now one
+//! rule, checked here through a host other than Claude Code (whose own tests cover it there).
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+const GEMINI_SESSION: &str = "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f";
+
+fn gemini(w: &World, event: &str, tool: &str, input: Value, response: Option<Value>) -> Value {
+    let mut p = json!({
+        "session_id": GEMINI_SESSION,
+        "cwd": w.repo,
+        "hook_event_name": event,
+        "timestamp": "2026-12-01T01:03:02.034Z",
+        "tool_name": tool,
+        "tool_input": input,
+    });
+    if let Some(r) = response {
+        p["tool_response"] = r;
+    }
+    p
+}
+
+fn codex(w: &World, event: &str, patch: &str) -> Value {
+    json!({
+        "session_id": "01a22f0a-7e78-7413-8804-f360d07812f7",
+        "cwd": w.repo,
+        "hook_event_name": event,
+        "tool_name": "apply_patch",
+        "tool_input": {"command": patch},
+        "tool_use_id": "call_1",
+    })
+}
+
+/// Run a hook; exit status, stdout as JSON (`Null` when empty), stderr.
+fn call(w: &World, agent: &str, payload: &Value) -> (i32, Value, String) {
+    let out = w.run_stdin(&["hook", agent], payload.to_string().as_bytes());
+    let text = stdout(&out);
+    let v = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    };
+    (code(&out), v, stderr(&out))
+}
+
+fn denied(v: &Value) -> bool {
+    v["decision"] == "deny" || v["hookSpecificOutput"]["permissionDecision"] == "deny"
+}
+
+#[test]
+fn a_read_reported_only_after_it_happened_needs_a_re_read_before_a_write() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\nbeta\ngamma\n");
+    let ranged = json!({"file_path": "notes.txt", "start_line": 1, "end_line": 2});
+    let shown = Some(json!({"llmContent": "alpha\nbeta\n"}));
+    let replace = gemini(
+        &w,
+        "BeforeTool",
+        "replace",
+        json!({"file_path": "notes.txt", "old_string": "alpha", "new_string": "ALPHA"}),
+        None,
+    );
+    // No before-event: the model saw part of some version, which one nobody can tell.
+    let (c, _, _) = call(
+        &w,
+        "gemini",
+        &gemini(&w, "AfterTool", "read_file", ranged.clone(), shown.clone()),
+    );
+    assert_eq!(c, 0);
+    let (c, v, _) = call(&w, "gemini", &replace);
+    assert_eq!(c, 0);
+    assert!(denied(&v), "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("re-read notes.txt"),
+        "{v}"
+    );
+    // With the before-event the disk was seen not to change: the read counts.
+    let (c, _, _) = call(
+        &w,
+        "gemini",
+        &gemini(&w, "BeforeTool", "read_file", ranged.clone(), None),
+    );
+    assert_eq!(c, 0);
+    // Between the two events the scratch note waits in the work tree's private folder.
+    let scratch = w
+        .repo
+        .join(".stella/private/hooks/gemini")
+        .join(GEMINI_SESSION);
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 1);
+    call(
+        &w,
+        "gemini",
+        &gemini(&w, "AfterTool", "read_file", ranged, shown),
+    );
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+    let (c, v, _) = call(&w, "gemini", &replace);
+    assert_eq!((c, v), (0, json!({})));
+}
+
+#[test]
+fn what_a_host_does_to_the_bytes_on_the_way_to_disk_never_refuses_its_own_write() {
+    // The session writes LF text; the host stores it with CRLF, a BOM, or without the final
+    // newline (as Gemini CLI does for a CRLF file). Its next edit is its own and is allowed.
+    for (name, on_disk) in [
+        ("crlf", "one\r\ntwo\r\nthree\r\n"),
+        ("bom", "\u{feff}one\ntwo\nthree\n"),
+        ("no-final-newline", "one\ntwo\nthree"),
+    ] {
+        let w = World::new();
+        let file = format!("{name}.txt");
+        w.write(&file, "old\n");
+        let input = json!({"file_path": file, "content": "one\ntwo\nthree\n"});
+        call(
+            &w,
+            "gemini",
+            &gemini(
+                &w,
+                "BeforeTool",
+                "read_file",
+                json!({"file_path": file}),
+                None,
+            ),
+        );
+        call(
+            &w,
+            "gemini",
+            &gemini(
+                &w,
+                "AfterTool",
+                "read_file",
+                json!({"file_path": file}),
+                Some(json!({"llmContent": "old\n"})),
+            ),
+        );
+        let (_, v, _) = call(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "write_file", input.clone(), None),
+        );
+        assert_eq!(v, json!({}), "{name}");
+        w.write(&file, on_disk);
+        let (c, _, e) = call(
+            &w,
+            "gemini",
+            &gemini(
+                &w,
+                "AfterTool",
+                "write_file",
+                input,
+                Some(json!({"llmContent": "ok"})),
+            ),
+        );
+        assert_eq!(c, 0, "{name}: {e}");
+        let edit = json!({"file_path": file, "old_string": "two", "new_string": "TWO"});
+        let (_, v, _) = call(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "replace", edit, None),
+        );
+        assert_eq!(v, json!({}), "{name}: the session's own write was refused");
+        // Content that is not the tool's is still someone else's change.
+        w.write(&file, "one\ntwo\nthree\nfour\n");
+        let edit = json!({"file_path": file, "old_string": "two", "new_string": "TWO"});
+        let (_, v, _) = call(
+            &w,
+            "gemini",
+            &gemini(&w, "BeforeTool", "replace", edit, None),
+        );
+        assert!(denied(&v), "{name}: {v}");
+    }
+}
+
+#[test]
+fn a_check_before_a_write_never_creates_a_session() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    let patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+ALPHA\n*** End Patch\n";
+    let (c, v, _) = call(&w, "codex", &codex(&w, "PreToolUse", patch));
+    assert_eq!((c, v), (0, Value::Null));
+    assert_eq!(w.ok(&["session", "list"]), "");
+    // The after-event records, and so creates it.
+    w.write("notes.txt", "ALPHA\n");
+    let (c, _, e) = call(&w, "codex", &codex(&w, "PostToolUse", patch));
+    assert_eq!(c, 0, "{e}");
+    assert!(
+        w.ok(&["session", "list"])
+            .contains("01a22f0a-7e78-7413-8804-f360d07812f7")
+    );
+}
+
+#[test]
+fn every_host_says_what_opening_the_workspace_had_to_say() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    w.ok(&["init"]);
+    // A copy of the checkout gets its own id, and the hook says so on stderr.
+    let copy = w.base().join("copy");
+    let status = std::process::Command::new("cp")
+        .args(["-a"])
+        .arg(&w.repo)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut p = gemini(
+        &w,
+        "AfterTool",
+        "read_file",
+        json!({"file_path": "notes.txt"}),
+        Some(json!({"llmContent": "alpha\n"})),
+    );
+    p["cwd"] = json!(copy);
+    let mut cmd = w.stella_in(&copy);
+    cmd.args(["hook", "gemini"]);
+    let out = feed(cmd, p.to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stella: this checkout is a copy of"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn every_host_keeps_the_time_budget_and_fail_closed_denies_a_write_that_ran_out() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    w.ok(&["init"]);
+    w.write(".stella/config.toml", "[hooks]\non-error = \"deny\"\n");
+    // The owner record is gone and another process holds its lock: the hook waits for it.
+    let id_dir = std::path::PathBuf::from(w.ok(&["store-path"]))
+        .parent()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(id_dir.join("owner")).unwrap();
+    let mut holder = std::process::Command::new("flock")
+        .arg(id_dir.join("owner.lock"))
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+ALPHA\n*** End Patch\n";
+    let mut cmd = w.stella();
+    cmd.args(["hook", "codex"])
+        .env("STELLA_HOOK_TIMEOUT_MS", "500");
+    let started = std::time::Instant::now();
+    let out = feed(cmd, codex(&w, "PreToolUse", patch).to_string().as_bytes());
+    let took = started.elapsed();
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(denied(&v), "{v}");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .ends_with(
+                "the hook did not finish within its time budget of 500ms; nothing more was done"
+            ),
+        "{v}"
+    );
+    assert!(took.as_secs() < 10, "took {took:?}");
+    assert_eq!(w.read("notes.txt"), "alpha\n");
+}
