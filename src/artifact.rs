@@ -635,11 +635,7 @@ impl PackObjects {
         // A 1 MiB pipe (Linux's default ceiling for one) moves the pack in a sixteenth of the
         // reads and context switches of the default 64 KiB; where it cannot grow, nothing changes.
         #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: F_SETPIPE_SZ on a pipe descriptor this process owns; a failure is ignored.
-            unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
-        }
+        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, 1 << 20);
         Ok(PackObjects {
             child,
             stdout,

@@ -18,22 +18,15 @@ pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
-        let parent = std::process::id() as libc::pid_t;
+        let parent = rustix::process::getpid();
         // SAFETY: the closure runs in the child between fork and exec and makes only
         // async-signal-safe calls (prctl, getppid), allocating nothing.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::KILL,
+                ))?;
+                if rustix::process::getppid() != Some(parent) {
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
                 Ok(())

@@ -285,16 +285,10 @@ pub fn replace_beneath(
     // 0o666 lets the umask decide for a new file, as any editor's create would.
     let open_mode = Mode::from_raw_mode(0o666);
     let swap = swap_name(name);
-    let anon = rustix::fs::openat(
-        &dir,
-        ".",
-        OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC,
-        open_mode,
-    );
-    let (file, named) = match anon {
-        Ok(fd) => (File::from(fd), false),
-        // No O_TMPFILE here (some file systems, older kernels): a named temp file instead.
-        Err(Errno::OPNOTSUPP) | Err(Errno::ISDIR) | Err(Errno::INVAL) => {
+    let (file, named) = match anonymous_in(&dir, open_mode)? {
+        Some(file) => (file, false),
+        // No anonymous file here: a named temp file, under the one swap name of this path.
+        None => {
             let _ = rustix::fs::unlinkat(&dir, &swap, AtFlags::empty());
             let fd = rustix::fs::openat(
                 &dir,
@@ -304,7 +298,6 @@ pub fn replace_beneath(
             )?;
             (File::from(fd), true)
         }
-        Err(e) => return Err(e.into()),
     };
     let drop_named = || {
         if named {
@@ -328,7 +321,7 @@ pub fn replace_beneath(
         return Ok(false);
     }
     if !named {
-        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let proc_path = anonymous_path(&file);
         let link = |to: &OsStr| {
             rustix::fs::linkat(
                 rustix::fs::CWD,
@@ -540,38 +533,29 @@ impl NewFile {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let anon = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-            .mode(mode)
-            .open(dir);
-        match anon {
-            Ok(file) => Ok(NewFile {
+        let folder = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        if let Some(file) = anonymous_in(&folder, Mode::from_raw_mode(mode))? {
+            return Ok(NewFile {
                 file,
                 path: path.to_owned(),
                 named: None,
-            }),
-            // No O_TMPFILE here (some file systems, older kernels): a named temp file instead.
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
-                ) =>
-            {
-                let tmp = tempfile::Builder::new()
-                    .prefix(".stella-tmp-")
-                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))
-                    .tempfile_in(dir)?;
-                let (file, tmp_path) = tmp.keep().map_err(|e| e.error)?;
-                Ok(NewFile {
-                    file,
-                    path: path.to_owned(),
-                    named: Some(tmp_path),
-                })
-            }
-            Err(e) => Err(e),
+            });
         }
+        // No anonymous file here: a named temp file instead.
+        let tmp = tempfile::Builder::new()
+            .prefix(".stella-tmp-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .tempfile_in(dir)?;
+        let (file, tmp_path) = tmp.keep().map_err(|e| e.error)?;
+        Ok(NewFile {
+            file,
+            path: path.to_owned(),
+            named: Some(tmp_path),
+        })
     }
 
     /// The file to write into.
@@ -614,26 +598,53 @@ impl Drop for NewFile {
 
 /// Give the anonymous (`O_TMPFILE`) `file` the name `path`, which must not exist.
 fn link_anonymous(file: &File, path: &Path) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let target = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .expect("no NUL in a /proc path");
-    // SAFETY: both paths are valid NUL-terminated strings that outlive the call.
-    let rc = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            proc_path.as_ptr(),
-            libc::AT_FDCWD,
-            target.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+    rustix::fs::linkat(
+        rustix::fs::CWD,
+        anonymous_path(file).as_str(),
+        rustix::fs::CWD,
+        path,
+        AtFlags::SYMLINK_FOLLOW,
+    )
+    .map_err(io::Error::from)
+}
+
+/// The path that names an anonymous file for `linkat`.
+fn anonymous_path(file: &File) -> String {
+    format!("/proc/self/fd/{}", file.as_raw_fd())
+}
+
+/// Whether writes take the named-temp-file fallback even where Linux offers `O_TMPFILE`.
+static NAMED_TEMP_FILES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Make every write of this process take the fallback other systems run (a named temp file
+/// beside the target, then a rename) even where Linux offers an anonymous `O_TMPFILE`: a test
+/// switch (`STELLA_TEST_PORTABLE_FS=1`, read by the binaries) that keeps the fallback covered.
+pub fn use_named_temp_files(on: bool) {
+    NAMED_TEMP_FILES.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// An anonymous file in the folder `dir` (Linux's `O_TMPFILE`), created with `mode` (umask
+/// applied): a process killed while writing it leaves nothing behind. `None` where there is no
+/// such thing — another system, a file system or kernel without it, or the test switch
+/// [`use_named_temp_files`].
+fn anonymous_in(dir: impl rustix::fd::AsFd, mode: Mode) -> io::Result<Option<File>> {
+    if NAMED_TEMP_FILES.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(None);
     }
+    #[cfg(target_os = "linux")]
+    match rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC,
+        mode,
+    ) {
+        Ok(fd) => return Ok(Some(File::from(fd))),
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {}
+        Err(e) => return Err(e.into()),
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (dir, mode);
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@ pub fn clean_env(cmd: &mut Command, home: &Path, stella_home: &Path) {
         .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .env("TZ", "UTC")
         .env("LC_ALL", "C");
+    // `STELLA_TEST_PORTABLE_FS=1 cargo test` runs the suite on the fallback other systems use.
+    if let Some(v) = std::env::var_os("STELLA_TEST_PORTABLE_FS") {
+        cmd.env("STELLA_TEST_PORTABLE_FS", v);
+    }
 }
 
 impl World {

@@ -30,6 +30,7 @@ mod install;
 mod journal;
 mod mcp;
 mod offline;
+mod portable;
 mod private_config;
 mod properties;
 mod recover;

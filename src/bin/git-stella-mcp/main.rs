@@ -29,6 +29,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    env::apply_test_switches();
     let args = Args::parse();
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,

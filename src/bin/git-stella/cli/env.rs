@@ -38,3 +38,11 @@ pub fn data_dir() -> Result<PathBuf, Error> {
         .map(|d| d.data_dir().to_owned())
         .ok_or(Error::NoHome)
 }
+
+/// Switches the tests set in the environment: `STELLA_TEST_PORTABLE_FS=1` makes every write take
+/// the fallback other systems run (see [`stella::fsutil::use_named_temp_files`]).
+pub fn apply_test_switches() {
+    if std::env::var_os("STELLA_TEST_PORTABLE_FS").is_some_and(|v| v == "1") {
+        stella::fsutil::use_named_temp_files(true);
+    }
+}

@@ -534,6 +534,7 @@ pub fn main_with(
     err: &mut dyn Write,
 ) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
+    env::apply_test_switches();
     let cli = match Cli::parse_args(&args) {
         Ok(cli) => cli,
         Err(e) => {
