@@ -266,7 +266,7 @@ fn swap_name(name: &OsStr) -> std::ffi::OsString {
 /// leaves nothing, `recheck` runs just before the new file takes the name (returning `false`
 /// abandons the write with nothing changed), and an existing file's permissions are kept.
 /// `Ok(false)` when `recheck` said no. Where the file system has no `O_TMPFILE`, a named temp
-/// file in the same folder is used instead.
+/// file of the writer's own in the same folder is used instead (a kill mid-write leaves it).
 pub fn replace_beneath(
     root: &Path,
     rel: &RelPath,
@@ -284,19 +284,20 @@ pub fn replace_beneath(
     };
     // 0o666 lets the umask decide for a new file, as any editor's create would.
     let open_mode = Mode::from_raw_mode(0o666);
-    let swap = swap_name(name);
-    let (file, named) = match anonymous_in(&dir, open_mode)? {
-        Some(file) => (file, false),
-        // No anonymous file here: a named temp file, under the one swap name of this path.
+    let (file, named, swap) = match anonymous_in(&dir, open_mode)? {
+        Some(file) => (file, false, swap_name(name)),
+        // No anonymous file here: a named temp file of this writer's own, since it exists
+        // before the folder hold is taken (a kill leaves it behind).
         None => {
-            let _ = rustix::fs::unlinkat(&dir, &swap, AtFlags::empty());
+            let mut swap = swap_name(name);
+            swap.push(format!("-{}", crate::ids::random_hex(6)));
             let fd = rustix::fs::openat(
                 &dir,
                 &swap,
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 open_mode,
             )?;
-            (File::from(fd), true)
+            (File::from(fd), true, swap)
         }
     };
     let drop_named = || {
