@@ -14,6 +14,17 @@ use rustix::io::Errno;
 
 use crate::paths::RelPath;
 
+/// An I/O failure at a named path: `could not <op> '<path>'`, caused by the I/O error. The one
+/// shape the error types that touch files share.
+#[derive(Debug, thiserror::Error)]
+#[error("could not {op} '{}'", .path.display())]
+pub struct PathIo {
+    pub op: &'static str,
+    pub path: std::path::PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
 /// Create `dir` and its missing parents with `mode` (0700 for anything holding what agents read).
 pub fn create_private_dir(dir: &Path, mode: u32) -> io::Result<()> {
     fs::DirBuilder::new().recursive(true).mode(mode).create(dir)

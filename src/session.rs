@@ -159,14 +159,13 @@ impl Context {
         let mut failed = Vec::new();
         for path in paths {
             match self.snapshot(path) {
-                Ok(Some((digest, blob, exec))) => edits.push(MapEdit::Put {
-                    path: path.clone(),
-                    seen: Seen::Digest(digest),
-                    bytes: Some((blob, exec)),
-                    first_origin: Some(digest),
-                    wrote: false,
-                    origin_bytes: None,
-                }),
+                Ok(Some(bytes)) => edits.push(self.seen_edit(
+                    path,
+                    &self.abs(path),
+                    &bytes,
+                    Some(Digest::of(&bytes)),
+                    false,
+                )?),
                 Ok(None) => failed.push((path.clone(), io::Error::from(io::ErrorKind::NotFound))),
                 Err(Error::Io { path, source, .. }) => failed.push((path, source)),
                 Err(e) => return Err(e),
@@ -191,35 +190,20 @@ impl Context {
         let mut edits = Vec::new();
         let mut not_absorbed = Vec::new();
         for path in paths {
-            if let Some(content) = content {
-                let digest = Digest::of(content);
-                let blob = self.journal().write_blob(content)?;
-                let abs = self.abs(path);
-                let exec = std::fs::metadata(&abs).is_ok_and(|m| is_exec(&m));
-                if Disk::probe(&abs).digest() != Some(digest) {
-                    not_absorbed.push(NotAbsorbed { path: path.clone() });
+            let abs = self.abs(path);
+            let bytes = match content {
+                Some(content) => {
+                    if Disk::probe(&abs).digest() != Some(Digest::of(content)) {
+                        not_absorbed.push(NotAbsorbed { path: path.clone() });
+                    }
+                    Some(std::borrow::Cow::Borrowed(content))
                 }
-                edits.push(MapEdit::Put {
-                    path: path.clone(),
-                    seen: Seen::Digest(digest),
-                    bytes: Some((blob, exec)),
-                    first_origin: None,
-                    wrote: true,
-                    origin_bytes: None,
-                });
-                continue;
-            }
-            match self.snapshot(path)? {
-                Some((digest, blob, exec)) => edits.push(MapEdit::Put {
-                    path: path.clone(),
-                    seen: Seen::Digest(digest),
-                    bytes: Some((blob, exec)),
-                    first_origin: None,
-                    wrote: true,
-                    origin_bytes: None,
-                }),
-                None => edits.push(MapEdit::Remove { path: path.clone() }),
-            }
+                None => self.snapshot(path)?.map(std::borrow::Cow::Owned),
+            };
+            edits.push(match bytes {
+                Some(b) => self.seen_edit(path, &abs, &b, None, true)?,
+                None => MapEdit::Remove { path: path.clone() },
+            });
         }
         let tip = self.record(id, "wrote", paths, edits, Vec::new())?;
         Ok((tip, not_absorbed))
@@ -486,9 +470,8 @@ impl Context {
         )
     }
 
-    /// Read `path` whole: its digest, its bytes stored as a blob, and its executable bit.
-    /// `None` when it does not exist.
-    fn snapshot(&self, path: &RelPath) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {
+    /// Read `path` whole (a regular file only). `None` when it does not exist.
+    fn snapshot(&self, path: &RelPath) -> Result<Option<Vec<u8>>, Error> {
         let abs = self.abs(path);
         let io_err = |source| Error::Io {
             op: "read",
@@ -503,9 +486,7 @@ impl Context {
         if meta.is_dir() {
             return Err(io_err(io::Error::other("it is a folder")));
         }
-        let bytes = crate::fsutil::read_regular(&abs).map_err(io_err)?;
-        let blob = self.journal().write_blob(&bytes)?;
-        Ok(Some((Digest::of(&bytes), blob, is_exec(&meta))))
+        crate::fsutil::read_regular(&abs).map(Some).map_err(io_err)
     }
 }
 

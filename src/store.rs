@@ -225,6 +225,16 @@ impl Store {
         Ok(r.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
     }
 
+    /// `name` as a full ref name.
+    fn full_name(&self, name: &str) -> Result<FullName, Error> {
+        name.try_into()
+            .map_err(|e: gix::validate::reference::name::Error| Error::Git {
+                op: "name a ref",
+                store: self.dir.clone(),
+                source: gix::Error::from_error(e),
+            })
+    }
+
     /// Move `name` to the commit `make` builds on the current tip (`None`: the ref does not exist).
     ///
     /// `make` runs under the store lock and may run again if the tip moved (a writer that does not
@@ -235,13 +245,7 @@ impl Store {
         reflog_message: &str,
         mut make: impl FnMut(&gix::Repository, Option<ObjectId>) -> Result<ObjectId, E>,
     ) -> Result<ObjectId, E> {
-        let full: FullName =
-            name.try_into()
-                .map_err(|e: gix::validate::reference::name::Error| Error::Git {
-                    op: "name a ref",
-                    store: self.dir.clone(),
-                    source: gix::Error::from_error(e),
-                })?;
+        let full = self.full_name(name)?;
         let start = Instant::now();
         loop {
             let remaining = WRITE_DEADLINE.saturating_sub(start.elapsed());
@@ -308,13 +312,7 @@ impl Store {
         let Some(old) = self.tip(name)? else {
             return Ok(false);
         };
-        let full: FullName =
-            name.try_into()
-                .map_err(|e: gix::validate::reference::name::Error| Error::Git {
-                    op: "name a ref",
-                    store: self.dir.clone(),
-                    source: gix::Error::from_error(e),
-                })?;
+        let full = self.full_name(name)?;
         let edit = RefEdit::new(
             full,
             Change::Delete {

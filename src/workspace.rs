@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil::{self, FileLock};
+use crate::fsutil::{self, FileLock, PathIo};
 use crate::ids::WorkspaceId;
 
 /// What the library needs from the environment, built once at the edge.
@@ -88,13 +88,8 @@ pub enum Error {
     },
     #[error("this operation must be run in a work tree: '{}' is a bare repository", .git_dir.display())]
     Bare { git_dir: PathBuf },
-    #[error("could not {op} '{}'", .path.display())]
-    Io {
-        op: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathIo),
     #[error("'{}' is corrupt: {why}", .path.display())]
     Corrupt { path: PathBuf, why: String },
     #[error(transparent)]
@@ -103,10 +98,12 @@ pub enum Error {
 
 impl Error {
     fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Error + 'a {
-        move |source| Error::Io {
-            op,
-            path: path.to_owned(),
-            source,
+        move |source| {
+            Error::Io(PathIo {
+                op,
+                path: path.to_owned(),
+                source,
+            })
         }
     }
 }

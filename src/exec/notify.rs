@@ -57,6 +57,25 @@ unsafe fn fail(sock: RawFd) -> io::Result<()> {
     Err(err)
 }
 
+/// A message of one data buffer and `control_len` bytes of the control buffer, for
+/// `sendmsg`/`recvmsg` of one descriptor (SCM_RIGHTS).
+///
+/// # Safety
+/// The message points at `iov` and `control`: use it only while both live.
+unsafe fn one_buffer_message(
+    iov: &mut libc::iovec,
+    control: &mut [u64; 4],
+    control_len: usize,
+) -> libc::msghdr {
+    // SAFETY: msghdr is plain data; all-zero is its empty value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = control_len as _;
+    msg
+}
+
 /// Send `fd` with one marker byte over a Unix socket (SCM_RIGHTS).
 unsafe fn send_fd(sock: RawFd, fd: c_int) -> isize {
     let mut byte = [b'F'];
@@ -68,11 +87,8 @@ unsafe fn send_fd(sock: RawFd, fd: c_int) -> isize {
     let mut control = [0u64; 4];
     // SAFETY: the message points at live local buffers; CMSG_* compute within `control`.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as _;
+        let control_len = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
+        let msg = one_buffer_message(&mut iov, &mut control, control_len);
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
@@ -100,11 +116,8 @@ pub fn receive(sock: RawFd) -> io::Result<Received> {
     // SAFETY: the message points at live local buffers; the descriptor is taken only from a
     // well-formed SCM_RIGHTS control message.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let control_len = std::mem::size_of_val(&control);
+        let mut msg = one_buffer_message(&mut iov, &mut control, control_len);
         let n = libc::recvmsg(sock, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC);
         if n < 0 {
             let e = io::Error::last_os_error();

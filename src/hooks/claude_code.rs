@@ -18,10 +18,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, Writes};
+use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 use crate::journal::RootEdit;
 use crate::session::Freshness;
 use crate::turn::{Transcript, TurnError};
@@ -35,33 +34,8 @@ pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp_
 /// Where the session's host settings live in its journal.
 const HOST_FILE: &str = "hosts/claude-code.toml";
 
-/// A Claude Code hook payload (checked against the captured payloads in `tests/fixtures`). The
-/// tool's input and response stay JSON: their shape is the tool's, and a project may map a tool
-/// Stella does not know by the name of its path field.
-#[derive(Debug, Deserialize)]
-pub struct Payload {
-    pub hook_event_name: String,
-    pub session_id: String,
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
-    #[serde(default)]
-    pub transcript_path: Option<String>,
-    #[serde(default)]
-    pub prompt_id: Option<String>,
-    /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
-    #[serde(default)]
-    pub source: Option<String>,
-    #[serde(default)]
-    pub tool_name: Option<String>,
-    #[serde(default)]
-    pub tool_input: Value,
-    #[serde(default)]
-    pub tool_response: Value,
-    #[serde(default)]
-    pub tool_use_id: Option<String>,
-}
+/// Claude Code's payloads: [`ToolPayload`].
+pub type Payload = ToolPayload;
 
 /// Claude Code.
 pub struct ClaudeCode;
@@ -69,14 +43,6 @@ pub struct ClaudeCode;
 impl Host for ClaudeCode {
     const NAME: &'static str = AGENT;
     type Payload = Payload;
-
-    fn ids(p: &Payload) -> (&str, Option<&str>) {
-        (&p.session_id, p.agent_id.as_deref())
-    }
-
-    fn cwd(p: &Payload) -> Option<&Path> {
-        p.cwd.as_deref()
-    }
 
     fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
         match p.hook_event_name.as_str() {
@@ -531,21 +497,5 @@ mod tests {
             json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "mcp__fs__list_directory", "tool_input": {"path": "/r"}}),
         );
         assert!(ops(root, &list).unwrap().is_empty());
-    }
-
-    #[test]
-    fn every_captured_payload_parses() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code");
-        let mut n = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                let p: Result<Payload, _> = serde_json::from_str(&text);
-                assert!(p.is_ok(), "{}: {:?}", path.display(), p.err());
-                n += 1;
-            }
-        }
-        assert!(n >= 10, "only {n} captured payloads");
     }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Error, error_text};
+use crate::fsutil::PathIo;
 use crate::workspace::{self, Settings};
 
 /// What the model and the person are told when a write is denied because the hook itself failed
@@ -85,10 +86,12 @@ impl Config {
     /// Read `.stella/config.toml`; a missing file is the default config.
     pub fn load(root: &Path) -> Result<Config, Error> {
         let path = config_path(root);
-        let Some(bytes) = crate::fsutil::read_optional(&path).map_err(|source| Error::Io {
-            op: "read",
-            path: path.clone(),
-            source,
+        let Some(bytes) = crate::fsutil::read_optional(&path).map_err(|source| {
+            Error::Io(PathIo {
+                op: "read",
+                path: path.clone(),
+                source,
+            })
         })?
         else {
             return Ok(Config::default());

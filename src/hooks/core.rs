@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Config, Env, Error};
 use crate::digest::Digest;
+use crate::fsutil::PathIo;
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, MapEdit, RootEdit, Seen};
@@ -486,11 +487,11 @@ impl Hook {
             Err(_) if matches!(Disk::probe(&self.abs(path)), Disk::Missing) => {
                 Ok(MapEdit::Remove { path: path.clone() })
             }
-            Err(source) => Err(Error::Io {
+            Err(source) => Err(Error::Io(PathIo {
                 op: "read",
                 path: self.abs(path),
                 source,
-            }),
+            })),
         }
     }
 
@@ -702,15 +703,19 @@ impl Hook {
 
     fn put_scratch(&self, file: &Path, bytes: &[u8]) -> Result<(), Error> {
         let dir = file.parent().expect("a scratch file has a folder");
-        crate::fsutil::create_private_dir(dir, 0o700).map_err(|source| Error::Io {
-            op: "create",
-            path: dir.to_owned(),
-            source,
+        crate::fsutil::create_private_dir(dir, 0o700).map_err(|source| {
+            Error::Io(PathIo {
+                op: "create",
+                path: dir.to_owned(),
+                source,
+            })
         })?;
-        crate::fsutil::write_atomic(file, bytes, 0o600).map_err(|source| Error::Io {
-            op: "write",
-            path: file.to_owned(),
-            source,
+        crate::fsutil::write_atomic(file, bytes, 0o600).map_err(|source| {
+            Error::Io(PathIo {
+                op: "write",
+                path: file.to_owned(),
+                source,
+            })
         })
     }
 

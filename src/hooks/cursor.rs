@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::install::{HooksFile, Shape, Wanted};
+use super::install::{HooksFile, Shape};
 use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Cursor reads hooks, relative to the repository's root (or the home folder).
@@ -99,22 +99,24 @@ fn op_of(tool: &str, ti: &Value) -> Option<Op> {
     }
 }
 
+impl super::Sited for Payload {
+    fn ids(&self) -> (&str, Option<&str>) {
+        (&self.conversation_id, None)
+    }
+
+    fn cwd(&self) -> Option<&Path> {
+        self.cwd
+            .as_deref()
+            .or(self.workspace_roots.first().map(PathBuf::as_path))
+    }
+}
+
 /// Cursor's agent.
 pub struct Cursor;
 
 impl Host for Cursor {
     const NAME: &'static str = "cursor";
     type Payload = Payload;
-
-    fn ids(p: &Payload) -> (&str, Option<&str>) {
-        (&p.conversation_id, None)
-    }
-
-    fn cwd(p: &Payload) -> Option<&Path> {
-        p.cwd
-            .as_deref()
-            .or(p.workspace_roots.first().map(PathBuf::as_path))
-    }
 
     fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();
@@ -211,25 +213,15 @@ pub fn deny(reason: &str) -> Answer {
 /// Cursor's hooks file at `path` ([`SETTINGS`] in a project or the home folder, with its
 /// `version`), and Stella's entries there, running the binary at `exe`.
 pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
-    let command = super::install::hook_command(exe, "cursor");
-    let handler = json!({"command": command});
-    let on = |event, matcher| Wanted {
-        event,
-        matcher,
-        handler: handler.clone(),
-    };
+    let events = [
+        ("preToolUse", Some("Write|Edit|StrReplace|MultiEdit|Delete")),
+        ("postToolUse", Some("Write|Delete")),
+        ("beforeReadFile", None),
+        ("afterFileEdit", None),
+    ];
+    let handler = |command: &str| json!({"command": command});
     HooksFile {
-        path,
-        shape: Shape::Flat,
-        agent: "cursor",
-        command,
-        wanted: vec![
-            on("preToolUse", Some("Write|Edit|StrReplace|MultiEdit|Delete")),
-            on("postToolUse", Some("Write|Delete")),
-            on("beforeReadFile", None),
-            on("afterFileEdit", None),
-        ],
         header: Some(("version", json!(1))),
-        shell_prefix: None,
+        ..HooksFile::new(path, Shape::Flat, "cursor", exe, handler, &events)
     }
 }

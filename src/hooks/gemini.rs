@@ -19,29 +19,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::install::{HooksFile, Shape, Wanted};
-use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
+use super::install::{HooksFile, Shape};
+use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".gemini/settings.json";
 
 /// The tools the hooks match.
 pub const MATCHER: &str = "^(read_file|write_file|replace)$";
-
-/// A Gemini CLI hook payload (checked against the captured payloads in `tests/fixtures`).
-#[derive(Debug, Deserialize)]
-pub struct Payload {
-    pub hook_event_name: String,
-    pub session_id: String,
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
-    #[serde(default)]
-    pub tool_name: Option<String>,
-    #[serde(default)]
-    pub tool_input: ToolInput,
-    #[serde(default)]
-    pub tool_response: Option<ToolResponse>,
-}
 
 /// The inputs of the file tools: `read_file` (`file_path`; a range as `start_line`/`end_line`,
 /// or `offset`/`limit` in older builds), `write_file` (`file_path`, `content`), `replace`
@@ -67,27 +52,36 @@ pub struct ToolResponse {
     pub error: Option<Value>,
 }
 
+/// The typed input and response of a payload's file tool.
+pub fn typed(p: &ToolPayload) -> Result<(ToolInput, Option<ToolResponse>), Error> {
+    let shape = |source| Error::Shape {
+        host: Gemini::NAME,
+        source,
+    };
+    let input = match &p.tool_input {
+        Value::Null => ToolInput::default(),
+        v => ToolInput::deserialize(v).map_err(shape)?,
+    };
+    let response = match &p.tool_response {
+        Value::Null => None,
+        v => Some(ToolResponse::deserialize(v).map_err(shape)?),
+    };
+    Ok((input, response))
+}
+
 /// Gemini CLI.
 pub struct Gemini;
 
 impl Host for Gemini {
     const NAME: &'static str = "gemini";
-    type Payload = Payload;
+    type Payload = ToolPayload;
 
-    fn ids(p: &Payload) -> (&str, Option<&str>) {
-        (&p.session_id, None)
-    }
-
-    fn cwd(p: &Payload) -> Option<&Path> {
-        p.cwd.as_deref()
-    }
-
-    fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
+    fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();
         if !matches!(tool, "read_file" | "write_file" | "replace") {
             return Ok(Gemini::nothing(p));
         }
-        let ti = &p.tool_input;
+        let (ti, response) = typed(p)?;
         let Some(path) = ti.file_path.clone() else {
             return Err(Error::MissingField {
                 field: "tool_input.file_path",
@@ -98,8 +92,7 @@ impl Host for Gemini {
                 let ranged = [&ti.start_line, &ti.end_line, &ti.offset, &ti.limit]
                     .iter()
                     .any(|v| v.as_ref().is_some_and(|v| !v.is_null()));
-                let shown = p
-                    .tool_response
+                let shown = response
                     .as_ref()
                     .and_then(|r| r.llm_content.as_ref()?.as_str())
                     .filter(|_| !ranged)
@@ -129,7 +122,7 @@ impl Host for Gemini {
             }),
             // The tool failed: nothing was read or written.
             "AfterTool"
-                if p.tool_response
+                if response
                     .as_ref()
                     .is_some_and(|r| r.error.as_ref().is_some_and(|e| !e.is_null())) =>
             {
@@ -144,7 +137,7 @@ impl Host for Gemini {
     }
 
     /// Gemini CLI parses stdout as JSON: "no opinion" is an empty object.
-    fn nothing(_p: &Payload) -> Answer {
+    fn nothing(_p: &ToolPayload) -> Answer {
         Answer::json(&json!({}))
     }
 
@@ -166,47 +159,7 @@ pub fn deny(reason: &str) -> Answer {
 /// Gemini CLI's settings file at `path` ([`SETTINGS`] in a project or the home folder), and
 /// Stella's hooks there, running the binary at `exe`.
 pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
-    let command = super::install::hook_command(exe, "gemini");
-    let handler = json!({"type": "command", "command": command, "name": "stella"});
-    HooksFile {
-        path,
-        shape: Shape::Grouped,
-        agent: "gemini",
-        command,
-        wanted: vec![
-            Wanted {
-                event: "BeforeTool",
-                matcher: Some(MATCHER),
-                handler: handler.clone(),
-            },
-            Wanted {
-                event: "AfterTool",
-                matcher: Some(MATCHER),
-                handler,
-            },
-        ],
-        header: None,
-        shell_prefix: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_captured_payload_parses() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini-cli-0.61.0");
-        let mut n = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                let p: Result<Payload, _> = serde_json::from_str(&text);
-                assert!(p.is_ok(), "{}: {:?}", path.display(), p.err());
-                n += 1;
-            }
-        }
-        assert!(n >= 10, "only {n} captured payloads");
-    }
+    let handler = |command: &str| json!({"type": "command", "command": command, "name": "stella"});
+    let events = [("BeforeTool", Some(MATCHER)), ("AfterTool", Some(MATCHER))];
+    HooksFile::new(path, Shape::Grouped, "gemini", exe, handler, &events)
 }

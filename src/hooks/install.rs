@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::claude_code::TOOL_MATCHER;
 use crate::digest::Digest;
+use crate::fsutil::PathIo;
 use crate::json_path;
 use crate::jsonedit::{self, Doc, Edit, Kind, Node, Step};
 
@@ -34,13 +35,8 @@ pub enum Error {
     },
     #[error("'{}' has an unexpected shape: {why}; nothing was changed", .path.display())]
     Shape { path: PathBuf, why: String },
-    #[error("could not {op} '{}'", .path.display())]
-    Io {
-        op: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathIo),
     #[error("'git {args}' failed: {stderr}")]
     Git { args: String, stderr: String },
     #[error(
@@ -51,7 +47,7 @@ pub enum Error {
 
 fn io_error(op: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
     let path = path.to_owned();
-    move |source| Error::Io { op, path, source }
+    move |source| Error::Io(PathIo { op, path, source })
 }
 
 /// What an install or uninstall did.
@@ -195,28 +191,50 @@ pub const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 
 /// Claude Code's settings file at `path`, with Stella's hooks and shell prefix for `exe`.
 pub fn claude_hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
-    let command = hook_command(exe, "claude-code");
-    let handler = json!({ "type": "command", "command": command });
-    let on = |event, matcher| Wanted {
-        event,
-        matcher,
-        handler: handler.clone(),
-    };
+    let events = [
+        ("SessionStart", None),
+        ("UserPromptSubmit", None),
+        ("PreToolUse", Some(TOOL_MATCHER)),
+        ("PostToolUse", Some(TOOL_MATCHER)),
+        ("Stop", None),
+        ("SessionEnd", None),
+    ];
+    let handler = |command: &str| json!({ "type": "command", "command": command });
     HooksFile {
-        path,
-        shape: Shape::Grouped,
-        agent: "claude-code",
-        wanted: vec![
-            on("SessionStart", None),
-            on("UserPromptSubmit", None),
-            on("PreToolUse", Some(TOOL_MATCHER)),
-            on("PostToolUse", Some(TOOL_MATCHER)),
-            on("Stop", None),
-            on("SessionEnd", None),
-        ],
-        command,
-        header: None,
         shell_prefix: Some(shell_prefix(exe)),
+        ..HooksFile::new(path, Shape::Grouped, "claude-code", exe, handler, &events)
+    }
+}
+
+impl HooksFile {
+    /// The hooks file at `path` for the host `agent`, one handler (built by `handler` from the
+    /// command line that runs `exe`) on each of `events` (event, matcher).
+    pub fn new(
+        path: PathBuf,
+        shape: Shape,
+        agent: &'static str,
+        exe: &Path,
+        handler: impl Fn(&str) -> Value,
+        events: &[(&'static str, Option<&'static str>)],
+    ) -> HooksFile {
+        let command = hook_command(exe, agent);
+        let wanted = events
+            .iter()
+            .map(|&(event, matcher)| Wanted {
+                event,
+                matcher,
+                handler: handler(&command),
+            })
+            .collect();
+        HooksFile {
+            path,
+            shape,
+            agent,
+            command,
+            wanted,
+            header: None,
+            shell_prefix: None,
+        }
     }
 }
 
@@ -567,10 +585,12 @@ impl Ledger {
         else {
             return Ok(LedgerData::default());
         };
-        serde_json::from_slice(&bytes).map_err(|e| Error::Io {
-            op: "read",
-            path: self.file.clone(),
-            source: io::Error::new(io::ErrorKind::InvalidData, e),
+        serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Io(PathIo {
+                op: "read",
+                path: self.file.clone(),
+                source: io::Error::new(io::ErrorKind::InvalidData, e),
+            })
         })
     }
 
@@ -744,10 +764,12 @@ pub fn git_hooks_dir(cwd: &Path) -> Result<PathBuf, Error> {
             .current_dir(cwd),
     )
     .output()
-    .map_err(|source| Error::Io {
-        op: "run git in",
-        path: cwd.to_owned(),
-        source,
+    .map_err(|source| {
+        Error::Io(PathIo {
+            op: "run git in",
+            path: cwd.to_owned(),
+            source,
+        })
     })?;
     if !out.status.success() {
         return Err(Error::Git {
@@ -770,7 +792,7 @@ pub fn install_git(dir: &Path) -> Result<Outcome, Error> {
     let chained = dir.join(CHAINED);
     let io = |op, path: &Path| {
         let path = path.to_owned();
-        move |source| Error::Io { op, path, source }
+        move |source| Error::Io(PathIo { op, path, source })
     };
     let script = git_hook_script();
     if is_ours(&hook) {
@@ -795,16 +817,20 @@ pub fn uninstall_git(dir: &Path) -> Result<Outcome, Error> {
     if !is_ours(&hook) {
         return Ok(Outcome::Unchanged);
     }
-    std::fs::remove_file(&hook).map_err(|source| Error::Io {
-        op: "remove",
-        path: hook.clone(),
-        source,
+    std::fs::remove_file(&hook).map_err(|source| {
+        Error::Io(PathIo {
+            op: "remove",
+            path: hook.clone(),
+            source,
+        })
     })?;
     if chained.symlink_metadata().is_ok() {
-        std::fs::rename(&chained, &hook).map_err(|source| Error::Io {
-            op: "restore",
-            path: chained.clone(),
-            source,
+        std::fs::rename(&chained, &hook).map_err(|source| {
+            Error::Io(PathIo {
+                op: "restore",
+                path: chained.clone(),
+                source,
+            })
         })?;
     }
     Ok(Outcome::Changed)

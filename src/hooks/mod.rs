@@ -14,10 +14,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde::Deserialize as _;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::digest::Digest;
+use crate::fsutil::PathIo;
 use crate::ids::SessionId;
 use crate::journal;
 use crate::session;
@@ -112,13 +113,8 @@ pub enum Error {
         #[source]
         source: toml::de::Error,
     },
-    #[error("could not {op} '{}'", .path.display())]
-    Io {
-        op: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathIo),
     #[error("the hook did not finish within its time budget of {0:?}; nothing more was done")]
     TimedOut(Duration),
     #[error("the hook stopped unexpectedly")]
@@ -194,12 +190,8 @@ pub trait Host {
     /// The host's name as `git stella hook <name>` spells it (also the scratch folder's name).
     const NAME: &'static str;
     /// The payload, typed: its fields as the captured payloads carry them.
-    type Payload: serde::de::DeserializeOwned;
+    type Payload: serde::de::DeserializeOwned + Sited;
 
-    /// The host's session id and, for a subagent, its agent id.
-    fn ids(p: &Self::Payload) -> (&str, Option<&str>);
-    /// The folder the payload names, if it names one.
-    fn cwd(p: &Self::Payload) -> Option<&Path>;
     /// Act on the payload in the workspace `hook` opened.
     fn handle(hook: &mut Hook, p: &Self::Payload) -> Result<Answer, Error>;
     /// The answer that says nothing (outside a workspace, or nothing to do).
@@ -214,6 +206,55 @@ pub trait Host {
     /// The folder of a raw payload, for fail-closed (see [`Host::asks_before_write`]).
     fn raw_cwd(raw: &Value) -> Option<PathBuf> {
         raw["cwd"].as_str().map(PathBuf::from)
+    }
+}
+
+/// Where a payload comes from: the host's session (and subagent) and the folder it names.
+pub trait Sited {
+    /// The host's session id and, for a subagent, its agent id.
+    fn ids(&self) -> (&str, Option<&str>);
+    /// The folder the payload names, if it names one.
+    fn cwd(&self) -> Option<&Path>;
+}
+
+/// A hook payload in the shape Claude Code defined and Codex CLI and Gemini CLI follow (checked
+/// against the payloads captured from each in `tests/fixtures`). The tool's input and response
+/// stay JSON: their shape is the tool's (an adapter types the ones it reads), and a project may
+/// map a tool Stella does not know by the name of its path field.
+#[derive(Debug, Deserialize)]
+pub struct ToolPayload {
+    pub hook_event_name: String,
+    pub session_id: String,
+    /// A Claude Code subagent's id.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    #[serde(default)]
+    pub prompt_id: Option<String>,
+    /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_response: Value,
+    /// The tool call's id (Gemini CLI sends none).
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+impl Sited for ToolPayload {
+    fn ids(&self) -> (&str, Option<&str>) {
+        (&self.session_id, self.agent_id.as_deref())
+    }
+
+    fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
     }
 }
 
@@ -243,11 +284,11 @@ pub fn answer_within<H: Host>(
             let input = match read_input() {
                 Ok(i) => i,
                 Err(source) => {
-                    return Answer::failed(&Error::Io {
+                    return Answer::failed(&Error::Io(PathIo {
                         op: "read the hook payload from",
                         path: PathBuf::from("stdin"),
                         source,
-                    });
+                    }));
                 }
             };
             match serde_json::from_slice::<Value>(&input) {
@@ -271,8 +312,8 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
         host: H::NAME,
         source,
     })?;
-    let cwd = H::cwd(&p).map_or_else(|| env.cwd.clone(), |c| env.cwd.join(c));
-    let (host_id, agent_id) = H::ids(&p);
+    let cwd = p.cwd().map_or_else(|| env.cwd.clone(), |c| env.cwd.join(c));
+    let (host_id, agent_id) = p.ids();
     let session = session_name(host_id, agent_id)?;
     let Some(mut hook) = Hook::find(env, H::NAME, &cwd, session)? else {
         return Ok(H::nothing(&p));
@@ -326,6 +367,27 @@ pub fn session_name(host_id: &str, agent_id: Option<&str>) -> Result<SessionId, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_captured_payload_parses() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        for host in ["claude-code", "codex-0.169.0", "gemini-cli-0.61.0"] {
+            let mut n = 0;
+            for entry in std::fs::read_dir(fixtures.join(host)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let p: Result<ToolPayload, _> = serde_json::from_str(&text);
+                    let p = p.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    if host.starts_with("gemini") {
+                        gemini::typed(&p).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    }
+                    n += 1;
+                }
+            }
+            assert!(n >= 10, "{host}: only {n} captured payloads");
+        }
+    }
 
     #[test]
     fn globs_match_whole_names() {

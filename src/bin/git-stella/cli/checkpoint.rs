@@ -49,8 +49,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let path = match &args.output {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(ctx.cwd.join(p)),

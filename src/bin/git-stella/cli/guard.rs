@@ -56,8 +56,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let named = ctx.resolve_all_named(&context, &args.paths)?;
     let paths: Vec<_> = named.iter().map(|n| n.path.clone()).collect();
     let intent = if args.delete {

@@ -416,6 +416,12 @@ impl Ctx<'_> {
         Ok(ctx)
     }
 
+    /// The workspace and the session the command acts on ([`Ctx::open`], [`Ctx::session_id`]).
+    pub fn open_session(&mut self) -> Result<(Context, SessionId)> {
+        let context = self.open()?;
+        Ok((context, self.session_id()?))
+    }
+
     /// The session named by `--session` or `$STELLA_SESSION`.
     pub fn session_id(&self) -> Result<SessionId> {
         let Some(id) = &self.session else {

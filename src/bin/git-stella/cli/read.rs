@@ -24,14 +24,13 @@ Exit status:
      workspace, a file that does not exist or cannot be read (then
      nothing is recorded)")]
 pub struct Args {
-    /// Files inside the workspace, relative to the current folder or absolute
+    /// Files the session read, inside the workspace (relative to the current folder, or absolute)
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all(&context, &args.paths)?;
     context.read(&id, &paths)?;
     Ok(ExitCode::SUCCESS)

@@ -30,8 +30,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     if let Some(name) = &args.transcript {
         let Some(bytes) = context.transcript(&id, name)? else {
             let names = context.transcript_names(&id)?;

@@ -23,14 +23,13 @@ Exit status:
      workspace, an I/O failure
 "))]
 pub struct Args {
-    /// Files inside the workspace, relative to the current folder or absolute
+    /// Files to delete, inside the workspace (relative to the current folder, or absolute)
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all_named(&context, &args.paths)?;
     match context.rm(&id, &paths)? {
         Outcome::Done(_) => Ok(ExitCode::SUCCESS),

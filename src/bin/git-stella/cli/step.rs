@@ -28,8 +28,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let transcript = match &args.transcript {
         Some(path) => {
             let name = path

@@ -66,8 +66,7 @@ impl From<TurnError> for CliError {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, cmd: &TurnCommand, out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     match cmd {
         TurnCommand::Begin(a) => {
             if let Some(t) = &a.id

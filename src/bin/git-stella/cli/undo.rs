@@ -32,8 +32,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let only = ctx.resolve_all(&context, &args.paths)?;
     let (done, _) = context.undo(&id, &only)?;
     if done.is_empty() {

@@ -36,8 +36,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
-    let context = ctx.open()?;
-    let id = ctx.session_id()?;
+    let (context, id) = ctx.open_session()?;
     let named = context.resolve_named(&ctx.cwd, &args.path)?;
     let mut content = Vec::new();
     std::io::stdin().lock().read_to_end(&mut content)?;
