@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
 use crate::ids::SessionId;
-use crate::journal::{Entry, Seen};
+use crate::journal::layout::{self, HostFile, SessionFile};
+use crate::journal::{Entry, RootFile, Seen};
 use crate::paths::RelPath;
 use crate::session::{Context, format_time};
 
@@ -269,23 +270,10 @@ impl Context {
         let repo = self.store.repo()?;
         let git = |op| self.store.git_err(op);
 
-        let session_toml = journal
-            .root_file(id, "session.toml")?
-            .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|t| t.parse::<toml::Table>().ok())
+        let session: SessionFile = journal
+            .root_toml(id, &RootFile::Session)?
             .unwrap_or_default();
-        let text = |k: &str| {
-            session_toml
-                .get(k)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let provenance: Vec<Provenance> = session_toml
-            .get("provenance")
-            .cloned()
-            .and_then(|v| v.try_into().ok())
-            .unwrap_or_default();
+        let provenance = session.provenance.clone();
 
         let (base, object_format) = user_head(&self.ws);
         let mut editor = repo
@@ -332,7 +320,9 @@ impl Context {
         // read (a device would grow without end, a FIFO would hang); anything else is skipped and
         // reported, and a file that is not there (yet) is skipped quietly.
         let mut skipped_transcripts = Vec::new();
-        for host_transcript in self.host_transcript_paths(id, &text("transcript_path"))? {
+        for host_transcript in
+            self.host_transcript_paths(id, session.transcript_path.as_deref().unwrap_or_default())?
+        {
             let name = std::path::Path::new(&host_transcript)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -363,7 +353,7 @@ impl Context {
             base: base.map_or("none".into(), |b| b.to_string()),
             object_format: object_format.to_string(),
             producer: format!("git-stella {}", env!("CARGO_PKG_VERSION")),
-            started: text("started"),
+            started: session.started.clone(),
             last_step: format_time(tip.time),
             steps: tip.steps,
             needs_reread,
@@ -428,7 +418,7 @@ impl Context {
         let Ok(tree) = repo.find_tree(tip.tree) else {
             return Ok(out);
         };
-        let Ok(Some(hosts)) = tree.lookup_entry_by_path("hosts") else {
+        let Ok(Some(hosts)) = tree.lookup_entry_by_path(layout::HOSTS) else {
             return Ok(out);
         };
         let Ok(hosts) = repo.find_tree(hosts.object_id()) else {
@@ -438,11 +428,8 @@ impl Context {
             let Ok(blob) = repo.find_blob(e.oid()) else {
                 continue;
             };
-            let path = std::str::from_utf8(&blob.data)
-                .ok()
-                .and_then(|t| t.parse::<toml::Table>().ok())
-                .and_then(|t| t.get("transcript_path")?.as_str().map(str::to_owned));
-            out.extend(path);
+            let host: Option<HostFile> = layout::parse(&blob.data);
+            out.extend(host.and_then(|h| h.transcript_path));
         }
         Ok(out)
     }

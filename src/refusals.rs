@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
-use crate::journal::{self, Journal, RootEdit, Seen, Step, Tip};
+use crate::journal::{self, Journal, RootEdit, RootFile, Seen, Step, Tip};
 use crate::paths::RelPath;
 
 /// The journal file holding the count and the last refusal step's records.
-pub const FILE: &str = "refused.toml";
+pub const FILE: RootFile = RootFile::Refused;
 
 /// `refused.toml`.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -72,10 +72,10 @@ impl Record {
 /// What `refused.toml` says in step tree `tree` (nothing refused when absent or unreadable).
 pub fn read(journal: &Journal<'_>, tree: gix::ObjectId) -> Refused {
     journal
-        .root_file_of_tree(tree, FILE)
+        .root_file_of_tree(tree, &RootFile::Refused)
         .ok()
         .flatten()
-        .and_then(|b| toml::from_str(&String::from_utf8_lossy(&b)).ok())
+        .and_then(|b| journal::layout::parse(&b))
         .unwrap_or_default()
 }
 
@@ -90,11 +90,7 @@ pub fn edit(
         count: before.count + records.len() as u64,
         last: records,
     };
-    let text = toml::to_string(&now).expect("a refusal record serialises");
-    Ok(RootEdit::Put {
-        name: FILE.into(),
-        blob: journal.write_blob(text.as_bytes())?,
-    })
+    journal.toml_edit(RootFile::Refused, &now)
 }
 
 /// Record the refused `checks` as one step of session `id`. A session that does not exist yet

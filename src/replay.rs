@@ -28,6 +28,7 @@ use crate::digest::Digest;
 use crate::fsutil;
 use crate::guard::Disk;
 use crate::ids::SessionId;
+use crate::journal::layout::SessionFile;
 use crate::journal::{MapEdit, Seen, Step};
 use crate::paths::RelPath;
 use crate::session::{Context, format_time};
@@ -263,12 +264,12 @@ impl Context {
             base: base.clone(),
             replayed: format_time(gix::date::Time::now_utc()),
         });
-        let session_toml = toml::to_string(&SessionToml {
+        let session = SessionFile {
             id: id.to_string(),
             started: format_time(gix::date::Time::now_utc()),
             provenance,
-        })
-        .expect("session.toml serialises");
+            transcript_path: None,
+        };
         let origins: std::collections::HashMap<&RelPath, Option<Digest>> =
             head.origins.iter().map(|(p, d)| (p, *d)).collect();
         let mut map = Vec::new();
@@ -313,8 +314,7 @@ impl Context {
             map,
             root,
         };
-        self.journal()
-            .start(&id, &session_toml, Some(head.tip), &step)?;
+        self.journal().start(&id, &session, Some(head.tip), &step)?;
         Ok(Outcome::Started(Box::new(Replayed {
             id,
             head,
@@ -562,13 +562,6 @@ impl Context {
         }
         Ok(out)
     }
-}
-
-#[derive(serde::Serialize)]
-struct SessionToml {
-    id: String,
-    started: String,
-    provenance: Vec<Provenance>,
 }
 
 /// The folder holding `path` beneath `root` (see [`fsutil::open_parent_beneath`]); `Err` with

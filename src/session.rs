@@ -123,15 +123,16 @@ impl Context {
     /// Start a session (minting an id when none is given). Errors if it exists.
     pub fn start_session(&self, id: Option<SessionId>) -> Result<SessionId, Error> {
         let id = id.unwrap_or_else(SessionId::mint);
-        let toml = format!(
-            "id = \"{id}\"\nstarted = \"{}\"\n",
-            format_time(gix::date::Time::now_utc())
-        );
+        let file = journal::layout::SessionFile {
+            id: id.to_string(),
+            started: format_time(gix::date::Time::now_utc()),
+            ..Default::default()
+        };
         let step = Step {
             summary: "session start".into(),
             ..Step::default()
         };
-        self.journal().start(&id, &toml, None, &step)?;
+        self.journal().start(&id, &file, None, &step)?;
         // Off the hot path: a good moment to repack a store that piled up loose objects.
         if let Err(e) = self.store.maybe_gc() {
             tracing::warn!(error = %e, "automatic repack failed");

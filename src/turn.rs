@@ -24,10 +24,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
 use crate::ids::SessionId;
-use crate::journal::{RootEdit, Step, Tip};
+use crate::journal::layout::{self, TranscriptMeta};
+use crate::journal::{RootEdit, RootFile, Step, Tip};
 use crate::session::{Context, Error, format_time};
-
-const TURN_FILE: &str = "turn.toml";
 
 /// The resume point: where an open turn stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,14 +37,6 @@ pub struct ResumePoint {
     pub steps: u64,
     pub note: Option<String>,
     pub updated: String,
-}
-
-/// What a stored transcript is made of.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-struct TranscriptMeta {
-    len: u64,
-    digest: String,
-    chunks: u64,
 }
 
 /// Most bytes a transcript file may hold for Stella to take it: 256 MiB.
@@ -144,7 +135,7 @@ pub struct Transcript<'a> {
 impl Context {
     /// The open turn's resume point, if a turn is open.
     pub fn resume_point(&self, id: &SessionId) -> Result<Option<ResumePoint>, TurnError> {
-        let Some(bytes) = self.journal().root_file(id, TURN_FILE)? else {
+        let Some(bytes) = self.journal().root_file(id, &RootFile::Turn)? else {
             return Ok(None);
         };
         let text = String::from_utf8(bytes).map_err(|_| TurnError::Corrupt {
@@ -221,7 +212,7 @@ impl Context {
             summary: format!("turn end {}", point.turn),
             map: Vec::new(),
             root: vec![RootEdit::Remove {
-                name: TURN_FILE.into(),
+                file: RootFile::Turn,
             }],
         };
         self.journal().record(id, &step)?;
@@ -259,12 +250,7 @@ impl Context {
         summary: String,
         mut root: Vec<RootEdit>,
     ) -> Result<Tip, TurnError> {
-        let text = toml::to_string(point).expect("the resume point serialises");
-        let blob = self.journal().write_blob(text.as_bytes())?;
-        root.push(RootEdit::Put {
-            name: TURN_FILE.into(),
-            blob,
-        });
+        root.push(self.journal().toml_edit(RootFile::Turn, point)?);
         let step = Step {
             summary,
             map: Vec::new(),
@@ -292,12 +278,9 @@ impl Context {
             path: t.path.to_owned(),
             source,
         })?;
-        let dir = format!("transcript/{}", t.name);
         let journal = self.journal();
         let meta: TranscriptMeta = journal
-            .root_file(id, &format!("{dir}/meta"))?
-            .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|s| toml::from_str(&s).ok())
+            .root_toml(id, &RootFile::TranscriptMeta(t.name.to_owned()))?
             .unwrap_or_default();
         let old_len = meta.len as usize;
         let appended = meta.chunks > 0
@@ -312,7 +295,7 @@ impl Context {
         } else {
             if meta.chunks > 0 {
                 edits.push(RootEdit::Remove {
-                    name: format!("{dir}/chunks"),
+                    file: RootFile::TranscriptChunks(t.name.to_owned()),
                 });
             }
             (1, &bytes[..])
@@ -339,7 +322,6 @@ impl Context {
         chunk_no: u64,
         new_bytes: &[u8],
     ) -> Result<Vec<RootEdit>, crate::journal::Error> {
-        let dir = format!("transcript/{name}");
         let journal = self.journal();
         let meta = TranscriptMeta {
             len: whole.len() as u64,
@@ -348,13 +330,10 @@ impl Context {
         };
         Ok(vec![
             RootEdit::Put {
-                name: format!("{dir}/chunks/{chunk_no:08}"),
+                file: RootFile::TranscriptChunk(name.to_owned(), chunk_no),
                 blob: journal.write_blob(new_bytes)?,
             },
-            RootEdit::Put {
-                name: format!("{dir}/meta"),
-                blob: journal.write_blob(toml::to_string(&meta).expect("serialises").as_bytes())?,
-            },
+            journal.toml_edit(RootFile::TranscriptMeta(name.to_owned()), &meta)?,
         ])
     }
 
@@ -365,7 +344,7 @@ impl Context {
         let tree = repo
             .find_tree(tip.tree)
             .map_err(|e| crate::journal::Error::from(self.store.git_err("read a tree")(e)))?;
-        let Ok(Some(entry)) = tree.lookup_entry_by_path("transcript") else {
+        let Ok(Some(entry)) = tree.lookup_entry_by_path(layout::TRANSCRIPTS) else {
             return Ok(Vec::new());
         };
         let sub = repo
@@ -381,20 +360,17 @@ impl Context {
     /// The transcript `name` as last stored, byte for byte.
     pub fn transcript(&self, id: &SessionId, name: &str) -> Result<Option<Vec<u8>>, TurnError> {
         let journal = self.journal();
-        let Some(meta) = journal.root_file(id, &format!("transcript/{name}/meta"))? else {
+        let Some(meta) = journal.root_file(id, &RootFile::TranscriptMeta(name.to_owned()))? else {
             return Ok(None);
         };
-        let meta: TranscriptMeta = String::from_utf8(meta)
-            .ok()
-            .and_then(|s| toml::from_str(&s).ok())
-            .ok_or_else(|| TurnError::Corrupt {
-                id: id.clone(),
-                why: format!("transcript '{name}' has no valid meta"),
-            })?;
+        let meta: TranscriptMeta = layout::parse(&meta).ok_or_else(|| TurnError::Corrupt {
+            id: id.clone(),
+            why: format!("transcript '{name}' has no valid meta"),
+        })?;
         let mut out = Vec::with_capacity(meta.len as usize);
         for n in 1..=meta.chunks {
             let chunk = journal
-                .root_file(id, &format!("transcript/{name}/chunks/{n:08}"))?
+                .root_file(id, &RootFile::TranscriptChunk(name.to_owned(), n))?
                 .ok_or_else(|| TurnError::Corrupt {
                     id: id.clone(),
                     why: format!("transcript '{name}' is missing chunk {n}"),

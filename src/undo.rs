@@ -13,7 +13,8 @@ use crate::digest::Digest;
 use crate::fsutil::{self, Removed};
 use crate::guard::{self, Check, Intent};
 use crate::ids::SessionId;
-use crate::journal::{Entry, How, MapEdit, RootEdit, Seen, Step, Tip};
+use crate::journal::layout::{self, UndoFile};
+use crate::journal::{Entry, How, MapEdit, RootFile, Seen, Step, Tip};
 use crate::paths::RelPath;
 use crate::refusals;
 use crate::session::{Context, Error, summary};
@@ -37,14 +38,6 @@ enum Target {
     Absent,
 }
 
-/// The journal file naming the step of the session's last undo, so the next undo can tell that
-/// it comes right after one.
-const MARKER: &str = "undo.toml";
-
-fn marker(step: u64) -> String {
-    format!("step = {step}\n")
-}
-
 impl Context {
     /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
     /// done per path and the step recorded, if anything changed.
@@ -56,8 +49,9 @@ impl Context {
         let journal = self.journal();
         let tip = journal.tip(id)?;
         let redo = journal
-            .root_file_of_tree(tip.tree, MARKER)?
-            .is_some_and(|b| b == marker(tip.steps).as_bytes());
+            .root_file_of_tree(tip.tree, &RootFile::Undo)?
+            .and_then(|b| layout::parse::<UndoFile>(&b))
+            .is_some_and(|u| u.step == tip.steps);
         let mut plan: Vec<(RelPath, Option<Entry>, Result<Target, String>)> = Vec::new();
         if redo {
             // Put back what the last undo replaced: the session's map just before it.
@@ -231,10 +225,12 @@ impl Context {
         let mut root = if redo {
             Vec::new()
         } else {
-            vec![RootEdit::Put {
-                name: MARKER.into(),
-                blob: journal.write_blob(marker(tip.steps + 1).as_bytes())?,
-            }]
+            vec![journal.toml_edit(
+                RootFile::Undo,
+                &UndoFile {
+                    step: tip.steps + 1,
+                },
+            )?]
         };
         if !refused.is_empty() {
             let records = refused

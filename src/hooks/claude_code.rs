@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
-use crate::journal::RootEdit;
+use crate::journal::RootFile;
+use crate::journal::layout::HostFile;
 use crate::session::Freshness;
 use crate::turn::{Transcript, TurnError};
 
@@ -32,7 +33,7 @@ pub const AGENT: &str = "claude-code";
 pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*";
 
 /// Where the session's host settings live in its journal.
-const HOST_FILE: &str = "hosts/claude-code.toml";
+const HOST_FILE: RootFile = RootFile::Host(AGENT);
 
 /// Claude Code's payloads: [`ToolPayload`].
 pub type Payload = ToolPayload;
@@ -168,10 +169,6 @@ fn session_start(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
     Ok(context("SessionStart", &text, None))
 }
 
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
-}
-
 /// Remember where the host writes the transcript (the session must exist): `checkpoint` reads
 /// that file again, for the bytes written after the last hook call.
 ///
@@ -184,31 +181,21 @@ fn remember_transcript_path(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
     let Some(path) = p.transcript_path.as_deref() else {
         return Ok(());
     };
-    let text = format!("transcript_path = {}\n", toml_string(path));
     let id = hook.session.clone();
     let ctx = hook.context()?;
-    let known = ctx.journal().root_file(&id, HOST_FILE)?;
-    if known.as_deref() == Some(text.as_bytes()) {
+    let known: Option<HostFile> = ctx.journal().root_toml(&id, &HOST_FILE)?;
+    let known = known.and_then(|k| k.transcript_path);
+    if known.as_deref() == Some(path) {
         return Ok(());
     }
-    let known_exists = known
-        .as_deref()
-        .and_then(|k| std::str::from_utf8(k).ok()?.parse::<toml::Table>().ok())
-        .and_then(|t| t.get("transcript_path")?.as_str().map(PathBuf::from))
-        .is_some_and(|k| k.is_file());
-    if known_exists && !Path::new(path).is_file() {
+    if known.is_some_and(|k| Path::new(&k).is_file()) && !Path::new(path).is_file() {
         return Ok(());
     }
-    let blob = ctx.journal().write_blob(text.as_bytes())?;
-    hook.record(
-        "remember transcript path",
-        &[],
-        Vec::new(),
-        vec![RootEdit::Put {
-            name: HOST_FILE.into(),
-            blob,
-        }],
-    )
+    let file = HostFile {
+        transcript_path: Some(path.to_owned()),
+    };
+    let edit = ctx.journal().toml_edit(HOST_FILE, &file)?;
+    hook.record("remember transcript path", &[], Vec::new(), vec![edit])
 }
 
 /// Store the transcript's new bytes, outside any turn step (the host may have flushed them

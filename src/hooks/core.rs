@@ -523,11 +523,12 @@ impl Hook {
         if let (Some(original), Some(entry)) = (original, known)
             && let Some(blob) = self.overwritten(&entry, original)?
         {
-            let name = key.map_or_else(|| Digest::of(original.as_bytes()).to_hex(), clean_key);
-            root.push(RootEdit::Put {
-                name: format!("{}/{name}", journal::overwritten_dir(path)),
-                blob,
-            });
+            let call = key.map_or_else(|| Digest::of(original.as_bytes()).to_hex(), clean_key);
+            let file = journal::RootFile::Overwritten {
+                path: path.clone(),
+                call,
+            };
+            root.push(RootEdit::Put { file, blob });
             let version = journal::version_id(&Digest::of(original.as_bytes()));
             told = Some(format!(
                 "Stella: {path} changed on disk after this session last read it and before {tool} ran (someone wrote to it in between, for example while a permission prompt waited), so {tool} overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git stella recover '{path}' --show {version} > '{path}.overwritten'\nthen compare and merge what they changed."

@@ -54,7 +54,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             let files = trees
                 .iter()
-                .map(|t| journal.root_file_id(*t, stella::refusals::FILE))
+                .map(|t| journal.root_file_id(*t, &stella::refusals::FILE))
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             for (i, (commit, time, summary)) in history.iter().enumerate() {
                 let mut step = serde_json::json!({

@@ -121,29 +121,17 @@ impl Meta {
 }
 
 pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::SessionId) -> Meta {
-    let table = context
+    let file: stella::journal::layout::SessionFile = context
         .journal()
-        .root_file(id, "session.toml")
+        .root_toml(id, &stella::journal::RootFile::Session)
         .ok()
         .flatten()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|t| t.parse::<toml::Table>().ok())
         .unwrap_or_default();
-    let started = table
-        .get("started")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let origin = table
-        .get("provenance")
-        .and_then(|v| v.as_array())
-        .and_then(|a| a.last())
-        .and_then(|p| {
-            Some((
-                p.get("session")?.as_str()?.to_owned(),
-                p.get("artifact")?.as_str()?.to_owned(),
-            ))
-        });
+    let origin = file
+        .provenance
+        .last()
+        .map(|p| (p.session.clone(), p.artifact.clone()));
+    let started = file.started;
     Meta { started, origin }
 }
 

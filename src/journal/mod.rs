@@ -1,20 +1,15 @@
 //! The session journal: one ref per session in the store, one commit per step.
 //!
 //! The step commit's tree is internal and may change freely (only the checkpoint's tip tree is a
-//! versioned format). Today it is:
+//! versioned format). Its top-level files are typed in [`layout`]; the map is:
 //!
 //! ```text
-//! session.toml                 id, start time, where the session came from
-//! turn.toml                    the resume point, present only while a turn is open
 //! map/<h[0..2]>/<h[2..4]>/<h>/ one entry per tracked path, h = BLAKE3 of the path
 //!     path                     the path, relative to the workspace root
 //!     state                    "digest <hex>|reread" and "origin <hex>|-" lines
 //!     state                    and "wrote <unix seconds>" when the session wrote those bytes
 //!     seen                     the bytes the session last saw (mode 100755 when executable)
 //!     origin                   the bytes a first write replaced unseen (for `undo`)
-//! overwritten/<h>/<call>       bytes a host's tool overwrote before the session saw them
-//! undo.toml                    "step = <n>": the step of the session's last undo
-//! refused.toml                 how many writes the session had refused, and the last step's
 //! ```
 //!
 //! Sharding by a hash of the path keeps a step's cost flat: it rewrites the root, `map`, two
@@ -33,6 +28,10 @@ use crate::digest::Digest;
 use crate::ids::SessionId;
 use crate::paths::RelPath;
 use crate::store::{self, Store};
+
+pub mod layout;
+
+pub use layout::{RootFile, overwritten_dir};
 
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";
@@ -91,8 +90,8 @@ pub enum MapEdit {
 /// A change to a top-level journal file (session metadata, the resume point, transcripts).
 #[derive(Clone, Debug)]
 pub enum RootEdit {
-    Put { name: String, blob: ObjectId },
-    Remove { name: String },
+    Put { file: RootFile, blob: ObjectId },
+    Remove { file: RootFile },
 }
 
 /// A step to record.
@@ -131,12 +130,6 @@ pub enum Error {
 /// The hex BLAKE3 of a path: its entry name in the map.
 fn path_key(path: &RelPath) -> String {
     Digest::of(path.as_bytes()).to_hex()
-}
-
-/// The folder of the step tree that holds bytes of `path` a tool overwrote unseen (one blob per
-/// tool call), so `recover` finds them by path.
-pub fn overwritten_dir(path: &RelPath) -> String {
-    format!("overwritten/{}", path_key(path))
 }
 
 /// How `recover` names a version: the first 12 hex digits of its BLAKE3 digest.
@@ -408,11 +401,11 @@ impl<'s> Journal<'s> {
     pub fn start(
         &self,
         id: &SessionId,
-        session_toml: &str,
+        session: &layout::SessionFile,
         parent: Option<ObjectId>,
         step: &Step,
     ) -> Result<Tip, Error> {
-        let blob = self.write_blob(session_toml.as_bytes())?;
+        let blob = self.write_blob(layout::to_toml(session).as_bytes())?;
         let name = session_ref(id);
         self.store.update_ref(&name, &step.summary, |repo, tip| {
             if tip.is_some() {
@@ -424,7 +417,7 @@ impl<'s> Journal<'s> {
             self.git(
                 "build a tree",
                 editor
-                    .upsert("session.toml", EntryKind::Blob, blob)
+                    .upsert(RootFile::Session.name().as_str(), EntryKind::Blob, blob)
                     .map(|_| ()),
             )?;
             let tracked = self.apply(repo, None, &mut editor, step, 0)?;
@@ -717,10 +710,10 @@ impl<'s> Journal<'s> {
         }
         for edit in &step.root {
             let r = match edit {
-                RootEdit::Put { name, blob } => {
-                    editor.upsert(name.as_str(), EntryKind::Blob, *blob)
+                RootEdit::Put { file, blob } => {
+                    editor.upsert(file.name().as_str(), EntryKind::Blob, *blob)
                 }
-                RootEdit::Remove { name } => editor.remove(name.as_str()),
+                RootEdit::Remove { file } => editor.remove(file.name().as_str()),
             };
             self.git("edit a tree", r)?;
         }
@@ -862,20 +855,43 @@ impl<'s> Journal<'s> {
     }
 
     /// The bytes of a top-level journal file at the session's tip.
-    pub fn root_file(&self, id: &SessionId, name: &str) -> Result<Option<Vec<u8>>, Error> {
+    pub fn root_file(&self, id: &SessionId, file: &RootFile) -> Result<Option<Vec<u8>>, Error> {
         let tip = self.tip(id)?;
-        self.root_file_of_tree(tip.tree, name)
+        self.root_file_of_tree(tip.tree, file)
+    }
+
+    /// A top-level TOML file at the session's tip, typed (see [`layout::parse`]).
+    pub fn root_toml<T: for<'de> serde::Deserialize<'de>>(
+        &self,
+        id: &SessionId,
+        file: &RootFile,
+    ) -> Result<Option<T>, Error> {
+        Ok(self.root_file(id, file)?.and_then(|b| layout::parse(&b)))
+    }
+
+    /// The edit that puts `value` as the TOML file `file`.
+    pub fn toml_edit<T: serde::Serialize>(
+        &self,
+        file: RootFile,
+        value: &T,
+    ) -> Result<RootEdit, Error> {
+        let blob = self.write_blob(layout::to_toml(value).as_bytes())?;
+        Ok(RootEdit::Put { file, blob })
     }
 
     /// The bytes of a top-level journal file in a step tree.
     /// The blob id of a top-level journal file in step tree `tree`: comparing ids tells whether a
     /// step changed the file without reading it.
-    pub fn root_file_id(&self, tree: ObjectId, name: &str) -> Result<Option<ObjectId>, Error> {
-        Ok(self.tree_entry(&tree, name)?.map(|e| e.oid))
+    pub fn root_file_id(&self, tree: ObjectId, file: &RootFile) -> Result<Option<ObjectId>, Error> {
+        Ok(self.tree_entry(&tree, &file.name())?.map(|e| e.oid))
     }
 
-    pub fn root_file_of_tree(&self, tree: ObjectId, name: &str) -> Result<Option<Vec<u8>>, Error> {
-        match self.tree_entry(&tree, name)? {
+    pub fn root_file_of_tree(
+        &self,
+        tree: ObjectId,
+        file: &RootFile,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        match self.tree_entry(&tree, &file.name())? {
             Some(e) => self.blob(e.oid).map(Some),
             None => Ok(None),
         }
