@@ -56,8 +56,8 @@ fn list<'a>(paths: impl Iterator<Item = &'a RelPath>) -> String {
 
 /// One workspace with its store open.
 pub struct Context {
-    pub ws: Workspace,
-    pub store: Store,
+    pub(crate) ws: Workspace,
+    pub(crate) store: Store,
 }
 
 /// What a `wrote --content` found: the disk already differs from what the caller meant to write.
@@ -114,6 +114,21 @@ impl Context {
     /// [`Context::resolve`], keeping the symbolic link the caller named.
     pub fn resolve_named(&self, cwd: &Path, path: &Path) -> Result<Named, Error> {
         Ok(paths::resolve_named(&self.ws.root, cwd, path)?)
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        &self.ws.root
+    }
+
+    /// The workspace: its root, id and private folder.
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    /// The journal store.
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     pub fn abs(&self, path: &RelPath) -> PathBuf {

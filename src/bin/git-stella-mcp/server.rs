@@ -118,7 +118,7 @@ impl Server {
                     Ok((tools, origin, notices)) => {
                         let about = (
                             tools.id.to_string(),
-                            tools.ctx.ws.root.display().to_string(),
+                            tools.ctx.root().display().to_string(),
                             origin,
                             notices,
                         );

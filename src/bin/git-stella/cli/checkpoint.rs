@@ -54,7 +54,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(ctx.cwd.join(p)),
         None => {
-            let dir = context.ws.private_dir().join("checkpoints");
+            let dir = context.workspace().private_dir().join("checkpoints");
             stella::fsutil::create_private_dir(&dir, 0o700)?;
             Some(dir.join(format!("{id}.stella.bundle")))
         }

@@ -32,11 +32,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         match (&check.entry, check.refused()) {
             (None, _) => ctx.say(format_args!("stella: '{p}' is not tracked by this session")),
             (Some(_), false) => {}
-            (Some(_), true) if !check.path.under(&context.ws.root).exists() => {
+            (Some(_), true) if !check.path.under(context.root()).exists() => {
                 writeln!(out, "{p}: deleted since this session saw it")?
             }
             (Some(_), true) => {
-                match change_summary(&context.journal(), &context.ws.root, &check, None) {
+                match change_summary(&context.journal(), context.root(), &check, None) {
                     Some(d) => writeln!(out, "{d}")?,
                     None => writeln!(out, "{p}: changed since this session saw it")?,
                 }

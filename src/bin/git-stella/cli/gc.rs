@@ -26,6 +26,6 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
-    context.store.gc(Duration::from_secs(args.grace))?;
+    context.store().gc(Duration::from_secs(args.grace))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -25,6 +25,6 @@ pub struct Args {}
 
 pub fn run(ctx: &mut Ctx<'_>, _args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
-    writeln!(out, "{}", context.ws.id)?;
+    writeln!(out, "{}", context.workspace().id)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -672,7 +672,7 @@ pub fn print_refusals(
         let _ = writeln!(
             ctx.err,
             "{}",
-            stella::guard::refusal_message(&journal, &context.ws.root, c)
+            stella::guard::refusal_message(&journal, context.root(), c)
         );
     }
     ExitCode::from(1)

@@ -19,6 +19,6 @@ pub struct Args {}
 
 pub fn run(ctx: &mut Ctx<'_>, _args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
-    writeln!(out, "{}", context.store.dir().display())?;
+    writeln!(out, "{}", context.store().dir().display())?;
     Ok(ExitCode::SUCCESS)
 }
