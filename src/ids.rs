@@ -11,6 +11,28 @@ pub struct InvalidId {
     pub why: &'static str,
 }
 
+/// What both ids share: minting `$bytes` random bytes as hex, the text, and its display.
+macro_rules! minted_id {
+    ($id:ident, $bytes:expr) => {
+        impl $id {
+            /// Mint a fresh random id.
+            pub fn mint() -> Self {
+                $id(random_hex($bytes))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $id {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
 /// A session id: `[A-Za-z0-9._-]{1,128}`, not starting with `.` or `-`, without `..`, not ending
 /// in `.` or `.lock`, so it is always a safe ref name and path component.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -49,22 +71,9 @@ impl SessionId {
         }
         Ok(SessionId(id.to_owned()))
     }
-
-    /// Mint a fresh random id.
-    pub fn mint() -> Self {
-        SessionId(random_hex(8))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+minted_id!(SessionId, 8);
 
 /// A workspace id: 32 lowercase hex characters, minted on this machine.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -87,22 +96,9 @@ impl WorkspaceId {
             })
         }
     }
-
-    /// Mint a fresh random id.
-    pub fn mint() -> Self {
-        WorkspaceId(random_hex(16))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for WorkspaceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+minted_id!(WorkspaceId, 16);
 
 /// `n` random bytes from the operating system, as hex.
 pub(crate) fn random_hex(n: usize) -> String {
