@@ -33,6 +33,7 @@ pub mod jsonedit;
 pub mod mcp;
 pub mod paths;
 pub mod refusals;
+pub mod repair;
 pub mod replay;
 pub mod report;
 pub mod session;

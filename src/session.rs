@@ -45,6 +45,30 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// The store was found damaged and repaired (or found past repair): the command did
+    /// nothing else.
+    #[error(transparent)]
+    Repair(#[from] crate::repair::Error),
+}
+
+impl Error {
+    /// The damage this error reports (see [`journal::Error::is_damage`]), if it is one.
+    fn into_damage(self) -> Result<journal::Error, Error> {
+        match self {
+            Error::Journal(e) if e.is_damage() => Ok(e),
+            Error::Store(e @ store::Error::DamagedRef { .. }) => Ok(journal::Error::Store(e)),
+            other => Err(other),
+        }
+    }
+
+    /// Whether this reports damage that [`Context::repair_on_damage`] would repair.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            Error::Journal(e) => e.is_damage(),
+            Error::Store(e) => matches!(e, store::Error::DamagedRef { .. }),
+            _ => false,
+        }
+    }
 }
 
 fn list<'a>(paths: impl Iterator<Item = &'a RelPath>) -> String {
@@ -104,6 +128,16 @@ impl Context {
 
     pub fn journal(&self) -> Journal<'_> {
         Journal::new(&self.store)
+    }
+
+    /// When `e` says the store is damaged, repair it ([`crate::repair`]) and return the error
+    /// that says what was lost; any other error comes back as it is. Every front end calls this
+    /// on the error of a command, `session` being the session the command acted on.
+    pub fn repair_on_damage(&self, session: Option<&SessionId>, e: Error) -> Error {
+        match e.into_damage() {
+            Ok(damage) => crate::repair::on_damage(&self.journal(), session, damage).into(),
+            Err(e) => e,
+        }
     }
 
     /// Resolve a path given on the command line (relative to `cwd`, or absolute).

@@ -44,6 +44,18 @@ pub enum Error {
     Contended { name: String, waited: Duration },
     #[error("'git {args}' failed in the store: {stderr}")]
     GitCommand { args: String, stderr: String },
+    /// The ref's file exists but names no object: a power cut left it empty or torn.
+    #[error("the ref '{name}' in the store '{}' holds no object id", .store.display())]
+    DamagedRef { name: String, store: PathBuf },
+}
+
+/// One line of a ref's reflog: a move from `old` to `new` (`None`: the ref did not exist), and
+/// the message the writer gave it (for a session, the step's summary).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReflogEntry {
+    pub old: Option<ObjectId>,
+    pub new: Option<ObjectId>,
+    pub message: String,
 }
 
 /// An open journal store.
@@ -218,11 +230,124 @@ impl Store {
 
     /// The commit a ref points at, if the ref exists.
     pub fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
-        let r = self
-            .refs
-            .try_find(name)
-            .map_err(|e| self.git_err("read a ref")(gix::Error::from_error(e)))?;
-        Ok(r.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
+        match self.refs.try_find(name) {
+            Ok(r) => Ok(r.and_then(|r| r.target.try_id().map(ToOwned::to_owned))),
+            // A file that holds no id is damage to repair, not a failure to read.
+            Err(_) if self.ref_file_is_torn(name) => Err(Error::DamagedRef {
+                name: name.to_owned(),
+                store: self.dir.clone(),
+            }),
+            Err(e) => Err(self.git_err("read a ref")(gix::Error::from_error(e))),
+        }
+    }
+
+    /// Whether the loose file of ref `name` could be read and holds neither an object id nor a
+    /// symbolic ref.
+    fn ref_file_is_torn(&self, name: &str) -> bool {
+        std::fs::read(self.dir.join(name)).is_ok_and(|bytes| {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.trim_end();
+            ObjectId::from_hex(text.as_bytes()).is_err() && !text.starts_with("ref: ")
+        })
+    }
+
+    /// The reflog of ref `name`, oldest first. Lines a power cut left torn are skipped: the reflog
+    /// is evidence for a repair, and what survives of it is still worth reading.
+    pub fn reflog(&self, name: &str) -> Result<Vec<ReflogEntry>, Error> {
+        let path = self.dir.join("logs").join(name);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(Error::Io {
+                    op: "read the reflog",
+                    path,
+                    source,
+                });
+            }
+        };
+        let id = |hex: &[u8]| {
+            ObjectId::from_hex(hex)
+                .ok()
+                .map(|id| (!id.is_null()).then_some(id))
+        };
+        Ok(bytes
+            .split(|b| *b == b'\n')
+            .filter_map(|line| {
+                let old = id(line.get(..40)?)?;
+                let new = id(line.get(41..81)?)?;
+                let tab = line.iter().position(|b| *b == b'\t');
+                let message = tab.map_or(String::new(), |t| {
+                    String::from_utf8_lossy(&line[t + 1..]).into_owned()
+                });
+                Some(ReflogEntry { old, new, message })
+            })
+            .collect())
+    }
+
+    /// Whether ref `name` has a loose file, whatever it holds.
+    pub fn ref_exists(&self, name: &str) -> bool {
+        self.dir.join(name).exists()
+    }
+
+    /// Whether ref `name` has a reflog with anything in it.
+    pub fn has_reflog(&self, name: &str) -> bool {
+        std::fs::metadata(self.dir.join("logs").join(name)).is_ok_and(|m| m.len() > 0)
+    }
+
+    /// Point ref `name` back at `to`, whatever it holds now (a torn file, a missing commit,
+    /// nothing), and cut its reflog back to where it last stood at `to`, adding one entry with
+    /// `reflog_message`: the one ref update that is not a compare-and-swap, for a repair that
+    /// decided under `lock` where the ref must stand.
+    ///
+    /// The reflog entries cut name the steps a repair found broken: kept, git's own walks
+    /// (`fsck`, the repack of `gc`) would fail on them. What they said lives on in
+    /// `reflog_message`.
+    pub fn reset_ref(
+        &self,
+        _lock: &FileLock,
+        name: &str,
+        to: ObjectId,
+        reflog_message: &str,
+    ) -> Result<(), Error> {
+        self.clear_stale_locks(name)?;
+        let io = |op: &'static str, path: PathBuf| move |source| Error::Io { op, path, source };
+        let log = self.dir.join("logs").join(name);
+        let old = match std::fs::read(&log) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io("read the reflog", log)(e)),
+        };
+        let hex = to.to_hex().to_string();
+        let mut kept = 0;
+        let mut at = 0;
+        for line in old.split_inclusive(|b| *b == b'\n') {
+            at += line.len();
+            if line.ends_with(b"\n") && line.get(41..81) == Some(hex.as_bytes()) {
+                kept = at;
+            }
+        }
+        let mut text = old[..kept].to_vec();
+        let now = gix::date::Time::now_utc();
+        text.extend_from_slice(
+            format!(
+                "{hex} {hex} Stella <stella@localhost> {} +0000\t{}\n",
+                now.seconds,
+                reflog_message.replace('\n', " ")
+            )
+            .as_bytes(),
+        );
+        for dir in [log.parent(), self.dir.join(name).parent()]
+            .into_iter()
+            .flatten()
+        {
+            fsutil::create_private_dir(dir, 0o755).map_err(io("create", dir.to_owned()))?;
+        }
+        fsutil::write_atomic(&log, &text, 0o644).map_err(io("write the reflog", log.clone()))?;
+        let path = self.dir.join(name);
+        fsutil::write_atomic(&path, format!("{hex}\n").as_bytes(), 0o644)
+            .map_err(io("write the ref", path.clone()))?;
+        self.sync_ref(name)
     }
 
     /// `name` as a full ref name.
@@ -309,8 +434,27 @@ impl Store {
     pub fn delete_ref(&self, name: &str) -> Result<bool, Error> {
         let _lock = self.lock(WRITE_DEADLINE)?;
         self.clear_stale_locks(name)?;
-        let Some(old) = self.tip(name)? else {
-            return Ok(false);
+        let old = match self.tip(name) {
+            Ok(Some(old)) => old,
+            Ok(None) => return Ok(false),
+            // A torn ref names nothing to compare with: dropping it is removing its files.
+            Err(Error::DamagedRef { .. }) => {
+                for path in [self.dir.join(name), self.dir.join("logs").join(name)] {
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(source) => {
+                            return Err(Error::Io {
+                                op: "remove",
+                                path,
+                                source,
+                            });
+                        }
+                    }
+                }
+                return Ok(true);
+            }
+            Err(e) => return Err(e),
         };
         let full = self.full_name(name)?;
         let edit = RefEdit::new(

@@ -152,6 +152,21 @@ impl Hook {
         path.under(&self.root)
     }
 
+    /// When `e` says the store is damaged, repair it (see [`crate::repair`]): the error that says
+    /// what was lost. Any other error comes back as it is.
+    pub fn repair_on_damage(&mut self, e: Error) -> Error {
+        match e {
+            Error::Session(found) if found.is_damage() => {
+                let id = self.session.clone();
+                match self.context() {
+                    Ok(ctx) => Error::Session(ctx.repair_on_damage(Some(&id), found)),
+                    Err(_) => Error::Session(found),
+                }
+            }
+            other => other,
+        }
+    }
+
     /// Whether the session exists yet.
     pub fn session_exists(&mut self) -> Result<bool, Error> {
         let id = self.session.clone();

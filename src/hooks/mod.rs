@@ -318,7 +318,9 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
     let Some(mut hook) = Hook::find(env, H::NAME, &cwd, session)? else {
         return Ok(H::nothing(&p));
     };
-    let mut answer = H::handle(&mut hook, &p)?;
+    // A call that found the store damaged repairs it and fails (a deny under fail-closed).
+    let answered = H::handle(&mut hook, &p);
+    let mut answer = answered.map_err(|e| hook.repair_on_damage(e))?;
     for n in &hook.notices {
         answer.stderr.push_str(&format!("stella: {n}\n"));
     }

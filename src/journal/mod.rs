@@ -125,6 +125,37 @@ pub enum Error {
     SessionExists { id: SessionId },
     #[error("the journal of session '{id}' is corrupt: {why}")]
     Corrupt { id: String, why: String },
+    /// An object a step needs is missing or does not parse: what a power cut leaves when the
+    /// session's ref reached the disk and the step's objects did not.
+    #[error("the journal's object '{object}' is missing or corrupt")]
+    Damaged {
+        object: ObjectId,
+        #[source]
+        source: Box<gix::Error>,
+    },
+    /// The session's ref is gone but its reflog is not: a power cut lost the ref's file.
+    #[error("session '{id}' has a reflog but no ref")]
+    LostRef { id: SessionId },
+}
+
+impl Error {
+    /// Whether this says the store is damaged (a step whose objects or ref did not survive),
+    /// rather than that it could not be read: what [`crate::repair`] walks back from.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            Error::Damaged { .. }
+                | Error::LostRef { .. }
+                | Error::Corrupt { .. }
+                | Error::Store(store::Error::DamagedRef { .. })
+        )
+    }
+}
+
+/// Whether a failed object read says the object is missing or does not parse, rather than that
+/// it could not be read (permissions, I/O): only the first is damage to repair.
+fn damaged(e: &gix::Error) -> bool {
+    !e.is_permission_denied() && (e.is_not_found() || e.is_corrupted() || e.is_validation())
 }
 
 /// The hex BLAKE3 of a path: its entry name in the map.
@@ -267,13 +298,44 @@ impl<'s> Journal<'s> {
         buf: &'b mut Vec<u8>,
     ) -> Result<gix::objs::TreeRefIter<'b>, Error> {
         use gix::objs::FindExt;
-        self.git(
+        self.object(
             "read a tree",
+            id,
             self.store
                 .objects()
                 .find_tree_iter(id, buf)
                 .map_err(gix::Error::from_error),
         )
+    }
+
+    /// The result of reading object `id`, a failure typed as damage when it is one.
+    fn object<T>(
+        &self,
+        op: &'static str,
+        id: &ObjectId,
+        r: Result<T, gix::Error>,
+    ) -> Result<T, Error> {
+        r.map_err(|e| {
+            if damaged(&e) {
+                Error::Damaged {
+                    object: *id,
+                    source: Box::new(e),
+                }
+            } else {
+                self.store.git_err(op)(e).into()
+            }
+        })
+    }
+
+    /// An entry of tree `id` that does not parse: the tree is damaged.
+    fn entry<T, E: std::error::Error + Send + Sync + 'static>(
+        id: &ObjectId,
+        r: Result<T, E>,
+    ) -> Result<T, Error> {
+        r.map_err(|e| Error::Damaged {
+            object: *id,
+            source: Box::new(gix::Error::from_error(e)),
+        })
     }
 
     /// The entry of tree `id` at `path` (folders separated by `/`), each tree on the way read
@@ -291,7 +353,7 @@ impl<'s> Journal<'s> {
             // Entries are sorted: stop at the name, or past where it would be.
             let mut found = None;
             for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
-                let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+                let e = Self::entry(&tree, e)?;
                 if e.filename == name.as_bytes() {
                     found = Some(e);
                     break;
@@ -334,8 +396,9 @@ impl<'s> Journal<'s> {
         buf: &'b mut Vec<u8>,
     ) -> Result<gix::objs::CommitRef<'b>, Error> {
         use gix::objs::FindExt;
-        self.git(
+        self.object(
             "read a step",
+            id,
             self.store
                 .objects()
                 .find_commit(id, buf)
@@ -355,8 +418,12 @@ impl<'s> Journal<'s> {
 
     /// The session's tip, if the session exists.
     pub fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
-        match self.store.tip(&session_ref(id))? {
+        let name = session_ref(id);
+        match self.store.tip(&name)? {
             Some(commit) => self.read_tip(id.as_str(), commit).map(Some),
+            // A session whose ref is gone while its reflog is not lost it to a power cut: never
+            // "a new session that tracks nothing". A dropped session loses both.
+            None if self.store.has_reflog(&name) => Err(Error::LostRef { id: id.clone() }),
             None => Ok(None),
         }
     }
@@ -384,15 +451,73 @@ impl<'s> Journal<'s> {
             tree: decoded.tree(),
             steps,
             tracked,
-            time: self
-                .git(
-                    "read a step",
-                    decoded.committer().map_err(gix::Error::from_error),
-                )?
+            time: Self::entry(&commit, decoded.committer())?
                 .time()
                 .unwrap_or_default(),
             summary: message.lines().next().unwrap_or_default().to_owned(),
         })
+    }
+
+    /// Step `commit` of session `session` read whole, for a repair: the commit and its trailers,
+    /// and every object its tree reaches, read and parsed (`verified` holds the objects already
+    /// found whole, shared across steps, so a walk back over many steps reads each object once).
+    /// `Ok(Err(damage))` when something is missing or does not parse; `Err` when the store could
+    /// not be read at all, which says nothing about the step.
+    pub fn read_whole(
+        &self,
+        session: &str,
+        commit: ObjectId,
+        verified: &mut std::collections::HashSet<ObjectId>,
+    ) -> Result<Result<Tip, Error>, Error> {
+        let checked = self
+            .read_tip(session, commit)
+            .and_then(|tip| self.check_tree(tip.tree, verified).map(|()| tip));
+        match checked {
+            Err(e) if e.is_damage() => Ok(Err(e)),
+            other => other.map(Ok),
+        }
+    }
+
+    /// What step `commit` says of itself (its number and summary), read without its tree.
+    pub fn step_of(&self, commit: ObjectId) -> Result<Tip, Error> {
+        self.read_tip("", commit)
+    }
+
+    /// The first parent of step `commit`.
+    pub fn parent_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
+        let mut buf = Vec::new();
+        Ok(self.read_commit(&commit, &mut buf)?.parents().next())
+    }
+
+    /// Read every object tree `id` reaches, as git's own walks do (a gitlink names a commit the
+    /// store never holds).
+    fn check_tree(
+        &self,
+        id: ObjectId,
+        verified: &mut std::collections::HashSet<ObjectId>,
+    ) -> Result<(), Error> {
+        if verified.contains(&id) {
+            return Ok(());
+        }
+        let mut buf = Vec::new();
+        let mut entries = Vec::new();
+        for e in self.read_tree(&id, &mut buf)? {
+            let e = Self::entry(&id, e)?;
+            entries.push((e.oid.to_owned(), e.mode));
+        }
+        for (oid, mode) in entries {
+            if mode.is_commit() || verified.contains(&oid) {
+                continue;
+            }
+            if mode.is_tree() {
+                self.check_tree(oid, verified)?;
+            } else {
+                self.blob(oid)?;
+                verified.insert(oid);
+            }
+        }
+        verified.insert(id);
+        Ok(())
     }
 
     /// Start session `id` with `session_toml` as its metadata, on top of `parent` (an artifact's
@@ -558,7 +683,7 @@ impl<'s> Journal<'s> {
             None => repo,
         };
         let current = self.read_tip(id.as_str(), tip)?;
-        let tree = self.git("read a tree", repo.find_tree(current.tree))?;
+        let tree = self.object("read a tree", &current.tree, repo.find_tree(current.tree))?;
         let mut editor = self.git("edit a tree", tree.edit())?;
         let tracked = self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
         let new_tree = self.git("write a tree", editor.write())?.detach();
@@ -606,14 +731,14 @@ impl<'s> Journal<'s> {
         if let Some(old) = old {
             self.cached_tree(&old, &mut buf)?;
             for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
-                let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+                let e = Self::entry(&old, e)?;
                 before.insert(e.filename.to_vec(), e.oid.to_owned());
             }
         }
         self.cached_tree(&new, &mut buf)?;
         let mut entries = Vec::new();
         for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
-            let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+            let e = Self::entry(&new, e)?;
             entries.push((e.filename.to_vec(), e.oid.to_owned(), e.mode.is_tree()));
         }
         for (name, id, is_tree) in entries {
@@ -743,7 +868,7 @@ impl<'s> Journal<'s> {
         self.cached_tree(&folder.oid, &mut buf)?;
         let (mut state, mut bytes) = (None, false);
         for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
-            let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+            let e = Self::entry(&folder.oid, e)?;
             match e.filename.as_bytes() {
                 b"state" => state = Some(e.oid.to_owned()),
                 b"seen" => bytes = true,
@@ -795,7 +920,7 @@ impl<'s> Journal<'s> {
         let mut bytes = None;
         let mut buf = Vec::new();
         for e in self.read_tree(folder, &mut buf)? {
-            let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+            let e = Self::entry(folder, e)?;
             let oid = e.oid.to_owned();
             match e.filename.as_bytes() {
                 b"path" => path = RelPath::from_bytes(&self.blob(oid)?),
@@ -844,7 +969,7 @@ impl<'s> Journal<'s> {
                 continue;
             }
             for e in self.read_tree(&tree_id, &mut buf)? {
-                let e = self.git("read a tree", e.map_err(gix::Error::from_error))?;
+                let e = Self::entry(&tree_id, e)?;
                 if e.mode.is_tree() {
                     stack.push((e.oid.to_owned(), depth + 1));
                 }
@@ -901,8 +1026,9 @@ impl<'s> Journal<'s> {
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
         use gix::objs::FindExt;
         let mut buf = Vec::new();
-        let blob = self.git(
+        let blob = self.object(
             "read a blob",
+            &id,
             self.store
                 .objects()
                 .find_blob(&id, &mut buf)

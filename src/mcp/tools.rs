@@ -96,7 +96,7 @@ impl Tools {
                     "error: '{path}' is outside the workspace '{}'; nothing was touched. These tools only act on files inside the workspace.",
                     self.ctx.ws.root.display()
                 )),
-                e => error_reply(&e, "nothing was touched"),
+                e => self.failed(e, "nothing was touched"),
             })
     }
 
@@ -138,7 +138,7 @@ impl Tools {
             let total = lines.len();
             if total == 0 {
                 if let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes) {
-                    return error_reply(&e, "the read was not recorded");
+                    return self.failed(e, "the read was not recorded");
                 }
                 return Reply::ok(format!("[{rel} is empty]"));
             }
@@ -172,8 +172,8 @@ impl Tools {
             text.to_owned()
         };
         if let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes) {
-            return error_reply(
-                &e,
+            return self.failed(
+                e,
                 "the read was not recorded, so a later write may pass unguarded",
             );
         }
@@ -200,7 +200,7 @@ impl Tools {
                 }
                 self.refusal(&checks)
             }
-            Err(e) => error_reply(&e, "nothing was written"),
+            Err(e) => self.failed(e, "nothing was written"),
         }
     }
 
@@ -222,7 +222,7 @@ impl Tools {
             Intent::Write { content: None },
         ) {
             Ok(mut c) => c.remove(0),
-            Err(e) => return error_reply(&e, "nothing was written"),
+            Err(e) => return self.failed(e, "nothing was written"),
         };
         if check.refused() {
             return self.refusal(std::slice::from_ref(&check));
@@ -264,7 +264,7 @@ impl Tools {
         if check.entry.is_none()
             && let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes)
         {
-            return error_reply(&e, "nothing was written");
+            return self.failed(e, "nothing was written");
         }
         match self.ctx.write(&self.id, &rel, edited.as_bytes()) {
             Ok(Outcome::Done(_)) => Reply::ok(format!(
@@ -273,7 +273,7 @@ impl Tools {
                 if count == 1 { "" } else { "s" }
             )),
             Ok(Outcome::Refused(checks)) => self.refusal(&checks),
-            Err(e) => error_reply(&e, "nothing was written"),
+            Err(e) => self.failed(e, "nothing was written"),
         }
     }
 
@@ -295,7 +295,7 @@ impl Tools {
             Ok(Outcome::Done(_)) if existed => Reply::ok(format!("deleted {rel}")),
             Ok(Outcome::Done(_)) => Reply::ok(format!("{rel} did not exist; nothing to delete")),
             Ok(Outcome::Refused(checks)) => self.refusal(&checks),
-            Err(e) => error_reply(&e, "nothing was deleted"),
+            Err(e) => self.failed(e, "nothing was deleted"),
         }
     }
 
@@ -315,7 +315,7 @@ impl Tools {
                 }
                 Reply::ok(out)
             }
-            Err(e) => error_reply(&e, "nothing was changed"),
+            Err(e) => self.failed(e, "nothing was changed"),
         }
     }
 
@@ -330,6 +330,15 @@ impl Tools {
             .collect::<Vec<_>>()
             .join("\n\n");
         Reply::error(text)
+    }
+}
+
+impl Tools {
+    /// [`error_reply`], after repairing the store when `e` found it damaged (see
+    /// [`crate::repair`]): the reply then says what was lost.
+    fn failed(&self, e: session::Error, consequence: &str) -> Reply {
+        let e = self.ctx.repair_on_damage(Some(&self.id), e);
+        error_reply(&e, consequence)
     }
 }
 

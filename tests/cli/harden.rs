@@ -22,26 +22,158 @@ fn loose(w: &World, id: &str) -> PathBuf {
     w.store().join("objects").join(&id[..2]).join(&id[2..])
 }
 
+/// Session `id` reads `t.txt` and `d.txt`, then loses its map object (what a power cut leaves
+/// when the ref reached the disk and the step's objects did not), then `t.txt` changes: the map
+/// object's id.
+fn damaged_session(w: &World, id: &str) -> String {
+    w.ok(&["session", "start", "--id", id]);
+    w.write("t.txt", "ours\n");
+    w.write("d.txt", "keep\n");
+    w.ok(&["--session", id, "read", "t.txt", "d.txt"]);
+    let map = w.store_git(&[
+        "rev-parse",
+        &format!("refs/stella/sessions/{id}^{{tree}}:map"),
+    ]);
+    std::fs::remove_file(loose(w, &map)).unwrap();
+    w.write("t.txt", "theirs\n");
+    map
+}
+
 #[test]
 fn a_map_that_cannot_be_read_whole_stops_every_write() {
+    // Each way in finds the damage itself: it repairs the session and does nothing else.
+    for (i, (args, stdin)) in [
+        (vec!["guard", "t.txt"], &b""[..]),
+        (vec!["write", "t.txt"], &b"mine\n"[..]),
+        (vec!["rm", "d.txt"], &b""[..]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let w = World::new();
+        let s = format!("s{i}");
+        let map = damaged_session(&w, &s);
+        let mut full = vec!["--session", s.as_str()];
+        full.extend(&args);
+        let out = w.run_stdin(&full, stdin);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {err}");
+        assert!(err.contains(&map), "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: repaired session '{s}': step 2 was lost in a crash; re-read the files before writing; this command did nothing else\n"
+            )),
+            "{err}"
+        );
+        assert_eq!(w.read("t.txt"), "theirs\n");
+        assert_eq!(w.read("d.txt"), "keep\n");
+    }
+}
+
+#[test]
+fn the_command_after_a_repair_runs_on_the_newest_whole_step_and_the_lost_steps_are_named() {
+    let w = World::new();
+    let map = damaged_session(&w, "s");
+    w.write("n.txt", "new\n");
+    let lost = w.store_git(&["rev-parse", "refs/stella/sessions/s"]);
+    let before = w.store_git(&["rev-parse", "refs/stella/sessions/s~1"]);
+
+    let guard = w.run(&["--session", "s", "guard", "t.txt"]);
+    assert_eq!(code(&guard), 2);
+    assert_eq!(
+        stderr(&guard),
+        format!(
+            "error: repaired session 's': step 2 was lost in a crash; re-read the files before writing; this command did nothing else
+  lost step 2 ({}): read 2 paths: t.txt, d.txt
+  session 's' now stands at step 1 (session start)
+caused by: the journal's object '{map}' is missing or corrupt
+caused by: An object with id {map} could not be found
+",
+            &lost[..12]
+        )
+    );
+    // The ref stands at the newest whole step, and its reflog says why.
+    assert_eq!(
+        w.store_git(&["rev-parse", "refs/stella/sessions/s"]),
+        before
+    );
+    assert_eq!(
+        w.store_git(&["log", "-g", "-1", "--format=%gs", "refs/stella/sessions/s"]),
+        "repair: step 2 was lost in a crash: 2 'read 2 paths: t.txt, d.txt'"
+    );
+    fsck_clean(&w);
+
+    // The next command runs normally on the repaired session: it no longer knows the lost read,
+    // which is what the message told the agent to redo.
+    w.ok(&["--session", "s", "guard", "t.txt"]);
+    w.ok(&["--session", "s", "read", "t.txt"]);
+    w.write("t.txt", "someone else\n");
+    let refused = w.run_stdin(&["--session", "s", "write", "t.txt"], b"mine\n");
+    assert_eq!(code(&refused), 1, "{}", stderr(&refused));
+    assert_eq!(w.steps("s"), 3);
+}
+
+#[test]
+fn a_session_with_no_whole_step_fails_every_time_and_never_reads_as_empty() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    w.write("t.txt", "x\n");
+    w.ok(&["--session", "s", "read", "t.txt"]);
+    // Both steps broken: the first has lost its commit, the second its map.
+    for object in [
+        "refs/stella/sessions/s~1",
+        "refs/stella/sessions/s^{tree}:map",
+    ] {
+        let id = w.store_git(&["rev-parse", object]);
+        std::fs::remove_file(loose(&w, &id)).unwrap();
+    }
+    for _ in 0..2 {
+        let out = w.run(&["--session", "s", "status"]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with(
+                "error: session 's' has no whole step left: steps 1..2 were lost in a crash; nothing was done\n"
+            ),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("hint: 'git stella session drop s' removes it"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    w.ok(&["session", "drop", "s"]);
+    w.ok(&["session", "start", "--id", "s"]);
+    w.ok(&["--session", "s", "read", "t.txt"]);
+}
+
+#[test]
+fn a_torn_or_lost_ref_is_restored_from_its_reflog() {
     let w = World::new();
     let s = session(&w);
     w.write("t.txt", "ours\n");
-    w.write("d.txt", "keep\n");
-    w.ok(&["--session", &s, "read", "t.txt", "d.txt"]);
-    let map = w.store_git(&["rev-parse", "refs/stella/sessions/s^{tree}:map"]);
-    std::fs::remove_file(loose(&w, &map)).unwrap();
-    w.write("t.txt", "theirs\n");
-
-    let guard = w.run(&["--session", &s, "guard", "t.txt"]);
-    assert_eq!(code(&guard), 2, "{}", stderr(&guard));
-    assert!(stderr(&guard).contains(&map), "{}", stderr(&guard));
-    let write = w.run_stdin(&["--session", &s, "write", "t.txt"], b"mine\n");
-    assert_eq!(code(&write), 2, "{}", stderr(&write));
-    assert_eq!(w.read("t.txt"), "theirs\n");
-    let rm = w.run(&["--session", &s, "rm", "d.txt"]);
-    assert_eq!(code(&rm), 2, "{}", stderr(&rm));
-    assert_eq!(w.read("d.txt"), "keep\n");
+    w.ok(&["--session", &s, "read", "t.txt"]);
+    let tip = w.store_git(&["rev-parse", "refs/stella/sessions/s"]);
+    let reff = w.store().join("refs/stella/sessions/s");
+    for damage in ["torn", "lost"] {
+        match damage {
+            "torn" => std::fs::write(&reff, "").unwrap(),
+            _ => std::fs::remove_file(&reff).unwrap(),
+        }
+        // Never a new session that tracks nothing: the command fails and restores the ref.
+        let out = w.run(&["--session", &s, "status"]);
+        assert_eq!(code(&out), 2, "{damage}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with(
+                "error: repaired session 's': its ref did not survive a crash and was restored from its reflog; no step was lost; this command did nothing else\n"
+            ),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(w.store_git(&["rev-parse", "refs/stella/sessions/s"]), tip);
+        assert_eq!(w.ok(&["--session", &s, "status"]), "fresh      t.txt");
+    }
 }
 
 #[test]

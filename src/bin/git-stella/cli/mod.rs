@@ -272,6 +272,8 @@ pub struct CliError {
     pub hint: Option<String>,
     /// A write to a closed pipe (`git stella log | head`): the command ends quietly.
     pub broken_pipe: bool,
+    /// The store was found damaged: [`main_with`] repairs it before reporting.
+    pub damage: bool,
 }
 
 impl CliError {
@@ -282,6 +284,7 @@ impl CliError {
             causes: Vec::new(),
             hint: None,
             broken_pipe: false,
+            damage: false,
         }
     }
 
@@ -351,9 +354,14 @@ impl From<session::Error> for CliError {
             S::Store(stella::store::Error::Lock(_)) => Some(
                 "another git-stella process is writing; if none is, the lock is released when that process exits".to_owned(),
             ),
+            S::Repair(r) => r.unrepairable().map(|id| {
+                format!("'git stella session drop {id}' removes it; a new session must read every file again")
+            }),
             _ => None,
         };
+        let damage = e.is_damage();
         let mut c = CliError::from_error(&e);
+        c.damage = damage;
         if let S::Unreadable(failures) = &e {
             c.causes = failures
                 .iter()
@@ -555,6 +563,7 @@ pub fn main_with(
         }
     };
     init_tracing(cli.global.verbose);
+    let mut opened = None;
     let result = (|| {
         let mut cwd = std::env::current_dir()?;
         if let Some(dir) = &cli.global.dir {
@@ -566,8 +575,10 @@ pub fn main_with(
                 )));
             }
         }
+        let settings = settings_from_env()?;
+        opened = Some((settings.clone(), cwd.clone()));
         let mut ctx = Ctx {
-            settings: settings_from_env()?,
+            settings,
             cwd,
             session: cli.global.session.clone(),
             quiet: cli.global.quiet,
@@ -575,6 +586,13 @@ pub fn main_with(
         };
         run(&mut ctx, &cli.command, out)
     })();
+    // A command that found the store damaged repairs it, and fails saying what was lost.
+    let result = match (result, &opened) {
+        (Err(e), Some((settings, cwd))) if e.damage => {
+            Err(repaired(settings, cwd, cli.global.session.as_deref(), e))
+        }
+        (result, _) => result,
+    };
     match result {
         Ok(code) => code,
         // A closed pipe (`git stella log | head`) ends quietly.
@@ -586,6 +604,38 @@ pub fn main_with(
                 (Command::Hook(_), 2) => ExitCode::from(1),
                 _ => ExitCode::from(e.code),
             }
+        }
+    }
+}
+
+/// Repair the store of the workspace around `cwd` after a command failed with `found`, damage
+/// (see [`stella::repair`]): the error that says what was lost and, as its causes, what was found.
+fn repaired(
+    settings: &Settings,
+    cwd: &std::path::Path,
+    session: Option<&str>,
+    found: CliError,
+) -> CliError {
+    let Ok((context, _)) = Context::open(settings, cwd) else {
+        return found;
+    };
+    let hint = session.and_then(|s| SessionId::parse(s).ok());
+    match stella::repair::repair(&context.journal(), hint.as_ref()) {
+        Ok(reports) if reports.is_empty() => found,
+        Ok(reports) => {
+            let mut e = CliError::from(session::Error::Repair(stella::repair::Error::Repaired {
+                reports,
+                damage: None,
+            }));
+            e.causes.push(found.message);
+            e.causes.extend(found.causes);
+            e
+        }
+        Err(e) => {
+            let mut e = CliError::from(e);
+            e.causes
+                .push(format!("found while repairing: {}", found.message));
+            e
         }
     }
 }
