@@ -44,6 +44,11 @@ pub enum Error {
     Contended { name: String, waited: Duration },
     #[error("'git {args}' failed in the store: {stderr}")]
     GitCommand { args: String, stderr: String },
+    /// Objects a step named were already in the store, left unreadable by an earlier crash
+    /// (their names reached the disk, their bytes did not). They were removed: the next try
+    /// writes them afresh.
+    #[error("the store held {} left broken by an earlier crash ({}); {} removed and nothing was recorded: run the command again", crate::text::count(.ids.len() as u64, "object"), .ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "), if .ids.len() == 1 { "it was" } else { "they were" })]
+    Leftover { ids: Vec<ObjectId> },
     /// The ref's file exists but names no object: a power cut left it empty or torn.
     #[error("the ref '{name}' in the store '{}' holds no object id", .store.display())]
     DamagedRef { name: String, store: PathBuf },
@@ -69,6 +74,9 @@ pub struct Store {
     repo: std::cell::OnceCell<gix::Repository>,
     dir: PathBuf,
     lock_path: PathBuf,
+    /// When this process opened the store: a loose object older than that was not written by
+    /// this command.
+    opened: std::time::SystemTime,
 }
 
 impl std::fmt::Debug for Store {
@@ -129,6 +137,7 @@ impl Store {
             repo: std::cell::OnceCell::new(),
             dir: dir.to_owned(),
             lock_path: lock_path(dir),
+            opened: std::time::SystemTime::now(),
         })
     }
 
@@ -171,19 +180,47 @@ impl Store {
     /// Sync the loose objects `ids` (those that are loose: packed ones are synced by git as it
     /// writes the pack) and then their folders, once each: what a step needs on disk before the
     /// ref that names it moves.
+    ///
+    /// An object this command found already there (gix writes nothing for an object that
+    /// exists) is read back whole first: after a power cut, a name can reach the disk without
+    /// its bytes, and syncing such a file would make a step durable that is not whole. Only
+    /// objects older than this process are read, so a step pays for it only after a crash or
+    /// when it names bytes the store held already at another place.
     pub fn sync_objects(&self, ids: &[ObjectId]) -> Result<(), Error> {
         if ids.is_empty() || !self.fsync() {
             return Ok(());
         }
         let mut dirs = std::collections::BTreeSet::new();
+        let mut broken = Vec::new();
         for id in ids {
             let hex = id.to_hex().to_string();
             let dir = self.dir.join("objects").join(&hex[..2]);
             let path = dir.join(&hex[2..]);
-            if !sync_file(&path)? {
+            let Some(file) = open_existing(&path)? else {
+                continue;
+            };
+            let old = file
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < self.opened);
+            if old && !self.reads_whole(id)? {
+                std::fs::remove_file(&path).map_err(|source| Error::Io {
+                    op: "remove the broken object",
+                    path: path.clone(),
+                    source,
+                })?;
+                broken.push(*id);
                 continue;
             }
+            file.sync_all().map_err(|source| Error::Io {
+                op: "sync",
+                path,
+                source,
+            })?;
             dirs.insert(dir);
+        }
+        if !broken.is_empty() {
+            return Err(Error::Leftover { ids: broken });
         }
         // The fan-out folders first, then `objects/` itself, which may have gained one.
         for dir in &dirs {
@@ -193,6 +230,39 @@ impl Store {
             sync_dir(&self.dir.join("objects"))?;
         }
         Ok(())
+    }
+
+    /// Remove loose object `id` when it is older than this process and does not read back
+    /// whole: a file an earlier crash left broken, which this command's own step named because
+    /// gix took it for the object it was writing. `Some(Leftover)` when it was removed.
+    pub fn remove_leftover(&self, id: &ObjectId) -> Result<Option<Error>, Error> {
+        let hex = id.to_hex().to_string();
+        let path = self.dir.join("objects").join(&hex[..2]).join(&hex[2..]);
+        let old = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < self.opened);
+        if !old || self.reads_whole(id)? {
+            return Ok(None);
+        }
+        std::fs::remove_file(&path).map_err(|source| Error::Io {
+            op: "remove the broken object",
+            path,
+            source,
+        })?;
+        Ok(Some(Error::Leftover { ids: vec![*id] }))
+    }
+
+    /// Whether object `id` reads back whole; `Err` when it could not be read at all.
+    fn reads_whole(&self, id: &ObjectId) -> Result<bool, Error> {
+        use gix::objs::Find;
+        let mut buf = Vec::new();
+        match self.objects.try_find(id, &mut buf) {
+            Ok(found) => Ok(found.is_some()),
+            Err(e) if !e.is_permission_denied() && (e.is_corrupted() || e.is_not_found()) => {
+                Ok(false)
+            }
+            Err(e) => Err(self.git_err("read back an object")(e)),
+        }
     }
 
     /// Sync ref `name` and its reflog, then their folders: after the rename that moved it.
@@ -711,6 +781,19 @@ fn init(dir: &Path) -> Result<(), Error> {
         Err(source) => Err(Error::Io {
             op: "create the store",
             path: dir.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// The file at `path` opened for reading, `None` when there is none (a packed object).
+fn open_existing(path: &Path) -> Result<Option<std::fs::File>, Error> {
+    match std::fs::File::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::Io {
+            op: "sync",
+            path: path.to_owned(),
             source,
         }),
     }

@@ -555,10 +555,27 @@ impl<'s> Journal<'s> {
     }
 
     /// Store `bytes` as a blob.
+    ///
+    /// A blob the store holds already is trusted only once it reads back whole: after a power
+    /// cut its name can be on disk without its bytes (see [`Store::remove_leftover`]), and gix
+    /// would take that file for the blob and write nothing.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
-        Ok(self
-            .git("write a blob", self.repo()?.write_blob(bytes))?
-            .detach())
+        use gix::objs::Write;
+        let repo = self.repo()?;
+        let id = self.git(
+            "write a blob",
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+                .map_err(gix::Error::from_error),
+        )?;
+        self.store.remove_leftover(&id)?;
+        if repo.has_object(id) {
+            return Ok(id);
+        }
+        self.git(
+            "write a blob",
+            repo.objects
+                .write_buf_with_known_id(gix::objs::Kind::Blob, bytes, id),
+        )
     }
 
     fn write_commit(
@@ -670,7 +687,27 @@ impl<'s> Journal<'s> {
     }
 
     /// The commit of `step` on top of `tip`, its objects written (into `batch` when given).
+    ///
+    /// Built again when syncing it found objects an earlier crash left broken (they are removed
+    /// then, so the next build writes them afresh): each try removes at least one.
     fn build(
+        &self,
+        repo: &gix::Repository,
+        id: &SessionId,
+        tip: ObjectId,
+        step: &Step,
+        batch: Option<&Batch>,
+    ) -> Result<ObjectId, Error> {
+        let mut tries = 0;
+        loop {
+            match self.build_once(repo, id, tip, step, batch) {
+                Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
+                r => return r,
+            }
+        }
+    }
+
+    fn build_once(
         &self,
         repo: &gix::Repository,
         id: &SessionId,
@@ -711,7 +748,17 @@ impl<'s> Journal<'s> {
         old: Option<ObjectId>,
     ) -> Result<(), Error> {
         let mut ids = vec![commit];
-        self.new_objects(new, old, &mut ids)?;
+        match self.new_objects(new, old, &mut ids) {
+            // A tree of this step that does not read back is a file an earlier crash left
+            // broken, which gix took for the tree it was writing: remove it, record nothing.
+            Err(Error::Damaged { object, source }) => {
+                return Err(match self.store.remove_leftover(&object)? {
+                    Some(leftover) => leftover.into(),
+                    None => Error::Damaged { object, source },
+                });
+            }
+            r => r?,
+        }
         Ok(self.store.sync_objects(&ids)?)
     }
 
