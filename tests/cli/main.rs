@@ -31,6 +31,7 @@ mod journal;
 mod mcp;
 mod offline;
 mod portable;
+mod powercut;
 mod private_config;
 mod properties;
 mod recover;
