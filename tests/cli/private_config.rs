@@ -225,14 +225,17 @@ fn a_mistyped_git_config_is_fail_closed_when_the_hook_fails() {
     };
     hook(claude_fixture_text(&w, "SessionStart-startup.json"));
     hook(claude_fixture_text(&w, "PostToolUse-Read.json"));
-    // Make the hook fail: the session's map loses an object.
+    // Make the hook fail on every call: no step of the session is whole any more (the last lost
+    // its map, every one the session.toml they share), so there is nothing to repair it to.
     let sid = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
-    let map = w.store_git(&[
-        "rev-parse",
-        &format!("refs/stella/sessions/{sid}^{{tree}}:map"),
-    ]);
     let store = w.store();
-    std::fs::remove_file(store.join("objects").join(&map[..2]).join(&map[2..])).unwrap();
+    for object in [
+        format!("refs/stella/sessions/{sid}^{{tree}}:map"),
+        format!("refs/stella/sessions/{sid}^{{tree}}:session.toml"),
+    ] {
+        let id = w.store_git(&["rev-parse", &object]);
+        std::fs::remove_file(store.join("objects").join(&id[..2]).join(&id[2..])).unwrap();
+    }
     let pre = || claude_fixture_text(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
     // Nothing configured: the failure lets the tool run (exit 1, the host's rule).
     assert_eq!(code(&hook(pre())), 1);
