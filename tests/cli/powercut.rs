@@ -58,14 +58,19 @@ fn shim() -> Option<&'static Path> {
             return None;
         }
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/powercut_shim.c");
-        let out = std::env::temp_dir().join(format!("stella-powercut-{}.so", std::process::id()));
+        // Built beside, then renamed over the last run's copy: a process that has it loaded
+        // keeps its own, and nothing piles up.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let out = dir.join("powercut-shim.so");
+        let tmp = dir.join(format!("powercut-shim-{}.so", std::process::id()));
         let cc = Command::new("cc")
             .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-            .arg(&out)
+            .arg(&tmp)
             .arg(&src)
             .output()
             .unwrap();
         assert!(cc.status.success(), "cc: {}", stderr(&cc));
+        std::fs::rename(&tmp, &out).unwrap();
         Some(out)
     })
     .as_deref()
