@@ -149,7 +149,10 @@ impl Lab {
                 .into_iter()
                 .map(|e| (e.path.to_string(), format!("{:?}", e.seen)))
                 .collect(),
-            turn_open: journal.root_file(&id, "turn.toml").unwrap().is_some(),
+            turn_open: journal
+                .root_file(&id, &stella::journal::RootFile::Turn)
+                .unwrap()
+                .is_some(),
         }
     }
 
