@@ -632,6 +632,12 @@ impl Store {
         let mut child = crate::child::die_with_parent(&mut std::process::Command::new("git"))
             .arg("--git-dir")
             .arg(&self.dir)
+            .args([
+                "-c",
+                "core.fsync=pack,pack-metadata",
+                "-c",
+                "core.fsyncMethod=fsync",
+            ])
             .args(["index-pack", "--stdin"])
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -675,6 +681,10 @@ impl Store {
         let out = child.wait_with_output().map_err(io_err)?;
         written.map_err(io_err)?;
         if out.status.success() {
+            // git synced the pack and its index; their names are durable once the folder is.
+            if self.fsync() {
+                sync_dir(&self.dir.join("objects").join("pack"))?;
+            }
             Ok(())
         } else {
             Err(Error::GitCommand {
@@ -693,6 +703,11 @@ impl Store {
                 "gc.autoDetach=false",
                 "-c",
                 "core.logAllRefUpdates=always",
+                // A repack writes the new pack before it deletes what it replaces: synced.
+                "-c",
+                "core.fsync=all",
+                "-c",
+                "core.fsyncMethod=fsync",
             ])
             .args(args)
             .env("GIT_CONFIG_NOSYSTEM", "1")

@@ -106,3 +106,69 @@ fn objects_are_synced_before_the_ref_moves_and_its_folder_after() {
     );
     assert!(calls.iter().any(|l| l.contains("refs/stella/sessions/s\"")));
 }
+
+#[test]
+fn a_step_written_as_one_pack_syncs_it_before_the_ref_moves() {
+    if !have(
+        "strace",
+        "the order of the durability system calls (the strace package)",
+    ) || stella::exec::support().is_err()
+    {
+        return;
+    }
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    for i in 0..80 {
+        w.write(&format!("d/f{i}.txt"), &format!("{i}\n"));
+    }
+    // One command that reads 80 files: its step goes into the store as one pack. Only the
+    // supervisor is traced (the guarded command and git's children are not: no -f).
+    let log = w.base().join("trace-pack");
+    let mut cmd = Command::new("strace");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .current_dir(&w.repo)
+        .args(["-qq", "-y", "-e", "signal=none"])
+        .args([
+            "-e",
+            "trace=fsync,fdatasync,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("git-stella"))
+        .args([
+            "--session",
+            "s",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "cat d/*.txt >/dev/null",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let store = w.store();
+    let pack_dir = format!("<{}/objects/pack>", store.to_str().unwrap());
+    let ref_rename = calls
+        .iter()
+        .position(|l| l.starts_with("rename") && l.contains("refs/stella/sessions/s\""))
+        .unwrap_or_else(|| panic!("no rename of the session's ref in:\n{}", calls.join("\n")));
+    assert!(
+        calls[..ref_rename]
+            .iter()
+            .any(|l| l.starts_with("fsync(") && l.contains(&pack_dir)),
+        "the pack's folder is not synced before the ref moved:\n{}",
+        calls.join("\n")
+    );
+    assert!(
+        std::fs::read_dir(store.join("objects/pack"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".pack"))
+    );
+}
