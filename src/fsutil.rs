@@ -625,6 +625,21 @@ fn anonymous_path(file: &File) -> String {
     format!("/proc/self/fd/{}", file.as_raw_fd())
 }
 
+/// `fsync` every file and folder under `dir`, folders after what they hold (a tree just built,
+/// before it is renamed into place).
+pub fn sync_tree(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            sync_tree(&entry.path())?;
+        } else if kind.is_file() {
+            File::open(entry.path())?.sync_all()?;
+        }
+    }
+    File::open(dir)?.sync_all()
+}
+
 /// Whether writes take the named-temp-file fallback even where Linux offers `O_TMPFILE`.
 static NAMED_TEMP_FILES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

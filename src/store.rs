@@ -266,7 +266,11 @@ impl Store {
     }
 
     /// Sync ref `name` and its reflog, then their folders: after the rename that moved it.
-    fn sync_ref(&self, name: &str) -> Result<(), Error> {
+    ///
+    /// A ref just `created` may have created its folders too (`refs/stella/sessions/` for a
+    /// store's first session): then every folder up to the store's own is synced as well, so the
+    /// names that lead to the new ref survive a power cut.
+    fn sync_ref(&self, name: &str, created: bool) -> Result<(), Error> {
         if !self.fsync() {
             return Ok(());
         }
@@ -274,8 +278,13 @@ impl Store {
             if !sync_file(&path)? {
                 continue;
             }
-            if let Some(dir) = path.parent() {
-                sync_dir(dir)?;
+            let mut dir = path.parent();
+            while let Some(d) = dir {
+                sync_dir(d)?;
+                if !created || d == self.dir {
+                    break;
+                }
+                dir = d.parent();
             }
         }
         Ok(())
@@ -417,7 +426,7 @@ impl Store {
         let path = self.dir.join(name);
         fsutil::write_atomic(&path, format!("{hex}\n").as_bytes(), 0o644)
             .map_err(io("write the ref", path.clone()))?;
-        self.sync_ref(name)
+        self.sync_ref(name, true)
     }
 
     /// `name` as a full ref name.
@@ -471,7 +480,7 @@ impl Store {
                 .edit_references_as([edit], Some(sig.to_ref(&mut time_buf)))
             {
                 Ok(_) => {
-                    self.sync_ref(name)?;
+                    self.sync_ref(name, tip.is_none())?;
                     return Ok(new);
                 }
                 // Only a lost compare-and-swap is worth another try: the ref moved under us.
@@ -789,8 +798,19 @@ fn init(dir: &Path) -> Result<(), Error> {
         path: config.clone(),
         source,
     })?;
+    // Every file and folder of the new store reaches the disk before its name does, and the name
+    // right after: a power cut never leaves a store without its HEAD or config.
+    fsutil::sync_tree(&staged).map_err(|source| Error::Io {
+        op: "sync",
+        path: staged.clone(),
+        source,
+    })?;
     match std::fs::rename(&staged, dir) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            sync_dir(parent)?;
+            // The workspace's own folder may be as new as the store.
+            parent.parent().map_or(Ok(()), sync_dir)
+        }
         // Another process won the race: its store is as good as ours.
         Err(_) if dir.join("HEAD").exists() => Ok(()),
         Err(source) => Err(Error::Io {

@@ -172,3 +172,66 @@ fn a_step_written_as_one_pack_syncs_it_before_the_ref_moves() {
             .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".pack"))
     );
 }
+
+#[test]
+fn a_new_store_and_its_first_session_reach_the_disk_with_every_folder_that_names_them() {
+    if !have(
+        "strace",
+        "the order of the durability system calls (the strace package)",
+    ) {
+        return;
+    }
+    let w = World::new();
+    // No store yet: `session start` creates it, then the first session's ref and its folders.
+    let calls = traced(&w, &["session", "start", "--id", "s"]);
+    let store = w.store();
+    let store = store.to_str().unwrap();
+    let store_rename = calls
+        .iter()
+        .position(|l| l.starts_with("rename") && l.contains(&format!("\"{store}\"")))
+        .unwrap_or_else(|| {
+            panic!(
+                "the store was not renamed into place:\n{}",
+                calls.join("\n")
+            )
+        });
+    // Before its name appears, the new store's files are on disk…
+    for file in ["HEAD", "config"] {
+        assert!(
+            calls[..store_rename].iter().any(|l| l.starts_with("fsync(")
+                && l.contains("/.store-init-")
+                && l.contains(&format!("/store.git/{file}>"))),
+            "{file} not synced before the store was named:\n{}",
+            calls.join("\n")
+        );
+    }
+    // …and after the first session's ref, every folder down to it.
+    let ref_rename = calls
+        .iter()
+        .position(|l| {
+            l.starts_with("rename") && l.contains(&format!("\"{store}/refs/stella/sessions/s\""))
+        })
+        .unwrap_or_else(|| panic!("no rename of the session's ref in:\n{}", calls.join("\n")));
+    for folder in [
+        "refs/stella/sessions",
+        "refs/stella",
+        "refs",
+        "logs/refs/stella",
+        "logs",
+    ] {
+        assert!(
+            calls[ref_rename..]
+                .iter()
+                .any(|l| l.starts_with("fsync(") && l.contains(&format!("<{store}/{folder}>"))),
+            "{folder} not synced after the first ref:\n{}",
+            calls.join("\n")
+        );
+    }
+    assert!(
+        calls[ref_rename..]
+            .iter()
+            .any(|l| l.starts_with("fsync(") && l.contains(&format!("<{store}>"))),
+        "the store folder is not synced after the first ref:\n{}",
+        calls.join("\n")
+    );
+}
