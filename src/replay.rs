@@ -176,10 +176,10 @@ impl Context {
     /// # let settings = Settings::new(tmp.path().join("stella-data"));
     /// # let (ctx, _) = Context::open(&settings, &repo)?;
     /// # let session = ctx.start_session(None)?;
-    /// # ctx.read(&session, &[ctx.resolve(&repo, "notes.txt".as_ref())?])?;
+    /// # ctx.session(&session).read(&[ctx.resolve(&repo, "notes.txt".as_ref())?])?;
     /// # let artifact = tmp.path().join("session.stella.bundle");
-    /// # ctx.checkpoint(&session, &mut std::fs::File::create(&artifact)?)?;
-    /// // `artifact` came from `Context::checkpoint`, here or on another machine.
+    /// # ctx.session(&session).checkpoint(&mut std::fs::File::create(&artifact)?)?;
+    /// // `artifact` came from `Session::checkpoint`, here or on another machine.
     /// match ctx.replay(&artifact, &Options::default())? {
     ///     Outcome::Started(replayed) => println!("new session {}", replayed.id),
     ///     Outcome::Mismatch(files) => println!("{} files differ here: nothing replayed", files.len()),

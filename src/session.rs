@@ -1,5 +1,10 @@
 //! What a session does: the operations behind `read`, `wrote`, `guard`, `write`, `rm` and
 //! `status`, on one open workspace and its store.
+//!
+//! A [`Context`] is one open workspace and its journal store (both the crate's own: callers use
+//! its accessors); a [`Session`] is the handle of one session in it, which every operation on a
+//! session is called on (`context.session(&id).read(&paths)`): the turn, undo and checkpoint
+//! operations in their own modules too.
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -84,6 +89,26 @@ pub struct Context {
     pub(crate) store: Store,
 }
 
+/// One session of a workspace: every operation on a session is called on its handle
+/// ([`Context::session`]), which carries the session's id.
+#[derive(Clone, Copy)]
+pub struct Session<'c> {
+    pub(crate) ctx: &'c Context,
+    pub(crate) id: &'c SessionId,
+}
+
+impl<'c> Session<'c> {
+    /// The session's id.
+    pub fn id(&self) -> &'c SessionId {
+        self.id
+    }
+
+    /// The workspace it belongs to.
+    pub fn context(&self) -> &'c Context {
+        self.ctx
+    }
+}
+
 /// What a `wrote --content` found: the disk already differs from what the caller meant to write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotAbsorbed {
@@ -150,6 +175,11 @@ impl Context {
         Ok(paths::resolve_named(&self.ws.root, cwd, path)?)
     }
 
+    /// The handle of session `id` in this workspace.
+    pub fn session<'c>(&'c self, id: &'c SessionId) -> Session<'c> {
+        Session { ctx: self, id }
+    }
+
     /// The workspace root.
     pub fn root(&self) -> &Path {
         &self.ws.root
@@ -201,17 +231,83 @@ impl Context {
         }
     }
 
+    /// The map edit saying the session saw (or, with `wrote`, wrote) exactly `bytes` at `path`,
+    /// whatever the disk holds now; the bytes are stored. `abs` is where the file is, for its
+    /// executable bit.
+    pub fn seen_edit(
+        &self,
+        path: &RelPath,
+        abs: &Path,
+        bytes: &[u8],
+        first_origin: Option<Digest>,
+        wrote: bool,
+    ) -> Result<MapEdit, Error> {
+        let blob = self.journal().write_blob(bytes)?;
+        let exec = std::fs::metadata(abs).is_ok_and(|m| is_exec(&m));
+        Ok(MapEdit::Put {
+            path: path.clone(),
+            seen: Seen::Digest(Digest::of(bytes)),
+            bytes: Some((blob, exec)),
+            first_origin,
+            wrote,
+            origin_bytes: None,
+        })
+    }
+
+    /// Read `path` whole (a regular file only). `None` when it does not exist.
+    fn snapshot(&self, path: &RelPath) -> Result<Option<Vec<u8>>, Error> {
+        let abs = self.abs(path);
+        let io_err = |source| Error::Io {
+            op: "read",
+            path: path.clone(),
+            source,
+        };
+        let meta = match std::fs::metadata(&abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(e)),
+        };
+        if meta.is_dir() {
+            return Err(io_err(io::Error::other("it is a folder")));
+        }
+        crate::fsutil::read_regular(&abs).map(Some).map_err(io_err)
+    }
+}
+
+fn is_exec(meta: &std::fs::Metadata) -> bool {
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
+pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
+    match paths {
+        [one] => format!("{verb} {one}"),
+        many => {
+            let shown: Vec<String> = many.iter().take(5).map(ToString::to_string).collect();
+            let more = if many.len() > 5 { ", …" } else { "" };
+            format!("{verb} {} paths: {}{more}", many.len(), shown.join(", "))
+        }
+    }
+}
+
+/// A time as `2026-11-29T22:35:42+00:00`.
+pub fn format_time(t: gix::date::Time) -> String {
+    t.format_or_unix(gix::date::time::format::ISO8601_STRICT)
+}
+
+impl Session<'_> {
     /// Record that the session read `paths`: their bytes now on disk. Every path must be
     /// readable, or nothing is recorded.
-    pub fn read(&self, id: &SessionId, paths: &[RelPath]) -> Result<Tip, Error> {
-        self.journal().tip(id)?;
+    pub fn read(&self, paths: &[RelPath]) -> Result<Tip, Error> {
+        let id = self.id;
+        self.ctx.journal().tip(id)?;
         let mut edits = Vec::new();
         let mut failed = Vec::new();
         for path in paths {
-            match self.snapshot(path) {
-                Ok(Some(bytes)) => edits.push(self.seen_edit(
+            match self.ctx.snapshot(path) {
+                Ok(Some(bytes)) => edits.push(self.ctx.seen_edit(
                     path,
-                    &self.abs(path),
+                    &self.ctx.abs(path),
                     &bytes,
                     Some(Digest::of(&bytes)),
                     false,
@@ -224,7 +320,7 @@ impl Context {
         if !failed.is_empty() {
             return Err(Error::Unreadable(failed));
         }
-        self.record(id, "read", paths, edits, Vec::new())
+        self.record("read", paths, edits, Vec::new())
     }
 
     /// Record writes (or deletes) that already happened. With `content`, record the bytes the
@@ -232,15 +328,15 @@ impl Context {
     /// change is someone else's and is never absorbed.
     pub fn wrote(
         &self,
-        id: &SessionId,
         paths: &[RelPath],
         content: Option<&[u8]>,
     ) -> Result<(Tip, Vec<NotAbsorbed>), Error> {
-        self.journal().tip(id)?;
+        let id = self.id;
+        self.ctx.journal().tip(id)?;
         let mut edits = Vec::new();
         let mut not_absorbed = Vec::new();
         for path in paths {
-            let abs = self.abs(path);
+            let abs = self.ctx.abs(path);
             let bytes = match content {
                 Some(content) => {
                     if Disk::probe(&abs).digest() != Some(Digest::of(content)) {
@@ -248,32 +344,28 @@ impl Context {
                     }
                     Some(std::borrow::Cow::Borrowed(content))
                 }
-                None => self.snapshot(path)?.map(std::borrow::Cow::Owned),
+                None => self.ctx.snapshot(path)?.map(std::borrow::Cow::Owned),
             };
             edits.push(match bytes {
-                Some(b) => self.seen_edit(path, &abs, &b, None, true)?,
+                Some(b) => self.ctx.seen_edit(path, &abs, &b, None, true)?,
                 None => MapEdit::Remove { path: path.clone() },
             });
         }
-        let tip = self.record(id, "wrote", paths, edits, Vec::new())?;
+        let tip = self.record("wrote", paths, edits, Vec::new())?;
         Ok((tip, not_absorbed))
     }
 
     /// Check `paths` before an update or delete, without writing anything.
-    pub fn guard(
-        &self,
-        id: &SessionId,
-        paths: &[RelPath],
-        intent: Intent,
-    ) -> Result<Vec<Check>, Error> {
-        let journal = self.journal();
+    pub fn guard(&self, paths: &[RelPath], intent: Intent) -> Result<Vec<Check>, Error> {
+        let id = self.id;
+        let journal = self.ctx.journal();
         // One read of the session's tip serves every path.
         let tree = journal.tip(id)?.tree;
         paths
             .iter()
             .map(|p| {
                 let entry = journal.lookup_at(tree, p)?;
-                Ok(guard::check_entry(entry, &self.ws.root, p, intent))
+                Ok(guard::check_entry(entry, &self.ctx.ws.root, p, intent))
             })
             .collect()
     }
@@ -282,14 +374,15 @@ impl Context {
     /// (re-checking just before the rename), then record. What can fail for want of space or
     /// permission fails before the file is touched; if the record still fails after the write,
     /// the error says the file was written.
-    pub fn write(&self, id: &SessionId, path: &RelPath, content: &[u8]) -> Result<Outcome, Error> {
-        let journal = self.journal();
+    pub fn write(&self, path: &RelPath, content: &[u8]) -> Result<Outcome, Error> {
+        let id = self.id;
+        let journal = self.ctx.journal();
         let digest = Digest::of(content);
         let intent = Intent::Write {
             content: Some(digest),
         };
-        let abs = self.abs(path);
-        let check = guard::check(&journal, id, &self.ws.root, path, intent)?;
+        let abs = self.ctx.abs(path);
+        let check = guard::check(&journal, id, &self.ctx.ws.root, path, intent)?;
         if check.refused() {
             return Ok(Outcome::Refused(vec![check]));
         }
@@ -340,8 +433,8 @@ impl Context {
         let prepared = journal.prepare(id, &step)?;
         let mut late = None;
         let entry = check.entry.clone();
-        let written = crate::fsutil::replace_beneath(&self.ws.root, path, content, || {
-            let again = guard::check_entry(entry.clone(), &self.ws.root, path, intent);
+        let written = crate::fsutil::replace_beneath(&self.ctx.ws.root, path, content, || {
+            let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, path, intent);
             let ok = !again.refused();
             late = Some(again);
             ok
@@ -366,9 +459,10 @@ impl Context {
     /// A guarded delete of every path, then their entries are dropped. Refused as a whole when
     /// any path is stale. A path named through a symbolic link removes the link, like `rm(1)`;
     /// the file it points to is checked, and stays.
-    pub fn rm(&self, id: &SessionId, paths: &[Named]) -> Result<Outcome, Error> {
+    pub fn rm(&self, paths: &[Named]) -> Result<Outcome, Error> {
+        let id = self.id;
         let targets: Vec<RelPath> = paths.iter().map(|n| n.path.clone()).collect();
-        let mut checks = self.guard(id, &targets, Intent::Delete)?;
+        let mut checks = self.guard(&targets, Intent::Delete)?;
         for (check, named) in checks.iter_mut().zip(paths) {
             check.via = named.link.clone();
         }
@@ -380,7 +474,7 @@ impl Context {
             .iter()
             .map(|n| n.link.clone().unwrap_or_else(|| n.path.clone()))
             .collect();
-        let journal = self.journal();
+        let journal = self.ctx.journal();
         let step_of = |paths: &[RelPath]| Step {
             summary: summary("rm", paths),
             map: paths
@@ -395,10 +489,10 @@ impl Context {
         let mut failure = None;
         for ((named, check), path) in paths.iter().zip(checks).zip(&removed) {
             let mut late = None;
-            let outcome = crate::fsutil::remove_beneath(&self.ws.root, path, || {
+            let outcome = crate::fsutil::remove_beneath(&self.ctx.ws.root, path, || {
                 let again = guard::check_entry(
                     check.entry.clone(),
-                    &self.ws.root,
+                    &self.ctx.ws.root,
                     &named.path,
                     Intent::Delete,
                 );
@@ -451,12 +545,13 @@ impl Context {
     }
 
     /// Every tracked path and how it stands on disk now.
-    pub fn status(&self, id: &SessionId) -> Result<Vec<(journal::Entry, Freshness)>, Error> {
-        let entries = self.journal().entries(id)?;
+    pub fn status(&self) -> Result<Vec<(journal::Entry, Freshness)>, Error> {
+        let id = self.id;
+        let entries = self.ctx.journal().entries(id)?;
         Ok(entries
             .into_iter()
             .map(|e| {
-                let f = match (Disk::probe(&self.abs(&e.path)), e.seen) {
+                let f = match (Disk::probe(&self.ctx.abs(&e.path)), e.seen) {
                     (Disk::Missing, _) => Freshness::Gone,
                     (Disk::Unreadable(_), _) => Freshness::Unreadable,
                     (Disk::Present(now), Seen::Digest(d)) if now == d => Freshness::Fresh,
@@ -470,93 +565,30 @@ impl Context {
     /// Record one step whose summary names the verb and the paths.
     pub fn record(
         &self,
-        id: &SessionId,
         verb: &str,
         paths: &[RelPath],
         map: Vec<MapEdit>,
         root: Vec<RootEdit>,
     ) -> Result<Tip, Error> {
+        let id = self.id;
         let step = Step {
             summary: summary(verb, paths),
             map,
             root,
         };
-        Ok(self.journal().record(id, &step)?)
-    }
-
-    /// The map edit saying the session saw (or, with `wrote`, wrote) exactly `bytes` at `path`,
-    /// whatever the disk holds now; the bytes are stored. `abs` is where the file is, for its
-    /// executable bit.
-    pub fn seen_edit(
-        &self,
-        path: &RelPath,
-        abs: &Path,
-        bytes: &[u8],
-        first_origin: Option<Digest>,
-        wrote: bool,
-    ) -> Result<MapEdit, Error> {
-        let blob = self.journal().write_blob(bytes)?;
-        let exec = std::fs::metadata(abs).is_ok_and(|m| is_exec(&m));
-        Ok(MapEdit::Put {
-            path: path.clone(),
-            seen: Seen::Digest(Digest::of(bytes)),
-            bytes: Some((blob, exec)),
-            first_origin,
-            wrote,
-            origin_bytes: None,
-        })
+        Ok(self.ctx.journal().record(id, &step)?)
     }
 
     /// Record that the session saw exactly `bytes` at `path`: the bytes a tool read once and
     /// showed the model.
-    pub fn record_seen(&self, id: &SessionId, path: &RelPath, bytes: &[u8]) -> Result<Tip, Error> {
-        let edit = self.seen_edit(path, &self.abs(path), bytes, Some(Digest::of(bytes)), false)?;
-        self.record(
-            id,
-            "read",
-            std::slice::from_ref(path),
-            vec![edit],
-            Vec::new(),
-        )
+    pub fn record_seen(&self, path: &RelPath, bytes: &[u8]) -> Result<Tip, Error> {
+        let edit = self.ctx.seen_edit(
+            path,
+            &self.ctx.abs(path),
+            bytes,
+            Some(Digest::of(bytes)),
+            false,
+        )?;
+        self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())
     }
-
-    /// Read `path` whole (a regular file only). `None` when it does not exist.
-    fn snapshot(&self, path: &RelPath) -> Result<Option<Vec<u8>>, Error> {
-        let abs = self.abs(path);
-        let io_err = |source| Error::Io {
-            op: "read",
-            path: path.clone(),
-            source,
-        };
-        let meta = match std::fs::metadata(&abs) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_err(e)),
-        };
-        if meta.is_dir() {
-            return Err(io_err(io::Error::other("it is a folder")));
-        }
-        crate::fsutil::read_regular(&abs).map(Some).map_err(io_err)
-    }
-}
-
-fn is_exec(meta: &std::fs::Metadata) -> bool {
-    meta.permissions().mode() & 0o111 != 0
-}
-
-/// `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
-pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
-    match paths {
-        [one] => format!("{verb} {one}"),
-        many => {
-            let shown: Vec<String> = many.iter().take(5).map(ToString::to_string).collect();
-            let more = if many.len() > 5 { ", …" } else { "" };
-            format!("{verb} {} paths: {}{more}", many.len(), shown.join(", "))
-        }
-    }
-}
-
-/// A time as `2026-11-29T22:35:42+00:00`.
-pub fn format_time(t: gix::date::Time) -> String {
-    t.format_or_unix(gix::date::time::format::ISO8601_STRICT)
 }

@@ -252,6 +252,28 @@ impl Store {
         Ok(Some(Error::Leftover { ids: vec![*id] }))
     }
 
+    /// [`Store::remove_leftover`] for tree `id` and every tree under it: whether any was broken
+    /// (and removed, so that writing the tree again restores it).
+    pub fn remove_leftover_trees(&self, id: ObjectId) -> Result<bool, Error> {
+        if self.remove_leftover(&id)?.is_some() {
+            return Ok(true);
+        }
+        let Ok(tree) = self.repo()?.find_tree(id) else {
+            return Ok(false);
+        };
+        let subtrees: Vec<ObjectId> = tree
+            .iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.mode().is_tree())
+            .map(|e| e.oid().to_owned())
+            .collect();
+        let mut any = false;
+        for sub in subtrees {
+            any |= self.remove_leftover_trees(sub)?;
+        }
+        Ok(any)
+    }
+
     /// Whether object `id` reads back whole; `Err` when it could not be read at all.
     fn reads_whole(&self, id: &ObjectId) -> Result<bool, Error> {
         use gix::objs::Find;

@@ -133,177 +133,6 @@ pub struct Transcript<'a> {
 }
 
 impl Context {
-    /// The open turn's resume point, if a turn is open.
-    pub fn resume_point(&self, id: &SessionId) -> Result<Option<ResumePoint>, TurnError> {
-        let Some(bytes) = self.journal().root_file(id, &RootFile::Turn)? else {
-            return Ok(None);
-        };
-        let text = String::from_utf8(bytes).map_err(|_| TurnError::Corrupt {
-            id: id.clone(),
-            why: "turn.toml is not UTF-8".into(),
-        })?;
-        toml::from_str(&text)
-            .map(Some)
-            .map_err(|e| TurnError::Corrupt {
-                id: id.clone(),
-                why: e.message().to_owned(),
-            })
-    }
-
-    /// Open a turn; an open one is ended in the same step. Returns the turn that was still open.
-    pub fn turn_begin(
-        &self,
-        id: &SessionId,
-        turn: Option<&str>,
-    ) -> Result<(ResumePoint, Option<ResumePoint>), TurnError> {
-        let previous = self.resume_point(id)?;
-        let now = format_time(gix::date::Time::now_utc());
-        let point = ResumePoint {
-            turn: turn
-                .map(str::to_owned)
-                .unwrap_or_else(|| crate::ids::random_hex(4)),
-            started: now.clone(),
-            steps: 0,
-            note: None,
-            updated: now,
-        };
-        let summary = match &previous {
-            Some(p) => format!("turn begin {} (ended open turn {})", point.turn, p.turn),
-            None => format!("turn begin {}", point.turn),
-        };
-        self.put_turn(id, &point, summary, Vec::new())?;
-        if let Err(e) = self.store.maybe_gc() {
-            tracing::warn!(error = %e, "automatic repack failed");
-        }
-        Ok((point, previous))
-    }
-
-    /// Mark a step boundary inside the open turn, storing the transcript when given.
-    pub fn step(
-        &self,
-        id: &SessionId,
-        note: Option<&str>,
-        transcript: Option<Transcript<'_>>,
-    ) -> Result<ResumePoint, TurnError> {
-        let Some(mut point) = self.resume_point(id)? else {
-            return Err(TurnError::NoOpenTurn { id: id.clone() });
-        };
-        point.steps += 1;
-        point.note = note.map(str::to_owned);
-        point.updated = format_time(gix::date::Time::now_utc());
-        let mut edits = Vec::new();
-        if let Some(t) = transcript {
-            edits.extend(self.transcript_edits(id, t)?);
-        }
-        let summary = match note {
-            Some(n) => format!("step {} of turn {}: {n}", point.steps, point.turn),
-            None => format!("step {} of turn {}", point.steps, point.turn),
-        };
-        self.put_turn(id, &point, summary, edits)?;
-        Ok(point)
-    }
-
-    /// End the open turn: the resume point is retracted, the map stays.
-    pub fn turn_end(&self, id: &SessionId) -> Result<ResumePoint, TurnError> {
-        let Some(point) = self.resume_point(id)? else {
-            return Err(TurnError::NoOpenTurn { id: id.clone() });
-        };
-        let step = Step {
-            summary: format!("turn end {}", point.turn),
-            map: Vec::new(),
-            root: vec![RootEdit::Remove {
-                file: RootFile::Turn,
-            }],
-        };
-        self.journal().record(id, &step)?;
-        if let Err(e) = self.store.maybe_gc() {
-            tracing::warn!(error = %e, "automatic repack failed");
-        }
-        Ok(point)
-    }
-
-    /// Store the transcript's new bytes as a step of its own, inside a turn or not: a host may
-    /// flush its transcript after the event that ended the turn, so adapters capture it again at
-    /// the next event. Records nothing when the stored copy is already complete.
-    pub fn capture_transcript(
-        &self,
-        id: &SessionId,
-        transcript: Transcript<'_>,
-    ) -> Result<Option<Tip>, TurnError> {
-        let summary = format!("transcript {}", transcript.name);
-        let edits = self.transcript_edits(id, transcript)?;
-        if edits.is_empty() {
-            return Ok(None);
-        }
-        let step = Step {
-            summary,
-            map: Vec::new(),
-            root: edits,
-        };
-        Ok(Some(self.journal().record(id, &step)?))
-    }
-
-    fn put_turn(
-        &self,
-        id: &SessionId,
-        point: &ResumePoint,
-        summary: String,
-        mut root: Vec<RootEdit>,
-    ) -> Result<Tip, TurnError> {
-        root.push(self.journal().toml_edit(RootFile::Turn, point)?);
-        let step = Step {
-            summary,
-            map: Vec::new(),
-            root,
-        };
-        Ok(self.journal().record(id, &step)?)
-    }
-
-    /// The edits that store the transcript's new bytes (or all of them, when it was rewritten).
-    fn transcript_edits(
-        &self,
-        id: &SessionId,
-        t: Transcript<'_>,
-    ) -> Result<Vec<RootEdit>, TurnError> {
-        if t.name.is_empty()
-            || t.name.starts_with('.')
-            || t.name.contains('/')
-            || t.name.contains('\0')
-        {
-            return Err(TurnError::BadName {
-                name: t.name.to_owned(),
-            });
-        }
-        let bytes = read_transcript_file(t.path).map_err(|source| TurnError::Transcript {
-            path: t.path.to_owned(),
-            source,
-        })?;
-        let journal = self.journal();
-        let meta: TranscriptMeta = journal
-            .root_toml(id, &RootFile::TranscriptMeta(t.name.to_owned()))?
-            .unwrap_or_default();
-        let old_len = meta.len as usize;
-        let appended = meta.chunks > 0
-            && bytes.len() >= old_len
-            && Digest::of(&bytes[..old_len]).to_hex() == meta.digest;
-        let mut edits = Vec::new();
-        let (chunk_no, new_bytes) = if appended {
-            if bytes.len() == old_len {
-                return Ok(edits);
-            }
-            (meta.chunks + 1, &bytes[old_len..])
-        } else {
-            if meta.chunks > 0 {
-                edits.push(RootEdit::Remove {
-                    file: RootFile::TranscriptChunks(t.name.to_owned()),
-                });
-            }
-            (1, &bytes[..])
-        };
-        edits.extend(self.chunk_edits(t.name, &bytes, chunk_no, new_bytes)?);
-        Ok(edits)
-    }
-
     /// The edits that store `bytes` as the whole of transcript `name` (a replay's first step).
     pub(crate) fn whole_transcript_edits(
         &self,
@@ -336,20 +165,189 @@ impl Context {
             journal.toml_edit(RootFile::TranscriptMeta(name.to_owned()), &meta)?,
         ])
     }
+}
+
+impl crate::session::Session<'_> {
+    /// The open turn's resume point, if a turn is open.
+    pub fn resume_point(&self) -> Result<Option<ResumePoint>, TurnError> {
+        let id = self.id;
+        let Some(bytes) = self.ctx.journal().root_file(id, &RootFile::Turn)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8(bytes).map_err(|_| TurnError::Corrupt {
+            id: id.clone(),
+            why: "turn.toml is not UTF-8".into(),
+        })?;
+        toml::from_str(&text)
+            .map(Some)
+            .map_err(|e| TurnError::Corrupt {
+                id: id.clone(),
+                why: e.message().to_owned(),
+            })
+    }
+
+    /// Open a turn; an open one is ended in the same step. Returns the turn that was still open.
+    pub fn turn_begin(
+        &self,
+        turn: Option<&str>,
+    ) -> Result<(ResumePoint, Option<ResumePoint>), TurnError> {
+        let previous = self.resume_point()?;
+        let now = format_time(gix::date::Time::now_utc());
+        let point = ResumePoint {
+            turn: turn
+                .map(str::to_owned)
+                .unwrap_or_else(|| crate::ids::random_hex(4)),
+            started: now.clone(),
+            steps: 0,
+            note: None,
+            updated: now,
+        };
+        let summary = match &previous {
+            Some(p) => format!("turn begin {} (ended open turn {})", point.turn, p.turn),
+            None => format!("turn begin {}", point.turn),
+        };
+        self.put_turn(&point, summary, Vec::new())?;
+        if let Err(e) = self.ctx.store.maybe_gc() {
+            tracing::warn!(error = %e, "automatic repack failed");
+        }
+        Ok((point, previous))
+    }
+
+    /// Mark a step boundary inside the open turn, storing the transcript when given.
+    pub fn step(
+        &self,
+        note: Option<&str>,
+        transcript: Option<Transcript<'_>>,
+    ) -> Result<ResumePoint, TurnError> {
+        let id = self.id;
+        let Some(mut point) = self.resume_point()? else {
+            return Err(TurnError::NoOpenTurn { id: id.clone() });
+        };
+        point.steps += 1;
+        point.note = note.map(str::to_owned);
+        point.updated = format_time(gix::date::Time::now_utc());
+        let mut edits = Vec::new();
+        if let Some(t) = transcript {
+            edits.extend(self.transcript_edits(t)?);
+        }
+        let summary = match note {
+            Some(n) => format!("step {} of turn {}: {n}", point.steps, point.turn),
+            None => format!("step {} of turn {}", point.steps, point.turn),
+        };
+        self.put_turn(&point, summary, edits)?;
+        Ok(point)
+    }
+
+    /// End the open turn: the resume point is retracted, the map stays.
+    pub fn turn_end(&self) -> Result<ResumePoint, TurnError> {
+        let id = self.id;
+        let Some(point) = self.resume_point()? else {
+            return Err(TurnError::NoOpenTurn { id: id.clone() });
+        };
+        let step = Step {
+            summary: format!("turn end {}", point.turn),
+            map: Vec::new(),
+            root: vec![RootEdit::Remove {
+                file: RootFile::Turn,
+            }],
+        };
+        self.ctx.journal().record(id, &step)?;
+        if let Err(e) = self.ctx.store.maybe_gc() {
+            tracing::warn!(error = %e, "automatic repack failed");
+        }
+        Ok(point)
+    }
+
+    /// Store the transcript's new bytes as a step of its own, inside a turn or not: a host may
+    /// flush its transcript after the event that ended the turn, so adapters capture it again at
+    /// the next event. Records nothing when the stored copy is already complete.
+    pub fn capture_transcript(&self, transcript: Transcript<'_>) -> Result<Option<Tip>, TurnError> {
+        let id = self.id;
+        let summary = format!("transcript {}", transcript.name);
+        let edits = self.transcript_edits(transcript)?;
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        let step = Step {
+            summary,
+            map: Vec::new(),
+            root: edits,
+        };
+        Ok(Some(self.ctx.journal().record(id, &step)?))
+    }
+
+    fn put_turn(
+        &self,
+        point: &ResumePoint,
+        summary: String,
+        mut root: Vec<RootEdit>,
+    ) -> Result<Tip, TurnError> {
+        let id = self.id;
+        root.push(self.ctx.journal().toml_edit(RootFile::Turn, point)?);
+        let step = Step {
+            summary,
+            map: Vec::new(),
+            root,
+        };
+        Ok(self.ctx.journal().record(id, &step)?)
+    }
+
+    /// The edits that store the transcript's new bytes (or all of them, when it was rewritten).
+    fn transcript_edits(&self, t: Transcript<'_>) -> Result<Vec<RootEdit>, TurnError> {
+        let id = self.id;
+        if t.name.is_empty()
+            || t.name.starts_with('.')
+            || t.name.contains('/')
+            || t.name.contains('\0')
+        {
+            return Err(TurnError::BadName {
+                name: t.name.to_owned(),
+            });
+        }
+        let bytes = read_transcript_file(t.path).map_err(|source| TurnError::Transcript {
+            path: t.path.to_owned(),
+            source,
+        })?;
+        let journal = self.ctx.journal();
+        let meta: TranscriptMeta = journal
+            .root_toml(id, &RootFile::TranscriptMeta(t.name.to_owned()))?
+            .unwrap_or_default();
+        let old_len = meta.len as usize;
+        let appended = meta.chunks > 0
+            && bytes.len() >= old_len
+            && Digest::of(&bytes[..old_len]).to_hex() == meta.digest;
+        let mut edits = Vec::new();
+        let (chunk_no, new_bytes) = if appended {
+            if bytes.len() == old_len {
+                return Ok(edits);
+            }
+            (meta.chunks + 1, &bytes[old_len..])
+        } else {
+            if meta.chunks > 0 {
+                edits.push(RootEdit::Remove {
+                    file: RootFile::TranscriptChunks(t.name.to_owned()),
+                });
+            }
+            (1, &bytes[..])
+        };
+        edits.extend(self.ctx.chunk_edits(t.name, &bytes, chunk_no, new_bytes)?);
+        Ok(edits)
+    }
 
     /// The names of the transcripts the session holds.
-    pub fn transcript_names(&self, id: &SessionId) -> Result<Vec<String>, TurnError> {
-        let tip = self.journal().tip(id)?;
-        let repo = self.store.repo().map_err(crate::journal::Error::from)?;
+    pub fn transcript_names(&self) -> Result<Vec<String>, TurnError> {
+        let id = self.id;
+        let tip = self.ctx.journal().tip(id)?;
+        let repo = self.ctx.store.repo().map_err(crate::journal::Error::from)?;
         let tree = repo
             .find_tree(tip.tree)
-            .map_err(|e| crate::journal::Error::from(self.store.git_err("read a tree")(e)))?;
+            .map_err(|e| crate::journal::Error::from(self.ctx.store.git_err("read a tree")(e)))?;
         let Ok(Some(entry)) = tree.lookup_entry_by_path(layout::TRANSCRIPTS) else {
             return Ok(Vec::new());
         };
         let sub = repo
             .find_tree(entry.object_id())
-            .map_err(|e| crate::journal::Error::from(self.store.git_err("read a tree")(e)))?;
+            .map_err(|e| crate::journal::Error::from(self.ctx.store.git_err("read a tree")(e)))?;
         Ok(sub
             .iter()
             .filter_map(|e| e.ok())
@@ -358,8 +356,9 @@ impl Context {
     }
 
     /// The transcript `name` as last stored, byte for byte.
-    pub fn transcript(&self, id: &SessionId, name: &str) -> Result<Option<Vec<u8>>, TurnError> {
-        let journal = self.journal();
+    pub fn transcript(&self, name: &str) -> Result<Option<Vec<u8>>, TurnError> {
+        let id = self.id;
+        let journal = self.ctx.journal();
         let Some(meta) = journal.root_file(id, &RootFile::TranscriptMeta(name.to_owned()))? else {
             return Ok(None);
         };

@@ -12,7 +12,6 @@ use gix::ObjectId;
 use crate::digest::Digest;
 use crate::fsutil::{self, Removed};
 use crate::guard::{self, Check, Intent};
-use crate::ids::SessionId;
 use crate::journal::layout::{self, UndoFile};
 use crate::journal::{Entry, How, MapEdit, RootFile, Seen, Step, Tip};
 use crate::paths::RelPath;
@@ -38,15 +37,14 @@ enum Target {
     Absent,
 }
 
-impl Context {
+impl Context {}
+
+impl crate::session::Session<'_> {
     /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
     /// done per path and the step recorded, if anything changed.
-    pub fn undo(
-        &self,
-        id: &SessionId,
-        only: &[RelPath],
-    ) -> Result<(Vec<Undone>, Option<Tip>), Error> {
-        let journal = self.journal();
+    pub fn undo(&self, only: &[RelPath]) -> Result<(Vec<Undone>, Option<Tip>), Error> {
+        let id = self.id;
+        let journal = self.ctx.journal();
         let tip = journal.tip(id)?;
         let redo = journal
             .root_file_of_tree(tip.tree, &RootFile::Undo)?
@@ -141,14 +139,14 @@ impl Context {
                 Target::Bytes(d, _) => Intent::Write { content: Some(*d) },
                 Target::Absent => Intent::Delete,
             };
-            let check = guard::check_entry(entry.clone(), &self.ws.root, &path, intent);
+            let check = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
             if check.refused() {
                 done.push(Undone::Refused(Box::new(check)));
                 continue;
             }
             let mut late = None;
             let recheck = |late: &mut Option<Check>| {
-                let again = guard::check_entry(entry.clone(), &self.ws.root, &path, intent);
+                let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
                 let ok = !again.refused();
                 *late = Some(again);
                 ok
@@ -168,8 +166,10 @@ impl Context {
                         });
                         continue;
                     }
-                    if !fsutil::replace_beneath(&self.ws.root, &path, &bytes, || recheck(&mut late))
-                        .map_err(io_err)?
+                    if !fsutil::replace_beneath(&self.ctx.ws.root, &path, &bytes, || {
+                        recheck(&mut late)
+                    })
+                    .map_err(io_err)?
                     {
                         done.extend(late.map(|c| Undone::Refused(Box::new(c))));
                         continue;
@@ -185,7 +185,7 @@ impl Context {
                     done.push(Undone::Restored { path, digest });
                 }
                 Target::Absent => {
-                    match fsutil::remove_beneath(&self.ws.root, &path, || recheck(&mut late))
+                    match fsutil::remove_beneath(&self.ctx.ws.root, &path, || recheck(&mut late))
                         .map_err(io_err)?
                     {
                         Removed::Refused => {

@@ -53,7 +53,9 @@ impl Host for ClaudeCode {
                 remember_transcript_path(hook, p)?;
                 capture_transcript(hook, p)?;
                 let id = hook.session.clone();
-                hook.context()?.turn_begin(&id, p.prompt_id.as_deref())?;
+                hook.context()?
+                    .session(&id)
+                    .turn_begin(p.prompt_id.as_deref())?;
                 Ok(Answer::nothing())
             }
             "Stop" => {
@@ -138,7 +140,7 @@ fn session_start(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
     if p.source.as_deref() != Some("resume") {
         return Ok(Answer::nothing());
     }
-    let status = hook.context()?.status(&id)?;
+    let status = hook.context()?.session(&id).status()?;
     let changed: Vec<String> = status
         .iter()
         .filter_map(|(e, f)| match f {
@@ -205,13 +207,10 @@ fn capture_transcript(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
         return Ok(());
     };
     let id = hook.session.clone();
-    let captured = hook.context()?.capture_transcript(
-        &id,
-        Transcript {
-            name: &name,
-            path: &path,
-        },
-    );
+    let captured = hook.context()?.session(&id).capture_transcript(Transcript {
+        name: &name,
+        path: &path,
+    });
     match captured {
         Ok(_) => Ok(()),
         Err(e) => skip_transcript(hook, e),
@@ -248,21 +247,21 @@ fn stop(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
     let id = hook.session.clone();
     let t = transcript(p);
     let ctx = hook.context()?;
-    if ctx.resume_point(&id)?.is_none() {
+    if ctx.session(&id).resume_point()?.is_none() {
         return capture_transcript(hook, p);
     }
-    let stepped = ctx.step(
-        &id,
+    let stepped = ctx.session(&id).step(
         Some("the answer is finished"),
         t.as_ref().map(|(name, path)| Transcript { name, path }),
     );
     if let Err(e) = stepped {
         skip_transcript(hook, e)?;
         hook.context()?
-            .step(&id, Some("the answer is finished"), None)?;
+            .session(&id)
+            .step(Some("the answer is finished"), None)?;
     }
     let ctx = hook.context()?;
-    ctx.turn_end(&id)?;
+    ctx.session(&id).turn_end()?;
     Ok(())
 }
 

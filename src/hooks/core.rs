@@ -367,7 +367,7 @@ impl Hook {
             };
             ctx.journal().record(&id, &step)?;
         } else {
-            ctx.record(&id, verb, paths, map, root)?;
+            ctx.session(&id).record(verb, paths, map, root)?;
         }
         self.forget_command_notes(paths);
         Ok(())

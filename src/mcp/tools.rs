@@ -137,7 +137,7 @@ impl Tools {
             let lines: Vec<&str> = text.split_inclusive('\n').collect();
             let total = lines.len();
             if total == 0 {
-                if let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes) {
+                if let Err(e) = self.ctx.session(&self.id).record_seen(&rel, &bytes) {
                     return self.failed(e, "the read was not recorded");
                 }
                 return Reply::ok(format!("[{rel} is empty]"));
@@ -171,7 +171,7 @@ impl Tools {
             }
             text.to_owned()
         };
-        if let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes) {
+        if let Err(e) = self.ctx.session(&self.id).record_seen(&rel, &bytes) {
             return self.failed(
                 e,
                 "the read was not recorded, so a later write may pass unguarded",
@@ -188,7 +188,7 @@ impl Tools {
         };
         let rel = named.path.clone();
         let existed = self.ctx.abs(&rel).exists();
-        match self.ctx.write(&self.id, &rel, content.as_bytes()) {
+        match self.ctx.session(&self.id).write(&rel, content.as_bytes()) {
             Ok(Outcome::Done(_)) => Reply::ok(format!(
                 "{} {rel} ({} bytes)",
                 if existed { "wrote" } else { "created" },
@@ -216,11 +216,11 @@ impl Tools {
             );
         }
         // The guard first: a stale file is refused whether or not the old text is still there.
-        let check = match self.ctx.guard(
-            &self.id,
-            std::slice::from_ref(&rel),
-            Intent::Write { content: None },
-        ) {
+        let check = match self
+            .ctx
+            .session(&self.id)
+            .guard(std::slice::from_ref(&rel), Intent::Write { content: None })
+        {
             Ok(mut c) => c.remove(0),
             Err(e) => return self.failed(e, "nothing was written"),
         };
@@ -262,11 +262,11 @@ impl Tools {
         // A file the session never saw: the edit was applied to these bytes, so they are what it
         // saw; recording them makes the write below refuse a change made in between.
         if check.entry.is_none()
-            && let Err(e) = self.ctx.record_seen(&self.id, &rel, &bytes)
+            && let Err(e) = self.ctx.session(&self.id).record_seen(&rel, &bytes)
         {
             return self.failed(e, "nothing was written");
         }
-        match self.ctx.write(&self.id, &rel, edited.as_bytes()) {
+        match self.ctx.session(&self.id).write(&rel, edited.as_bytes()) {
             Ok(Outcome::Done(_)) => Reply::ok(format!(
                 "edited {rel}: replaced {} occurrence{}",
                 count,
@@ -291,7 +291,7 @@ impl Tools {
             ));
         }
         let existed = abs.symlink_metadata().is_ok();
-        match self.ctx.rm(&self.id, std::slice::from_ref(&named)) {
+        match self.ctx.session(&self.id).rm(std::slice::from_ref(&named)) {
             Ok(Outcome::Done(_)) if existed => Reply::ok(format!("deleted {rel}")),
             Ok(Outcome::Done(_)) => Reply::ok(format!("{rel} did not exist; nothing to delete")),
             Ok(Outcome::Refused(checks)) => self.refusal(&checks),
@@ -301,7 +301,7 @@ impl Tools {
 
     /// Every file the session tracks and whether it is fresh, changed or gone.
     pub fn status(&self) -> Reply {
-        match self.ctx.status(&self.id) {
+        match self.ctx.session(&self.id).status() {
             Ok(entries) => {
                 let mut out = format!("session {}\n", self.id);
                 if entries.is_empty() {

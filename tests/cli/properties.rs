@@ -80,7 +80,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Read(s, f) => {
-                    let r = ctx.read(&sessions[s], &[path(f)]);
+                    let r = ctx.session(&sessions[s]).read(&[path(f)]);
                     match model.disk.get(&f) {
                         Some(c) => { prop_assert!(r.is_ok()); model.seen[s].insert(f, *c); }
                         None => prop_assert!(r.is_err(), "a read of a missing file must fail"),
@@ -88,7 +88,7 @@ proptest! {
                 }
                 Op::Write(s, f, c) => {
                     let allowed = model.allows(s, f, Some(c));
-                    let out = ctx.write(&sessions[s], &path(f), &bytes(c)).unwrap();
+                    let out = ctx.session(&sessions[s]).write(&path(f), &bytes(c)).unwrap();
                     prop_assert_eq!(matches!(out, Outcome::Done(_)), allowed, "write {} {} {}", s, f, c);
                     if allowed {
                         model.disk.insert(f, c);
@@ -99,7 +99,7 @@ proptest! {
                 }
                 Op::Delete(s, f) => {
                     let allowed = model.allows(s, f, None);
-                    let out = ctx.rm(&sessions[s], &[path(f).into()]).unwrap();
+                    let out = ctx.session(&sessions[s]).rm(&[path(f).into()]).unwrap();
                     prop_assert_eq!(matches!(out, Outcome::Done(_)), allowed, "delete {} {}", s, f);
                     if allowed {
                         model.disk.remove(&f);
@@ -108,7 +108,7 @@ proptest! {
                     prop_assert_eq!(disk(f).exists(), model.disk.contains_key(&f));
                 }
                 Op::Guard(s, f) => {
-                    let checks = ctx.guard(&sessions[s], &[path(f)], Intent::Write { content: None }).unwrap();
+                    let checks = ctx.session(&sessions[s]).guard(&[path(f)], Intent::Write { content: None }).unwrap();
                     let model_allows = model.seen[s].get(&f).is_none_or(|seen| model.disk.get(&f) == Some(seen));
                     prop_assert_eq!(!checks[0].refused(), model_allows, "guard {} {}", s, f);
                 }

@@ -60,7 +60,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     };
     let cp = match &path {
-        None => context.checkpoint(&id, out).map_err(artifact_err)?,
+        None => context.session(&id).checkpoint(out).map_err(artifact_err)?,
         Some(path) => {
             let cant_write = |e: std::io::Error| {
                 let mut err = CliError::new(format!("could not write '{}'", path.display()));
@@ -71,7 +71,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             // complete: a checkpoint killed half-way leaves nothing in the folder.
             let mut file = stella::fsutil::NewFile::create(path, 0o600).map_err(cant_write)?;
             let mut writer = std::io::BufWriter::with_capacity(1 << 20, file.file());
-            let cp = context.checkpoint(&id, &mut writer).map_err(artifact_err)?;
+            let cp = context
+                .session(&id)
+                .checkpoint(&mut writer)
+                .map_err(artifact_err)?;
             writer.flush().map_err(cant_write)?;
             drop(writer);
             file.persist().map_err(cant_write)?;

@@ -27,7 +27,10 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all(&context, &args.paths)?;
-    for check in context.guard(&id, &paths, Intent::Write { content: None })? {
+    for check in context
+        .session(&id)
+        .guard(&paths, Intent::Write { content: None })?
+    {
         let p = &check.path;
         match (&check.entry, check.refused()) {
             (None, _) => ctx.say(format_args!("stella: '{p}' is not tracked by this session")),

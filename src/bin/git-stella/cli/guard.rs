@@ -68,7 +68,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         };
         Intent::Write { content }
     };
-    let mut checks = context.guard(&id, &paths, intent)?;
+    let mut checks = context.session(&id).guard(&paths, intent)?;
     for (c, n) in checks.iter_mut().zip(&named) {
         c.via = n.link.clone();
     }

@@ -32,6 +32,6 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all(&context, &args.paths)?;
-    context.read(&id, &paths)?;
+    context.session(&id).read(&paths)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -66,7 +66,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             return Ok(ExitCode::SUCCESS);
         }
         let id = ctx.session_id()?;
-        return match context.write(&id, &path, &bytes)? {
+        return match context.session(&id).write(&path, &bytes)? {
             Outcome::Done(_) => {
                 writeln!(
                     out,

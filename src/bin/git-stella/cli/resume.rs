@@ -32,8 +32,8 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     if let Some(name) = &args.transcript {
-        let Some(bytes) = context.transcript(&id, name)? else {
-            let names = context.transcript_names(&id)?;
+        let Some(bytes) = context.session(&id).transcript(name)? else {
+            let names = context.session(&id).transcript_names()?;
             return Err(
                 CliError::new(format!("session '{id}' holds no transcript '{name}'")).hint(
                     if names.is_empty() {
@@ -47,8 +47,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         out.write_all(&bytes)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let point = context.resume_point(&id)?;
-    let status = context.status(&id)?;
+    let point = context.session(&id).resume_point()?;
+    let status = context.session(&id).status()?;
     let changed: Vec<_> = status
         .iter()
         .filter(|(_, f)| matches!(f, Freshness::Changed | Freshness::Gone))

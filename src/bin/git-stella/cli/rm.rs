@@ -31,7 +31,7 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all_named(&context, &args.paths)?;
-    match context.rm(&id, &paths)? {
+    match context.session(&id).rm(&paths)? {
         Outcome::Done(_) => Ok(ExitCode::SUCCESS),
         Outcome::Refused(checks) => Ok(report_refusals(ctx, &context, &checks)),
     }

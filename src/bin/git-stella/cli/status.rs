@@ -37,7 +37,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         return all(&context, args, out);
     }
     let id = ctx.session_id()?;
-    let status = context.status(&id)?;
+    let status = context.session(&id).status()?;
     let refused =
         stella::refusals::read(&context.journal(), context.journal().tip(&id)?.tree).count;
     if args.json {
@@ -76,7 +76,8 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
     let mut rows = Vec::new();
     for (id, tip) in &sessions {
         let changed: Vec<String> = context
-            .status(id)?
+            .session(id)
+            .status()?
             .into_iter()
             .filter(|(_, f)| matches!(f, Freshness::Changed | Freshness::Gone))
             .map(|(e, _)| e.path.to_lossy().into_owned())

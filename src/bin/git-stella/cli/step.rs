@@ -42,8 +42,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
         }
         None => None,
     };
-    context.step(
-        &id,
+    context.session(&id).step(
         args.note.as_deref(),
         transcript
             .as_ref()

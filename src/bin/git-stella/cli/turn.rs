@@ -74,7 +74,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &TurnCommand, out: &mut dyn Write) -> Result 
             {
                 return Err(CliError::new(format!("'{t}' is not a usable turn id")));
             }
-            let (point, previous) = context.turn_begin(&id, a.id.as_deref())?;
+            let (point, previous) = context.session(&id).turn_begin(a.id.as_deref())?;
             if let Some(p) = previous {
                 ctx.say(format_args!(
                     "stella: turn {} was still open ({}); ended it and began turn {}",
@@ -86,7 +86,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &TurnCommand, out: &mut dyn Write) -> Result 
             writeln!(out, "{}", point.turn)?;
         }
         TurnCommand::End(_) => {
-            context.turn_end(&id)?;
+            context.session(&id).turn_end()?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -34,7 +34,7 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let only = ctx.resolve_all(&context, &args.paths)?;
-    let (done, _) = context.undo(&id, &only)?;
+    let (done, _) = context.session(&id).undo(&only)?;
     if done.is_empty() {
         writeln!(out, "nothing to undo: session {id} wrote no file")?;
         return Ok(ExitCode::SUCCESS);

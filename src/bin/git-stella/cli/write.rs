@@ -40,7 +40,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let named = context.resolve_named(&ctx.cwd, &args.path)?;
     let mut content = Vec::new();
     std::io::stdin().lock().read_to_end(&mut content)?;
-    match context.write(&id, &named.path, &content)? {
+    match context.session(&id).write(&named.path, &content)? {
         Outcome::Done(_) => Ok(ExitCode::SUCCESS),
         Outcome::Refused(mut checks) => {
             for c in &mut checks {

@@ -40,7 +40,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
         Some(file) => Some(read_content(file)?),
         None => None,
     };
-    let (_, not_absorbed) = context.wrote(&id, &paths, content.as_deref())?;
+    let (_, not_absorbed) = context.session(&id).wrote(&paths, content.as_deref())?;
     for n in not_absorbed {
         ctx.say(format_args!(
             "stella: '{}' on disk differs from what was written: someone changed it after the write; recorded what was written, so the next write to it is refused until it is re-read",
