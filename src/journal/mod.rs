@@ -298,13 +298,20 @@ impl<'s> Journal<'s> {
         buf: &'b mut Vec<u8>,
     ) -> Result<gix::objs::TreeRefIter<'b>, Error> {
         use gix::objs::FindExt;
+        self.find("read a tree", id, |o| o.find_tree_iter(id, buf))
+    }
+
+    /// What `find` reads from the object database, its failure named after `op` and `id`.
+    fn find<T, E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        op: &'static str,
+        id: &ObjectId,
+        find: impl FnOnce(&gix::odb::Handle) -> Result<T, E>,
+    ) -> Result<T, Error> {
         self.object(
-            "read a tree",
+            op,
             id,
-            self.store
-                .objects()
-                .find_tree_iter(id, buf)
-                .map_err(gix::Error::from_error),
+            find(self.store.objects()).map_err(gix::Error::from_error),
         )
     }
 
@@ -396,14 +403,7 @@ impl<'s> Journal<'s> {
         buf: &'b mut Vec<u8>,
     ) -> Result<gix::objs::CommitRef<'b>, Error> {
         use gix::objs::FindExt;
-        self.object(
-            "read a step",
-            id,
-            self.store
-                .objects()
-                .find_commit(id, buf)
-                .map_err(gix::Error::from_error),
-        )
+        self.find("read a step", id, |o| o.find_commit(id, buf))
     }
 
     fn git<T>(&self, op: &'static str, r: Result<T, gix::Error>) -> Result<T, Error> {

@@ -207,19 +207,7 @@ fn a_codex_update_is_recorded_as_the_patch_applied_to_what_the_session_saw() {
 // ---- Gemini CLI ----
 
 fn gemini(w: &World, event: &str, tool: &str, input: Value, response: Option<Value>) -> Value {
-    let mut p = json!({
-        "session_id": "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f",
-        "transcript_path": w.home.join(".gemini/tmp/chats/session.json"),
-        "cwd": w.repo,
-        "hook_event_name": event,
-        "timestamp": "2026-11-29T23:00:00.000Z",
-        "tool_name": tool,
-        "tool_input": input,
-    });
-    if let Some(r) = response {
-        p["tool_response"] = r;
-    }
-    p
+    gemini_payload(w, event, tool, input, response)
 }
 
 #[test]

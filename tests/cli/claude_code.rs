@@ -612,17 +612,7 @@ fn a_write_that_runs_out_of_time_is_denied_when_the_project_chose_fail_closed() 
     session_that_read(&w);
     w.write(".stella/config.toml", "[hooks]\non-error = \"deny\"\n");
     // The owner record is gone and another process holds its lock: the hook waits for it.
-    let id_dir = std::path::PathBuf::from(w.ok(&["store-path"]))
-        .parent()
-        .unwrap()
-        .to_owned();
-    std::fs::remove_file(id_dir.join("owner")).unwrap();
-    let mut holder = Command::new("flock")
-        .arg(id_dir.join("owner.lock"))
-        .args(["sleep", "30"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut holder = hold_owner_lock(&w);
     let mut cmd = hook_cmd(&w, &w.repo);
     cmd.env("STELLA_HOOK_TIMEOUT_MS", "500");
     let out = feed(

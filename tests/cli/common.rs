@@ -416,3 +416,83 @@ pub fn claude_transcript(w: &World) -> (PathBuf, Vec<u8>) {
     .unwrap();
     (transcript, sample)
 }
+
+/// The system calls `calls` (strace's `trace=` list) of `git-stella ARGS` run in `w`, one line
+/// each, file descriptors shown with their paths (`-y`) and process ids stripped; `children`:
+/// the processes it starts too; `env`: more environment.
+pub fn strace(
+    w: &World,
+    args: &[&str],
+    calls: &str,
+    children: bool,
+    env: &[(&str, &str)],
+) -> Vec<String> {
+    let log = w.base().join("strace.log");
+    let mut cmd = Command::new("strace");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    cmd.envs(env.iter().copied());
+    if children {
+        cmd.arg("-f");
+    }
+    let out = cmd
+        .current_dir(&w.repo)
+        .args(["-qq", "-y", "-e", "signal=none", "-e"])
+        .arg(format!("trace={calls}"))
+        .arg("-o")
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("git-stella"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| match l.split_once(' ') {
+            Some((pid, rest)) if children && pid.bytes().all(|b| b.is_ascii_digit()) => {
+                rest.trim_start().to_owned()
+            }
+            _ => l.to_owned(),
+        })
+        .collect()
+}
+
+/// A Gemini CLI hook payload for `w`, shaped as Gemini CLI 0.61.0 sends it.
+pub fn gemini_payload(
+    w: &World,
+    event: &str,
+    tool: &str,
+    input: serde_json::Value,
+    response: Option<serde_json::Value>,
+) -> serde_json::Value {
+    let mut p = serde_json::json!({
+        "session_id": "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f",
+        "transcript_path": w.home.join(".gemini/tmp/chats/session.json"),
+        "cwd": w.repo,
+        "hook_event_name": event,
+        "timestamp": "2026-11-29T23:00:00.000Z",
+        "tool_name": tool,
+        "tool_input": input,
+    });
+    if let Some(r) = response {
+        p["tool_response"] = r;
+    }
+    p
+}
+
+/// Another process holding the workspace's owner lock, its owner record gone: a command that
+/// opens the workspace waits for it. Kill the child to let go.
+pub fn hold_owner_lock(w: &World) -> std::process::Child {
+    let id_dir = PathBuf::from(w.ok(&["store-path"]))
+        .parent()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(id_dir.join("owner")).unwrap();
+    let holder = Command::new("flock")
+        .arg(id_dir.join("owner.lock"))
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    holder
+}

@@ -2,39 +2,17 @@
 //! session's ref renamed into place, then the ref's folder synced; `stella.fsync false` trades it
 //! away. Checked from an `strace` of the real command.
 
-use std::process::Command;
-
 use crate::common::*;
 
-/// The durability system calls of `git-stella ARGS`, one line each, process ids stripped.
+/// The durability system calls of `git-stella ARGS` and its children, one line each.
 fn traced(w: &World, args: &[&str]) -> Vec<String> {
-    let log = w.base().join("trace");
-    let mut cmd = Command::new("strace");
-    clean_env(&mut cmd, &w.home, &w.stella_home);
-    let out = cmd
-        .current_dir(&w.repo)
-        .args(["-f", "-qq", "-y", "-e", "signal=none"])
-        .args([
-            "-e",
-            "trace=fsync,fdatasync,rename,renameat,renameat2",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(assert_cmd::cargo::cargo_bin("git-stella"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            l.split_once(' ')
-                .map_or(l, |(_, rest)| rest)
-                .trim_start()
-                .to_owned()
-        })
-        .collect()
+    strace(
+        w,
+        args,
+        "fsync,fdatasync,rename,renameat,renameat2",
+        true,
+        &[],
+    )
 }
 
 #[test]
@@ -123,20 +101,9 @@ fn a_step_written_as_one_pack_syncs_it_before_the_ref_moves() {
     }
     // One command that reads 80 files: its step goes into the store as one pack. Only the
     // supervisor is traced (the guarded command and git's children are not: no -f).
-    let log = w.base().join("trace-pack");
-    let mut cmd = Command::new("strace");
-    clean_env(&mut cmd, &w.home, &w.stella_home);
-    let out = cmd
-        .current_dir(&w.repo)
-        .args(["-qq", "-y", "-e", "signal=none"])
-        .args([
-            "-e",
-            "trace=fsync,fdatasync,rename,renameat,renameat2",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(assert_cmd::cargo::cargo_bin("git-stella"))
-        .args([
+    let calls = strace(
+        &w,
+        &[
             "--session",
             "s",
             "exec",
@@ -144,15 +111,11 @@ fn a_step_written_as_one_pack_syncs_it_before_the_ref_moves() {
             "sh",
             "-c",
             "cat d/*.txt >/dev/null",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let calls: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
+        ],
+        "fsync,fdatasync,rename,renameat,renameat2",
+        false,
+        &[],
+    );
     let store = w.store();
     let pack_dir = format!("<{}/objects/pack>", store.to_str().unwrap());
     let ref_rename = calls

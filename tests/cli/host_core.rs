@@ -8,18 +8,7 @@ use crate::common::*;
 const GEMINI_SESSION: &str = "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f";
 
 fn gemini(w: &World, event: &str, tool: &str, input: Value, response: Option<Value>) -> Value {
-    let mut p = json!({
-        "session_id": GEMINI_SESSION,
-        "cwd": w.repo,
-        "hook_event_name": event,
-        "timestamp": "2026-12-01T01:03:02.034Z",
-        "tool_name": tool,
-        "tool_input": input,
-    });
-    if let Some(r) = response {
-        p["tool_response"] = r;
-    }
-    p
+    gemini_payload(w, event, tool, input, response)
 }
 
 fn codex(w: &World, event: &str, patch: &str) -> Value {
@@ -230,17 +219,7 @@ fn every_host_keeps_the_time_budget_and_fail_closed_denies_a_write_that_ran_out(
     w.ok(&["init"]);
     w.write(".stella/config.toml", "[hooks]\non-error = \"deny\"\n");
     // The owner record is gone and another process holds its lock: the hook waits for it.
-    let id_dir = std::path::PathBuf::from(w.ok(&["store-path"]))
-        .parent()
-        .unwrap()
-        .to_owned();
-    std::fs::remove_file(id_dir.join("owner")).unwrap();
-    let mut holder = std::process::Command::new("flock")
-        .arg(id_dir.join("owner.lock"))
-        .args(["sleep", "30"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut holder = hold_owner_lock(&w);
     let patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+ALPHA\n*** End Patch\n";
     let mut cmd = w.stella();
     cmd.args(["hook", "codex"])

@@ -5,41 +5,14 @@
 //! `STELLA_TEST_PORTABLE_FS=1 cargo test --test cli`).
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 
 use crate::common::*;
 
 /// Run `git-stella ARGS` in `w`, traced, with the switch on or off; its file-creating calls.
 fn traced(w: &World, args: &[&str], portable: bool) -> Vec<String> {
-    let log = w.base().join("trace");
-    let mut cmd = Command::new("strace");
-    clean_env(&mut cmd, &w.home, &w.stella_home);
-    cmd.env_remove("STELLA_TEST_PORTABLE_FS");
-    if portable {
-        cmd.env("STELLA_TEST_PORTABLE_FS", "1");
-    }
-    let out = cmd
-        .current_dir(&w.repo)
-        .args([
-            "-f",
-            "-qq",
-            "-e",
-            "signal=none",
-            "-e",
-            "trace=open,openat,linkat,rename,renameat,renameat2",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(assert_cmd::cargo::cargo_bin("git-stella"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-    std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    let switch = if portable { "1" } else { "0" };
+    let calls = "open,openat,linkat,rename,renameat,renameat2";
+    strace(w, args, calls, true, &[("STELLA_TEST_PORTABLE_FS", switch)])
 }
 
 fn anonymous(calls: &[String]) -> bool {

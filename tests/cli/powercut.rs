@@ -106,6 +106,21 @@ struct Lab {
 }
 
 impl Lab {
+    /// Whether session `s`'s tip step and every object it reaches read back whole.
+    fn tip_is_whole(&self) -> bool {
+        let store = stella::store::Store::open_existing(&self.store)
+            .unwrap()
+            .unwrap();
+        let journal = stella::journal::Journal::new(&store);
+        let tip = journal
+            .tip(&stella::ids::SessionId::parse("s").unwrap())
+            .unwrap();
+        journal
+            .read_whole("s", tip.commit, &mut HashSet::new())
+            .unwrap()
+            .is_ok()
+    }
+
     fn new(fsync: bool) -> Lab {
         let w = World::new();
         w.ok(&["session", "start", "--id", "s"]);
@@ -531,20 +546,7 @@ impl Lab {
             };
             assert!(status.status.success(), "{why}: {}", stderr(&status));
             let state = self.state();
-            let whole = {
-                let store = stella::store::Store::open_existing(&self.store)
-                    .unwrap()
-                    .unwrap();
-                let journal = stella::journal::Journal::new(&store);
-                let tip = journal
-                    .tip(&stella::ids::SessionId::parse("s").unwrap())
-                    .unwrap();
-                journal
-                    .read_whole("s", tip.commit, &mut HashSet::new())
-                    .unwrap()
-                    .is_ok()
-            };
-            assert!(whole, "{why}: the tip is not whole");
+            assert!(self.tip_is_whole(), "{why}: the tip is not whole");
             if allowed.contains(&state) {
                 if model == Model::Pessimistic {
                     // Everything reachable, reflogs included, is there: the tip's objects were
@@ -586,22 +588,10 @@ impl Lab {
                     "{why}: run again: {}",
                     stderr(&again)
                 );
-                {
-                    let store = stella::store::Store::open_existing(&self.store)
-                        .unwrap()
-                        .unwrap();
-                    let journal = stella::journal::Journal::new(&store);
-                    let tip = journal
-                        .tip(&stella::ids::SessionId::parse("s").unwrap())
-                        .unwrap();
-                    assert!(
-                        journal
-                            .read_whole("s", tip.commit, &mut HashSet::new())
-                            .unwrap()
-                            .is_ok(),
-                        "{why}: the retried command's step is not whole"
-                    );
-                }
+                assert!(
+                    self.tip_is_whole(),
+                    "{why}: the retried command's step is not whole"
+                );
             }
             self.w.write("b.txt", "beta\n");
         }
