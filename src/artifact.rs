@@ -118,6 +118,10 @@ pub enum Error {
     UnsupportedFormat { format: u32, reader: String },
     #[error("could not read the artifact")]
     Io(#[from] io::Error),
+    /// Writing the artifact out failed (a full disk, a closed pipe): what was written is not an
+    /// artifact.
+    #[error("could not write the artifact")]
+    Write(#[source] io::Error),
     #[error(transparent)]
     Session(#[from] crate::session::Error),
 }
@@ -845,7 +849,10 @@ impl crate::session::Session<'_> {
                 .map_err(git("write a commit"))?
                 .detach();
         }
-        write_bundle(repo, &format!("{CHECKPOINTS}{id}"), commit_id, out)?;
+        write_bundle(repo, &format!("{CHECKPOINTS}{id}"), commit_id, out).map_err(|e| match e {
+            Error::Io(io) => Error::Write(io),
+            e => e,
+        })?;
         Ok(Checkpoint {
             tip: commit_id,
             manifest,

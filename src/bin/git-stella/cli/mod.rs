@@ -577,6 +577,13 @@ pub fn main_with(
         }
         let settings = settings_from_env()?;
         opened = Some((settings.clone(), cwd.clone()));
+        if session_flag_given(&args) && !uses_session(&cli.command) {
+            let word = command_word(&args).unwrap_or_default();
+            writeln!(
+                err,
+                "stella: warning: --session is not used by 'git stella {word}'; it was ignored"
+            )?;
+        }
         let mut ctx = Ctx {
             settings,
             cwd,
@@ -638,6 +645,38 @@ fn repaired(
             e
         }
     }
+}
+
+/// Whether `--session` was given on the command line (not through STELLA_SESSION, which a
+/// script may set for every command).
+fn session_flag_given(args: &[OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--session" || a.to_string_lossy().starts_with("--session="))
+}
+
+/// Whether `command` acts on the session `--session` names. The others ignore it, with a
+/// warning: an error would break a script that passes it to every command.
+fn uses_session(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Init(_)
+            | Command::Inspect(_)
+            | Command::Verify(_)
+            | Command::Replay(_)
+            | Command::StorePath(_)
+            | Command::Gc(_)
+            | Command::Doctor(_)
+            | Command::Demo(_)
+            | Command::Hook(_)
+            | Command::Hooks(_)
+            | Command::Session(
+                session_cmd::SessionCommand::Start(_)
+                    | session_cmd::SessionCommand::List(_)
+                    | session_cmd::SessionCommand::Drop(_)
+            )
+    )
 }
 
 /// Whether the command line names the `hook` command.

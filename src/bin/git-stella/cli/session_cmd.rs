@@ -47,7 +47,8 @@ Exit status:
      ending in .lock)")]
 pub struct StartArgs {
     /// Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)
-    #[arg(long, value_name = "ID")]
+    // A value that starts with '-' still reaches the id's own check, which says what is wrong.
+    #[arg(long, value_name = "ID", allow_hyphen_values = true)]
     pub id: Option<String>,
 }
 
