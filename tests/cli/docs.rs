@@ -178,3 +178,46 @@ fn checkpoint_page_carries_the_contents_warning_when_the_command_exists() {
         );
     }
 }
+
+#[test]
+fn every_page_says_its_own_name_and_exit_status() {
+    let name_line = |p: &str| {
+        let page = page(p).unwrap();
+        let i = page.find(".SH NAME\n").unwrap() + ".SH NAME\n".len();
+        page[i..].lines().next().unwrap().to_owned()
+    };
+    assert_ne!(
+        name_line("git-stella-hooks-install"),
+        name_line("git-stella-hooks-uninstall")
+    );
+    assert!(name_line("git-stella-hooks-uninstall").contains("Take Stella's hooks out"));
+    let exit_status = |p: &str| {
+        let page = page(p).unwrap();
+        let i = page
+            .find(".SH \"EXIT STATUS\"")
+            .unwrap_or_else(|| panic!("{p}: no EXIT STATUS"));
+        page[i..].split(".SH ").nth(1).unwrap().to_owned()
+    };
+    // A hook never exits 2 (hosts read it as "block"): its page must not promise 2.
+    for p in [
+        "git-stella-hook",
+        "git-stella-hook-claude-code",
+        "git-stella-hook-codex",
+        "git-stella-hook-gemini",
+        "git-stella-hook-cursor",
+    ] {
+        let status = exit_status(p);
+        assert!(!status.contains("\n2 "), "{p}: {status}");
+        assert!(status.contains("Never 2."), "{p}: {status}");
+    }
+    for p in [
+        "git-stella-hooks-install",
+        "git-stella-hooks-uninstall",
+        "git-stella-mcp",
+    ] {
+        assert!(
+            !exit_status(p).contains("refused by a check"),
+            "{p}: the generic exit status"
+        );
+    }
+}

@@ -5,24 +5,36 @@ use std::time::Duration;
 use super::{Ctx, Result};
 use stella::hooks::{self, Answer, Env};
 
+/// The exit status of every `hook` call: never 2, which agent hosts read as "block".
+const HOOK_EXIT: &str = "Exit status:
+  0  every handled outcome, a refusal included (the host's deny answer on
+     stdout); nothing done outside a git repository or for paths outside the
+     workspace
+  1  the hook itself failed, the reason on stderr (the host lets the tool
+     run), unless the project chose fail-closed: then a write is denied with
+     exit 0
+  Never 2.";
+
 /// Answer an agent host's hook call: read its payload on stdin, act, answer in its protocol
 ///
 /// Installed by 'git stella hooks install --agent NAME'; not meant to be run by hand.
 #[derive(clap::Subcommand, Debug)]
+#[command(after_long_help = HOOK_EXIT)]
 pub enum HookCommand {
     /// Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)
     ///
-    /// Exit status is never 2 (Claude Code reads 2 as "block"): 0 for every handled outcome,
-    /// a refusal included (a 'deny' answer on stdout); 0 with nothing done outside a git
-    /// repository or for paths outside the workspace; 1 with the reason on stderr when the hook
-    /// itself fails, unless the project chose fail-closed ('.stella/config.toml' with
-    /// 'hooks.on-error = "deny"', or 'git config stella.hookOnError deny').
+    /// Fail-closed is '.stella/config.toml' with 'hooks.on-error = "deny"', or 'git config
+    /// stella.hookOnError deny'.
+    #[command(after_long_help = HOOK_EXIT)]
     ClaudeCode,
     /// Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)
+    #[command(after_long_help = HOOK_EXIT)]
     Codex,
     /// Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)
+    #[command(after_long_help = HOOK_EXIT)]
     Gemini,
     /// Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)
+    #[command(after_long_help = HOOK_EXIT)]
     Cursor,
 }
 

@@ -6,10 +6,43 @@ use super::{CliError, Ctx, Result};
 use stella::hooks::install::{self, HooksFile, Ledger, Outcome};
 use stella::hooks::{codex, cursor, gemini};
 
+/// The exit status of `hooks install` and `hooks uninstall`.
+const HOOKS_EXIT: &str = "Exit status:
+  0  done, or nothing to change
+  2  an error: not inside a git working tree, a settings file that is not
+     valid JSON or cannot be written, git-stella not found where the hooks
+     would name it";
+
 /// Wire Stella into an agent host's hooks or git's, or take it out again
 #[derive(clap::Subcommand, Debug)]
+#[command(after_long_help = HOOKS_EXIT)]
 pub enum HooksCommand {
+    /// Install Stella's hooks into an agent's settings file, or git's prepare-commit-msg hook
+    ///
+    /// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
+    /// (with --user, the one in your home folder, for every project; with --local, Claude
+    /// Code's '.claude/settings.local.json', which is for this checkout only). Only Stella's own
+    /// entries are edited: every other byte of the file stays as it was, and running it twice
+    /// changes nothing more. The command written is the absolute path this git-stella was run by
+    /// (a symbolic link is kept as a link), so the hooks need no PATH lookup: run install again
+    /// after moving the binary. When Stella's hooks are also in another of the agent's settings
+    /// files, install warns: the agent would run each hook twice. What install changed is kept
+    /// in '.stella/private/hooks-installed.json' (for --user, in Stella's data dir), for
+    /// uninstall.
+    ///
+    /// --git installs a 'prepare-commit-msg' hook (where 'core.hooksPath' says, if set) that adds
+    /// a 'Stella-Session: <id>' trailer to commits made while $STELLA_SESSION is set. An existing
+    /// hook is kept and still runs first.
+    #[command(after_long_help = HOOKS_EXIT)]
     Install(Args),
+    /// Take Stella's hooks out of an agent's settings file, or git's, again
+    ///
+    /// Takes out exactly Stella's entries. A file install did not otherwise touch comes back
+    /// byte for byte; a file install created is removed, and so are the folders it created for
+    /// it, once empty; otherwise Stella's handlers are taken out one by one, and a hook of yours
+    /// in the same group stays. With --git, the prepare-commit-msg hook install kept is put
+    /// back.
+    #[command(after_long_help = HOOKS_EXIT)]
     Uninstall(Args),
 }
 
@@ -92,25 +125,6 @@ impl Scope {
     }
 }
 
-/// Install (or uninstall) Stella's hooks
-///
-/// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
-/// (with --user, the one in your home folder, for every project; with --local, Claude Code's
-/// '.claude/settings.local.json', which is for this checkout only). Only Stella's own entries are
-/// edited: every other byte of the file stays as it was, and running it twice changes nothing
-/// more. The command written is the absolute path this git-stella was run by (a symbolic link is
-/// kept as a link), so the hooks need no PATH lookup: run install again after moving the binary.
-/// When Stella's hooks are also in another of the agent's settings files, install warns: the
-/// agent would run each hook twice.
-///
-/// uninstall takes out exactly Stella's entries. A file install did not otherwise touch comes
-/// back byte for byte; a file install created is removed, and so are the folders it created for
-/// it, once empty. What install changed is kept in '.stella/private/hooks-installed.json' (for
-/// --user, in Stella's data dir).
-///
-/// --git installs a 'prepare-commit-msg' hook (where 'core.hooksPath' says, if set) that adds a
-/// 'Stella-Session: <id>' trailer to commits made while $STELLA_SESSION is set. An existing hook
-/// is kept and still runs first; uninstall puts it back.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["agent", "git"])))]
 pub struct Args {

@@ -12,6 +12,10 @@ use super::{CliError, Ctx, Result};
 /// instructions. The tools read_file, write_file, edit_file, delete_file and status refuse a
 /// write to a file that changed since the session read it, as a tool error the model can act on.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "Exit status:
+  0  the client closed the connection
+  2  the server could not start: git-stella-mcp not found, not inside a git
+     working tree, an invalid session id")]
 pub struct Args {
     /// Arguments passed on to git-stella-mcp
     #[arg(
