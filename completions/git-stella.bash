@@ -208,6 +208,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__session,list)
                 cmd="git__stella__subcmd__help__subcmd__session__subcmd__list"
                 ;;
+            git__stella__subcmd__help__subcmd__session,prune)
+                cmd="git__stella__subcmd__help__subcmd__session__subcmd__prune"
+                ;;
             git__stella__subcmd__help__subcmd__session,show)
                 cmd="git__stella__subcmd__help__subcmd__session__subcmd__show"
                 ;;
@@ -277,6 +280,9 @@ _git__stella() {
             git__stella__subcmd__session,list)
                 cmd="git__stella__subcmd__session__subcmd__list"
                 ;;
+            git__stella__subcmd__session,prune)
+                cmd="git__stella__subcmd__session__subcmd__prune"
+                ;;
             git__stella__subcmd__session,show)
                 cmd="git__stella__subcmd__session__subcmd__show"
                 ;;
@@ -291,6 +297,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__session__subcmd__help,list)
                 cmd="git__stella__subcmd__session__subcmd__help__subcmd__list"
+                ;;
+            git__stella__subcmd__session__subcmd__help,prune)
+                cmd="git__stella__subcmd__session__subcmd__help__subcmd__prune"
                 ;;
             git__stella__subcmd__session__subcmd__help,show)
                 cmd="git__stella__subcmd__session__subcmd__help__subcmd__show"
@@ -467,7 +476,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__gc)
-            opts="-C -q -v -h --grace --session --quiet --verbose --help"
+            opts="-C -q -v -h --grace --all --dry-run --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -883,7 +892,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__session)
-            opts="start list show drop"
+            opts="start list show drop prune"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -911,6 +920,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__session__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__session__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1631,7 +1654,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session)
-            opts="-C -q -v -h --session --quiet --verbose --help start list show drop help"
+            opts="-C -q -v -h --session --quiet --verbose --help start list show drop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1675,7 +1698,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__help)
-            opts="start list show drop help"
+            opts="start list show drop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1730,6 +1753,20 @@ _git__stella() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__stella__subcmd__session__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__stella__subcmd__session__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1765,6 +1802,32 @@ _git__stella() {
                 return 0
             fi
             case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__session__subcmd__prune)
+            opts="-C -q -v -h --older-than --dry-run --session --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

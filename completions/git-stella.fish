@@ -63,16 +63,17 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l session -
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s C -d 'Run as if started in DIR' -r -F
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "start" -d 'Start a session and print its id'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "list" -d 'List the sessions of this workspace'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "start" -d 'Start a session and print its id'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "list" -d 'List the sessions of this workspace'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l id -d 'Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l session -d 'The session to act on' -r
@@ -96,10 +97,18 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l older-than -d 'Sessions idle longer than this: a whole number and a unit, s, m, h, d or w (30d, 2w)' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l dry-run -d 'Only list the sessions that would be dropped'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the sessions of this workspace'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l session -d 'The session to act on' -r
@@ -237,6 +246,8 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s h -
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l grace -d 'Keep unreachable objects younger than this many seconds' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l all -d 'Also remove the stores of checkouts that are gone, from Stella\'s data dir'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l dry-run -d 'Only list what would be dropped or removed; change nothing'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -359,6 +370,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List the sessions of this workspace'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'

@@ -36,6 +36,7 @@ pub mod refusals;
 pub mod repair;
 pub mod replay;
 pub mod report;
+pub mod retention;
 pub mod session;
 pub mod store;
 pub mod text;

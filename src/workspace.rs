@@ -337,6 +337,13 @@ fn read_id_file(path: &Path) -> Result<Option<WorkspaceId>, Error> {
         .map_err(|e| corrupt(e.to_string()))
 }
 
+/// The workspace id recorded in the checkout at `root`, when it holds a readable one.
+pub fn recorded_id(root: &Path) -> Option<WorkspaceId> {
+    read_id_file(&private_dir(root).join(ID_FILE))
+        .ok()
+        .flatten()
+}
+
 fn write_id_file(path: &Path, id: &WorkspaceId, root: &Path) -> Result<(), Error> {
     let text = toml::to_string(&IdFile {
         id: id.to_string(),

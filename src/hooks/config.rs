@@ -24,9 +24,12 @@ pub enum OnError {
     Deny,
 }
 
-/// `.stella/config.toml`, the project's own choices for hooks.
+/// `.stella/config.toml`, the project's own choices for hooks and retention.
 ///
 /// ```toml
+/// [retention]
+/// sessions-older-than = "30d"    # `git stella gc` drops sessions idle longer than this
+///
 /// [hooks]
 /// on-error = "deny"              # fail closed: deny a write when the hook itself fails
 ///
@@ -41,6 +44,27 @@ pub enum OnError {
 pub struct Config {
     #[serde(default)]
     pub hooks: HooksConfig,
+    #[serde(default)]
+    pub retention: RetentionConfig,
+}
+
+/// `[retention]`: what `git stella gc` lets go of.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RetentionConfig {
+    /// Sessions whose last step is older than this (`30d`, `2w`; see
+    /// [`crate::retention::parse_duration`]) are dropped by `gc`.
+    #[serde(default, deserialize_with = "duration")]
+    pub sessions_older_than: Option<std::time::Duration>,
+}
+
+fn duration<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::time::Duration>, D::Error> {
+    let text: String = serde::Deserialize::deserialize(d)?;
+    crate::retention::parse_duration(&text)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]

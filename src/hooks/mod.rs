@@ -34,8 +34,8 @@ pub mod gemini;
 pub mod install;
 
 pub use config::{
-    Access, Config, HooksConfig, OnError, OnErrorSetting, ToolMapping, config_path, deny_reason,
-    fail_closed_reason, git_on_error, glob_match, on_error,
+    Access, Config, HooksConfig, OnError, OnErrorSetting, RetentionConfig, ToolMapping,
+    config_path, deny_reason, fail_closed_reason, git_on_error, glob_match, on_error,
 };
 pub use core::{Edit, Hook, Op, Writes, landed, renders_as, replay_edits};
 

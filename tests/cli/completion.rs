@@ -137,7 +137,10 @@ fn bash_completes_git_stella_and_git_dash_stella() {
     assert_eq!(words(&r[1]), commands());
     assert_eq!(r[2], ["session "]);
     assert_eq!(r[3], ["session"]);
-    assert_eq!(words(&r[4]), ["start ", "list ", "show ", "drop ", "help "]);
+    assert_eq!(
+        words(&r[4]),
+        ["start ", "list ", "show ", "drop ", "prune ", "help "]
+    );
     assert_eq!(r[5], ["start"]);
     assert_eq!(r[6], ["--delete "]);
     assert_eq!(r[7], ["--delete"]);

@@ -37,5 +37,6 @@ mod private_config;
 mod properties;
 mod recover;
 mod refusals;
+mod retention;
 mod turns;
 mod undo;

@@ -2,30 +2,81 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{Ctx, Result};
+use super::{CliError, Ctx, Result};
 
 /// Repack the store and prune what no session reaches
 ///
 /// Objects younger than the grace period are kept even when unreachable, since a writer creates
 /// its objects before it moves its session's ref. A dropped session's steps are forgotten once
-/// they are older than the grace period.
+/// they are older than the grace period. With '[retention] sessions-older-than = "30d"' in
+/// '.stella/config.toml', sessions idle longer than that are dropped first.
+///
+/// A store holds every byte its sessions read or wrote, secrets included. --all also removes,
+/// from Stella's data dir, the stores whose checkout is gone (its folder no longer exists, or now
+/// belongs to another workspace); it works outside a repository too. A checkout on a drive that
+/// is not mounted looks gone: run --dry-run first.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella session drop old-agent && git stella gc
-  git stella gc --grace 0     # only when no other git-stella runs
+  git stella gc --all --dry-run     # what would go, then without --dry-run
+  git stella gc --grace 0           # only when no other git-stella runs
 
 Exit status:
-  0  repacked and pruned
-  2  an error: not inside a git working tree, the store cannot be
-     repacked")]
+  0  done (or, with --dry-run, listed)
+  2  an error: not inside a git working tree (without --all), an invalid
+     [retention] setting, a store that cannot be repacked or removed")]
 pub struct Args {
     /// Keep unreachable objects younger than this many seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub grace: u64,
+    /// Also remove the stores of checkouts that are gone, from Stella's data dir
+    #[arg(long)]
+    pub all: bool,
+    /// Only list what would be dropped or removed; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    if args.all {
+        let verb = if args.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
+        let orphans = stella::retention::orphans(&ctx.settings.data_dir)?;
+        for o in &orphans {
+            if !args.dry_run {
+                std::fs::remove_dir_all(&o.dir).map_err(|e| {
+                    CliError::new(format!("could not remove '{}'", o.dir.display()))
+                        .cause(e.to_string())
+                })?;
+            }
+            let owner = o
+                .owner
+                .as_deref()
+                .map_or_else(|| "?".into(), |p| p.display().to_string());
+            writeln!(
+                out,
+                "{verb} the store of {} ({}): {}",
+                stella::text::escape_controls(&owner),
+                o.id,
+                o.why
+            )?;
+        }
+        let inside = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).is_ok();
+        if !inside {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let context = ctx.open()?;
-    context.store().gc(Duration::from_secs(args.grace))?;
+    let config =
+        stella::hooks::Config::load(context.root()).map_err(|e| CliError::from_error(&e))?;
+    if let Some(age) = config.retention.sessions_older_than {
+        super::session_cmd::prune(&context.journal(), age, args.dry_run, out)?;
+    }
+    if !args.dry_run {
+        context.store().gc(Duration::from_secs(args.grace))?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -675,6 +675,7 @@ fn uses_session(command: &Command) -> bool {
                 session_cmd::SessionCommand::Start(_)
                     | session_cmd::SessionCommand::List(_)
                     | session_cmd::SessionCommand::Drop(_)
+                    | session_cmd::SessionCommand::Prune(_)
             )
     )
 }

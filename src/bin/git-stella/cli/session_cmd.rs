@@ -29,6 +29,7 @@ pub enum SessionCommand {
     List(ListArgs),
     Show(ShowArgs),
     Drop(DropArgs),
+    Prune(PruneArgs),
 }
 
 /// Start a session and print its id
@@ -98,6 +99,57 @@ Exit status:
 pub struct DropArgs {
     /// The session to drop (required: nothing is dropped by default)
     pub id: String,
+}
+
+/// Drop every session whose last step is older than a duration
+///
+/// Each session dropped is named with its last step's time. A store holds every byte its sessions
+/// read or wrote, secrets included: pruning is how it stops growing. What a dropped session saw
+/// is forgotten by the next 'git stella gc' once older than its grace period. A project can have
+/// 'gc' prune for it: '[retention] sessions-older-than = "30d"' in '.stella/config.toml'.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session prune --older-than 30d --dry-run
+  git stella session prune --older-than 30d && git stella gc
+
+Exit status:
+  0  pruned (or, with --dry-run, listed), including when nothing was old enough
+  2  an error: a duration that does not read, not inside a git working tree")]
+pub struct PruneArgs {
+    /// Sessions idle longer than this: a whole number and a unit, s, m, h, d or w (30d, 2w)
+    #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+    pub older_than: std::time::Duration,
+    /// Only list the sessions that would be dropped
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String> {
+    stella::retention::parse_duration(text)
+}
+
+/// Drop the sessions of `journal` idle longer than `age` (only list them with `dry_run`), one
+/// line each on `out`; how many.
+pub(crate) fn prune(
+    journal: &stella::journal::Journal<'_>,
+    age: std::time::Duration,
+    dry_run: bool,
+    out: &mut dyn Write,
+) -> Result<usize> {
+    let now = gix::date::Time::now_utc().seconds;
+    let old = stella::retention::sessions_older_than(journal, age, now)?;
+    for (id, tip) in &old {
+        if !dry_run {
+            journal.drop_session(id)?;
+        }
+        let verb = if dry_run { "would drop" } else { "dropped" };
+        writeln!(
+            out,
+            "{verb} session {id} (last step {})",
+            format_time(tip.time)
+        )?;
+    }
+    Ok(old.len())
 }
 
 /// What `session.toml` says about a session: when it started, and where it was replayed from.
@@ -222,6 +274,16 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 writeln!(out, "steps     {}", tip.steps)?;
                 writeln!(out, "tracked   {}", tip.tracked)?;
                 writeln!(out, "ref       {}", stella::journal::session_ref(&id))?;
+            }
+        }
+        SessionCommand::Prune(a) => {
+            let n = prune(&context.journal(), a.older_than, a.dry_run, out)?;
+            if n == 0 {
+                ctx.say(format_args!("no session is idle that long"));
+            } else if !a.dry_run {
+                ctx.say(format_args!(
+                    "what they saw is forgotten by the next 'git stella gc' once older than its grace period"
+                ));
             }
         }
         SessionCommand::Drop(a) => {

@@ -1,0 +1,145 @@
+//! Data that does not pile up: sessions pruned by age (by hand or by the project's `[retention]`
+//! setting through `gc`), and the stores of checkouts that are gone removed by `gc --all`, each
+//! listed by a dry run first.
+
+use std::time::Duration;
+
+use crate::common::*;
+
+/// A session `old`, then (after `idle`) a session `new`.
+fn two_sessions_apart(w: &World, idle: Duration) {
+    w.write("a.txt", "alpha\n");
+    w.ok(&["session", "start", "--id", "old"]);
+    w.ok(&["--session", "old", "read", "a.txt"]);
+    std::thread::sleep(idle);
+    w.ok(&["session", "start", "--id", "new"]);
+}
+
+fn sessions(w: &World) -> Vec<String> {
+    let mut ids: Vec<String> = w
+        .ok(&["session", "list"])
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn session_prune_drops_what_is_idle_longer_and_a_dry_run_only_lists_it() {
+    let w = World::new();
+    two_sessions_apart(&w, Duration::from_millis(3100));
+    let out = w.run(&["session", "prune", "--older-than", "2s", "--dry-run"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("would drop session old (last step "),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stdout(&out).lines().count(), 1);
+    assert_eq!(sessions(&w), ["new", "old"]);
+    let out = w.run(&["session", "prune", "--older-than", "2s"]);
+    assert!(
+        stdout(&out).starts_with("dropped session old (last step "),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(sessions(&w), ["new"]);
+    let out = w.run(&["session", "prune", "--older-than", "1w"]);
+    assert_eq!(
+        (code(&out), stdout(&out), stderr(&out)),
+        (0, String::new(), "no session is idle that long\n".into())
+    );
+    let out = w.run(&["session", "prune", "--older-than", "30 days"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("'30 days' is not a duration"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn gc_applies_the_projects_retention_setting() {
+    let w = World::new();
+    two_sessions_apart(&w, Duration::from_millis(3100));
+    w.write(
+        ".stella/config.toml",
+        "[retention]\nsessions-older-than = \"2s\"\n",
+    );
+    let out = w.run(&["gc", "--dry-run"]);
+    assert!(
+        stdout(&out).starts_with("would drop session old"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(sessions(&w), ["new", "old"]);
+    let out = w.run(&["gc"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("dropped session old"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(sessions(&w), ["new"]);
+    // A setting nobody can read stops gc rather than dropping anything.
+    w.write(
+        ".stella/config.toml",
+        "[retention]\nsessions-older-than = \"soon\"\n",
+    );
+    let out = w.run(&["gc"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("'soon' is not a duration"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(sessions(&w), ["new"]);
+}
+
+#[test]
+fn gc_all_removes_the_stores_of_checkouts_that_are_gone_after_a_dry_run() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "here"]);
+    // A second checkout with its own store, then deleted.
+    let gone = w.base().join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    git_in(&gone, &w.home, &["init", "-q"]);
+    let mut cmd = w.stella_in(&gone);
+    cmd.args(["session", "start", "--id", "there"]);
+    assert!(cmd.output().unwrap().status.success());
+    let workspaces = w.stella_home.join("workspaces");
+    let count = || std::fs::read_dir(&workspaces).unwrap().count();
+    assert_eq!(count(), 2);
+    std::fs::remove_dir_all(&gone).unwrap();
+
+    let out = w.run(&["gc", "--all", "--dry-run"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with(&format!("would remove the store of {} (", gone.display()))
+            && said.trim_end().ends_with("its checkout no longer exists"),
+        "{said}"
+    );
+    assert_eq!(count(), 2);
+    let out = w.run(&["gc", "--all"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("removed the store of "),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(count(), 1);
+    // This checkout's store and session are untouched; outside any repository it works too.
+    assert_eq!(sessions(&w), ["here"]);
+    let mut cmd = w.stella_in(&w.base());
+    cmd.args(["gc", "--all"]);
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        (code(&out), stdout(&out)),
+        (0, String::new()),
+        "{}",
+        stderr(&out)
+    );
+}
