@@ -24,7 +24,7 @@ say() { printf '%s\n' "$*" >&2; }
 
 if [[ -n "${STELLA_BIN_DIR:-}" ]]; then
     found=0
-    for f in "$STELLA_BIN_DIR"/git-stella "$STELLA_BIN_DIR"/git-stella-*; do
+    for f in "$STELLA_BIN_DIR"/git-stella "$STELLA_BIN_DIR"/stella-mcp; do
         # cargo leaves dependency files (git-stella.d) beside the binaries.
         [[ -f "$f" && -x "$f" && "$f" != *.d ]] || continue
         install -D -m 0755 "$f" "$root/bin/$(basename "$f")"
@@ -40,6 +40,12 @@ else
     source "$src/scripts/release.sh"
     say "building git-stella: $release_how"
     cargo install --locked --path "$src" --root "$root" ${release_args[@]+"${release_args[@]}"}
+fi
+
+# Earlier versions named the MCP server git-stella-mcp, which git listed as a command of its own.
+if [[ -e "$root/bin/git-stella-mcp" ]]; then
+    rm -f "$root/bin/git-stella-mcp"
+    say "removed $root/bin/git-stella-mcp (the MCP server is stella-mcp now)"
 fi
 
 install -d "$root/share/man/man1"

@@ -190,9 +190,9 @@ fn listed_run_and_completed(h: &Home) {
     assert_eq!(words(&r[0]), spaced);
     assert_eq!(words(&r[1]), commands());
     assert_eq!(r[2], ["drop "]);
-    // git offers the commands themselves once git-stella (and the MCP server, git-stella-mcp)
-    // are on PATH.
-    assert_eq!(r[3], ["stella ", "stella-mcp "]);
+    // git offers the command itself once git-stella is on PATH; the MCP server beside it is
+    // named stella-mcp, so git lists no 'stella-mcp' command.
+    assert_eq!(r[3], ["stella "]);
 }
 
 #[test]

@@ -209,7 +209,7 @@ fn a_thousand_tool_calls_over_one_connection_do_not_grow_the_servers_memory() {
     let before = soak["rss_before_kib"].as_u64().unwrap();
     let after = soak["rss_after_kib"].as_u64().unwrap();
     eprintln!(
-        "git-stella-mcp RSS over 1000 calls (after 200 warm-up calls): {before} KiB -> {after} KiB"
+        "stella-mcp RSS over 1000 calls (after 200 warm-up calls): {before} KiB -> {after} KiB"
     );
     // 1000 calls that each leaked even 4 KiB would add 4 MiB: the bound catches that.
     assert!(
@@ -250,8 +250,8 @@ fn git_stella_mcp_says_so_when_the_server_binary_is_missing() {
         stderr(&out),
         format!(
             "error: the MCP server '{}' is missing next to '{}'\n\
-             hint: install git-stella with its default features ('cargo install git-stella'), which builds git-stella-mcp beside it\n",
-            lone.join("git-stella-mcp").display(),
+             hint: install git-stella with its default features ('cargo install git-stella'), which builds stella-mcp beside it\n",
+            lone.join("stella-mcp").display(),
             exe.display()
         )
     );
@@ -271,9 +271,9 @@ fn code_symbols(bin: &Path) -> String {
 #[test]
 fn only_the_mcp_binary_links_tokio_and_rmcp() {
     let hot = code_symbols(&assert_cmd::cargo::cargo_bin("git-stella"));
-    let mcp = code_symbols(&assert_cmd::cargo::cargo_bin("git-stella-mcp"));
+    let mcp = code_symbols(&assert_cmd::cargo::cargo_bin("stella-mcp"));
     for krate in ["tokio::", "rmcp::"] {
         assert!(!hot.contains(krate), "git-stella links {krate} code");
-        assert!(mcp.contains(krate), "git-stella-mcp links no {krate} code");
+        assert!(mcp.contains(krate), "stella-mcp links no {krate} code");
     }
 }

@@ -146,7 +146,7 @@ async def soak(git_stella, repo, n):
         async with ClientSession(read, write) as session:
             await session.initialize()
             pid = None
-            # Find the server: the only git-stella-mcp process whose cwd is this repo.
+            # Find the server: the only stella-mcp process whose cwd is this repo.
             for entry in os.listdir("/proc"):
                 if not entry.isdigit():
                     continue
@@ -155,9 +155,9 @@ async def soak(git_stella, repo, n):
                     cwd = os.readlink(f"/proc/{entry}/cwd")
                 except OSError:
                     continue
-                if os.path.basename(exe) == "git-stella-mcp" and os.path.realpath(cwd) == os.path.realpath(repo):
+                if os.path.basename(exe) == "stella-mcp" and os.path.realpath(cwd) == os.path.realpath(repo):
                     pid = int(entry)
-            assert pid is not None, "the git-stella-mcp process was not found"
+            assert pid is not None, "the stella-mcp process was not found"
 
             async def round_(i):
                 kind = i % 4

@@ -161,7 +161,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     // The MCP server beside this binary.
     let exe = std::env::current_exe().ok();
     if let Some(exe) = &exe {
-        let mcp = exe.with_file_name("git-stella-mcp");
+        let mcp = exe.with_file_name("stella-mcp");
         findings.push(if mcp.is_file() {
             finding(
                 Level::Ok,

@@ -1,4 +1,4 @@
-//! The environment, read at the edge. Shared by `git-stella` and `git-stella-mcp` (which
+//! The environment, read at the edge. Shared by `git-stella` and `stella-mcp` (which
 //! includes this file by path): the library gets [`Settings`] and never reads the environment.
 
 use std::path::PathBuf;

@@ -6,7 +6,7 @@ use super::{CliError, Ctx, Result};
 
 /// Serve guarded file tools over MCP on stdin and stdout
 ///
-/// Runs 'git-stella-mcp', installed next to 'git-stella'. One connection is one Stella session:
+/// Runs 'stella-mcp', installed next to 'git-stella'. One connection is one Stella session:
 /// the one named by --session or STELLA_SESSION (created when new, so a fixed id per agent keeps
 /// its guard across a reconnect), else a minted one that the server announces in its
 /// instructions. The tools read_file, write_file, edit_file, delete_file and status refuse a
@@ -14,10 +14,10 @@ use super::{CliError, Ctx, Result};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Exit status:
   0  the client closed the connection
-  2  the server could not start: git-stella-mcp not found, not inside a git
+  2  the server could not start: stella-mcp not found, not inside a git
      working tree, an invalid session id")]
 pub struct Args {
-    /// Arguments passed on to git-stella-mcp
+    /// Arguments passed on to stella-mcp
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -28,14 +28,14 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let exe = std::env::current_exe()?;
-    let server = exe.with_file_name("git-stella-mcp");
+    let server = exe.with_file_name("stella-mcp");
     if !server.is_file() {
         return Err(CliError::new(format!(
             "the MCP server '{}' is missing next to '{}'",
             server.display(),
             exe.display()
         ))
-        .hint("install git-stella with its default features ('cargo install git-stella'), which builds git-stella-mcp beside it"));
+        .hint("install git-stella with its default features ('cargo install git-stella'), which builds stella-mcp beside it"));
     }
     let mut cmd = std::process::Command::new(&server);
     cmd.current_dir(&ctx.cwd);

@@ -1,4 +1,4 @@
-//! `git-stella-mcp`: the MCP server that `git stella mcp` runs, the only binary with tokio.
+//! `stella-mcp`: the MCP server that `git stella mcp` runs, the only binary with tokio.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +18,7 @@ mod server;
 /// when new, so a fixed id per agent keeps its guard across restarts), else a minted one that the
 /// server's instructions announce.
 #[derive(Parser, Debug)]
-#[command(name = "git-stella-mcp", bin_name = "git stella mcp", version)]
+#[command(name = "stella-mcp", bin_name = "git stella mcp", version)]
 struct Args {
     /// Run as if started in DIR
     #[arg(short = 'C', value_name = "DIR")]
