@@ -406,7 +406,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__diff)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --exit-code --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1484,12 +1484,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__log)
-            opts="-C -q -v -h --json --session --quiet --verbose --help"
+            opts="-n -C -q -v -h --json --max-count --session --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --max-count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

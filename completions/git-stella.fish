@@ -148,6 +148,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l ve
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l exit-code -d 'Exit 1 when a file changed, 0 when none did, as \'git diff --exit-code\''
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -219,6 +220,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l ignore-
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s n -l max-count -d 'Show only the last N steps of each session' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print one JSON array of steps: {session, commit, time, summary, refused?}'

@@ -91,6 +91,26 @@ pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
     relative(root, &resolved, path)
 }
 
+/// `path` with `.` and `..` taken out by their names alone (`/a/b/../c` is `/a/c`), the way a
+/// person reads it; nothing on disk is consulted, so a `..` after a symbolic link is taken as
+/// written. For paths shown to people and files the command line names, not for the guard.
+pub fn lexical_clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
 /// Why a write into a private folder is refused, for the agent that asked: `e` is
 /// [`Error::Private`].
 pub fn private_refusal(e: &Error) -> String {

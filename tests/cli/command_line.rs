@@ -66,3 +66,39 @@ fn a_checkpoint_that_cannot_be_written_says_so() {
         stderr(&out)
     );
 }
+
+#[test]
+fn log_n_diff_exit_code_and_a_tidy_output_path() {
+    let w = World::new();
+    w.write("a.txt", "alpha\n");
+    w.ok(&["session", "start", "--id", "s"]);
+    w.ok(&["--session", "s", "read", "a.txt"]);
+    w.ok(&["--session", "s", "read", "a.txt"]);
+    // log -n: the last N steps, newest first, as git log -n.
+    let all = w.ok(&["log", "s"]);
+    assert_eq!(all.lines().count(), 3, "{all}");
+    let two = w.ok(&["log", "-n", "2", "s"]);
+    assert_eq!(
+        two.lines().collect::<Vec<_>>(),
+        all.lines().take(2).collect::<Vec<_>>()
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&w.ok(&["log", "--max-count", "1", "--json", "s"])).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    // diff --exit-code: 0 while nothing changed, 1 once something did, as git diff.
+    let out = w.run(&["--session", "s", "diff", "--exit-code", "a.txt"]);
+    assert_eq!((code(&out), stdout(&out)), (0, String::new()));
+    w.write("a.txt", "changed\n");
+    let out = w.run(&["--session", "s", "diff", "--exit-code", "a.txt"]);
+    assert_eq!(code(&out), 1);
+    assert!(stdout(&out).contains("+changed"), "{}", stdout(&out));
+    let out = w.run(&["--session", "s", "diff", "a.txt"]);
+    assert_eq!(code(&out), 0);
+    // checkpoint -o ../x names the file as a person would write it, without the '..'.
+    let out = w.run(&["--session", "s", "checkpoint", "-o", "../s.bundle"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim_end(),
+        w.base().join("s.bundle").to_str().unwrap()
+    );
+}

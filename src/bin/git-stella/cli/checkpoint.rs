@@ -52,7 +52,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let path = match &args.output {
         Some(p) if p.as_os_str() == "-" => None,
-        Some(p) => Some(ctx.cwd.join(p)),
+        Some(p) => Some(stella::paths::lexical_clean(&ctx.cwd.join(p))),
         None => {
             let dir = context.workspace().private_dir().join("checkpoints");
             stella::fsutil::create_private_dir(&dir, 0o700)?;

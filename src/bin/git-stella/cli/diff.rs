@@ -15,18 +15,23 @@ use stella::guard::{Intent, change_summary};
   git stella diff src/lib.rs
 
 Exit status:
-  0  shown (a change is not an error)
+  0  shown (a change is not an error); with --exit-code, nothing changed
+  1  with --exit-code: a file changed since the session saw it (as git diff)
   2  an error: no session given or an unknown one, a path outside the
      workspace")]
 pub struct Args {
     /// Tracked files, relative to the current folder or absolute
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Exit 1 when a file changed, 0 when none did, as 'git diff --exit-code'
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all(&context, &args.paths)?;
+    let mut changed = false;
     for check in context
         .session(&id)
         .guard(&paths, Intent::Write { content: None })?
@@ -36,9 +41,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             (None, _) => ctx.say(format_args!("stella: '{p}' is not tracked by this session")),
             (Some(_), false) => {}
             (Some(_), true) if !check.path.under(context.root()).exists() => {
+                changed = true;
                 writeln!(out, "{p}: deleted since this session saw it")?
             }
             (Some(_), true) => {
+                changed = true;
                 match change_summary(&context.journal(), context.root(), &check, None) {
                     Some(d) => writeln!(out, "{d}")?,
                     None => writeln!(out, "{p}: changed since this session saw it")?,
@@ -46,5 +53,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if args.exit_code && changed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

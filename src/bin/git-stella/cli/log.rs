@@ -31,6 +31,9 @@ pub struct Args {
     /// Print one JSON array of steps: {session, commit, time, summary, refused?}
     #[arg(long)]
     pub json: bool,
+    /// Show only the last N steps of each session
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub max_count: Option<usize>,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
@@ -47,7 +50,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     if args.json {
         let mut steps = Vec::new();
         for id in &ids {
-            let history = journal.history(id)?;
+            let mut history = journal.history(id)?;
+            history.truncate(args.max_count.unwrap_or(usize::MAX));
             let trees = history
                 .iter()
                 .map(|(c, _, _)| journal.tree_of(*c))
@@ -113,7 +117,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 None => writeln!(out, "session {id}")?,
             }
         }
-        for (commit, time, summary) in journal.history(id)? {
+        let history = journal.history(id)?;
+        for (commit, time, summary) in history
+            .into_iter()
+            .take(args.max_count.unwrap_or(usize::MAX))
+        {
             let short = commit.to_hex_with_len(10);
             writeln!(
                 out,
