@@ -254,7 +254,7 @@ fn canonicalize_lenient(abs: &Path, depth: u32) -> io::Result<PathBuf> {
         return canonicalize_lenient(&parent.join(target), depth + 1);
     }
     let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
-        return Err(io::Error::from(io::ErrorKind::NotFound));
+        return Err(io::Error::from_raw_os_error(libc::ENOENT));
     };
     // `file_name` is None for `..` and `.`, so the name here is a normal component.
     Ok(canonicalize_lenient(parent, depth + 1)?.join(name))

@@ -312,7 +312,7 @@ impl Session<'_> {
                     Some(Digest::of(&bytes)),
                     false,
                 )?),
-                Ok(None) => failed.push((path.clone(), io::Error::from(io::ErrorKind::NotFound))),
+                Ok(None) => failed.push((path.clone(), io::Error::from_raw_os_error(libc::ENOENT))),
                 Err(Error::Io { path, source, .. }) => failed.push((path, source)),
                 Err(e) => return Err(e),
             }

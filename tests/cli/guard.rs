@@ -365,7 +365,7 @@ fn a_refusal_and_an_error_in_one_call_exit_2() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: could not read 'missing'; nothing was recorded\ncaused by: 'missing': entity not found\n"
+        "error: could not read 'missing'; nothing was recorded\ncaused by: 'missing': No such file or directory (os error 2)\n"
     );
     assert_eq!(w.steps(&s), before);
 }
