@@ -156,6 +156,7 @@ pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: In
         Disk::Missing
     };
     let verdict = decide(entry.as_ref().map(|e| e.seen), &disk, intent);
+    tracing::info!(path = %path, tracked = entry.is_some(), "guard: {verdict:?}");
     Check {
         path: path.clone(),
         via: None,

@@ -235,6 +235,7 @@ impl Workspace {
             git_env_overrides: settings.git_env_overrides,
         };
         let ws = ws.reconcile_owner(&mut notices)?;
+        tracing::info!(root = %ws.root.display(), id = %ws.id, store = %ws.store_dir().display(), "workspace");
         Ok((ws, notices))
     }
 

@@ -654,7 +654,14 @@ impl<'s> Journal<'s> {
             }
             Ok(commit)
         });
-        self.read_tip(id.as_str(), new?)
+        self.recorded(id, step, new?)
+    }
+
+    /// The tip a step just moved the session to, said at `-v`.
+    fn recorded(&self, id: &SessionId, step: &Step, commit: ObjectId) -> Result<Tip, Error> {
+        let tip = self.read_tip(id.as_str(), commit)?;
+        tracing::info!(session = %id, step = tip.steps, tracked = tip.tracked, "recorded: {}", step.summary);
+        Ok(tip)
     }
 
     /// Write every object of `step` on top of the session's tip now, without moving the session:
@@ -683,7 +690,7 @@ impl<'s> Journal<'s> {
                 Some(tip) if tip == prepared.parent => Ok(prepared.commit),
                 Some(tip) => self.build(repo, id, tip, step, None),
             });
-        self.read_tip(id.as_str(), new?)
+        self.recorded(id, step, new?)
     }
 
     /// The commit of `step` on top of `tip`, its objects written (into `batch` when given).

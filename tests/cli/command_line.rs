@@ -102,3 +102,27 @@ fn log_n_diff_exit_code_and_a_tidy_output_path() {
         w.base().join("s.bundle").to_str().unwrap()
     );
 }
+
+#[test]
+fn verbose_says_which_workspace_what_was_recorded_and_what_the_guard_decided() {
+    let w = World::new();
+    w.write("a.txt", "alpha\n");
+    w.ok(&["session", "start", "--id", "s"]);
+    let out = w.run(&["-v", "--session", "s", "read", "a.txt"]);
+    assert_eq!(code(&out), 0);
+    let said = stderr(&out);
+    assert!(said.contains("INFO workspace root="), "{said}");
+    assert!(
+        said.contains("INFO recorded: read a.txt session=s step=2"),
+        "{said}"
+    );
+    let out = w.run(&["-v", "--session", "s", "guard", "a.txt"]);
+    assert!(
+        stderr(&out).contains("INFO guard: Allow(Fresh) path=a.txt"),
+        "{}",
+        stderr(&out)
+    );
+    // Without -v: nothing but what the command is for.
+    let out = w.run(&["--session", "s", "read", "a.txt"]);
+    assert_eq!((code(&out), stderr(&out)), (0, String::new()));
+}
