@@ -91,6 +91,31 @@ pub fn resolve(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
     relative(root, &resolved, path)
 }
 
+/// `path` (relative to the workspace root) as seen from the folder `here` (also relative to the
+/// root), the way `git status` shows paths: `sub/b.txt` from `sub` is `b.txt`, `a.txt` from `sub`
+/// is `../a.txt`.
+pub fn relative_from(path: &RelPath, here: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let path = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+    let mut from: Vec<_> = here.components().collect();
+    let mut to: Vec<_> = path.components().collect();
+    while let (Some(a), Some(b)) = (from.first(), to.first()) {
+        if a != b {
+            break;
+        }
+        from.remove(0);
+        to.remove(0);
+    }
+    let mut out = PathBuf::new();
+    for _ in &from {
+        out.push("..");
+    }
+    for c in to {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
 /// `path` with `.` and `..` taken out by their names alone (`/a/b/../c` is `/a/c`), the way a
 /// person reads it; nothing on disk is consulted, so a `..` after a symbolic link is taken as
 /// written. For paths shown to people and files the command line names, not for the guard.
@@ -263,6 +288,32 @@ fn canonicalize_lenient(abs: &Path, depth: u32) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_read_from_a_folder_and_cleaned_by_name() {
+        let p = |s: &str| RelPath::from_bytes(s.as_bytes()).unwrap();
+        assert_eq!(
+            relative_from(&p("sub/b.txt"), Path::new("sub")),
+            Path::new("b.txt")
+        );
+        assert_eq!(
+            relative_from(&p("a.txt"), Path::new("sub/x")),
+            Path::new("../../a.txt")
+        );
+        assert_eq!(
+            relative_from(&p("subway/c"), Path::new("sub")),
+            Path::new("../subway/c")
+        );
+        assert_eq!(
+            relative_from(&p("a.txt"), Path::new("")),
+            Path::new("a.txt")
+        );
+        assert_eq!(lexical_clean(Path::new("/w/demo/../x")), Path::new("/w/x"));
+        assert_eq!(
+            lexical_clean(Path::new("/w/./a/b/../c")),
+            Path::new("/w/a/c")
+        );
+    }
 
     #[test]
     fn rel_paths_reject_non_normal_components() {

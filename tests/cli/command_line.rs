@@ -126,3 +126,36 @@ fn verbose_says_which_workspace_what_was_recorded_and_what_the_guard_decided() {
     let out = w.run(&["--session", "s", "read", "a.txt"]);
     assert_eq!((code(&out), stderr(&out)), (0, String::new()));
 }
+
+#[test]
+fn status_shows_paths_from_the_current_folder_and_json_from_the_root() {
+    let w = World::new();
+    w.write("a.txt", "alpha\n");
+    w.write("sub/b.txt", "beta\n");
+    w.write("sub/deeper/c.txt", "gamma\n");
+    w.ok(&["session", "start", "--id", "s"]);
+    w.ok(&[
+        "--session",
+        "s",
+        "read",
+        "a.txt",
+        "sub/b.txt",
+        "sub/deeper/c.txt",
+    ]);
+    let mut cmd = w.stella_in(&w.repo.join("sub"));
+    cmd.args(["--session", "s", "status"]);
+    let out = cmd.output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let paths: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
+        .collect();
+    assert_eq!(paths, ["../a.txt", "b.txt", "deeper/c.txt"]);
+    // From the root, and in JSON from anywhere: the path in the workspace.
+    let root = w.ok(&["--session", "s", "status"]);
+    assert!(root.contains(" sub/b.txt"), "{root}");
+    let mut cmd = w.stella_in(&w.repo.join("sub"));
+    cmd.args(["--session", "s", "status", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    assert_eq!(json[1]["path"], "sub/b.txt");
+}

@@ -1,4 +1,5 @@
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
@@ -11,6 +12,8 @@ use stella::session::{Freshness, format_time};
 ///
 /// A changed or gone file is one a write would be refused for: re-read it first. A note on stderr
 /// counts the writes the session had refused, when there were any (`git stella log` lists them).
+/// Paths are shown from the current folder, as git status shows them; --json gives them from
+/// the workspace root.
 /// With --all, one line per session of the workspace instead: when it last acted, how many files
 /// it guards, how many of those changed since it saw them, and how many writes it had refused.
 #[derive(clap::Args, Debug)]
@@ -53,8 +56,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             .collect();
         print_json(out, &serde_json::Value::Array(list))?;
     } else {
+        // Paths as seen from the current folder, as git status shows them (JSON stays
+        // repo-relative).
+        let cwd = ctx.cwd.canonicalize().unwrap_or_else(|_| ctx.cwd.clone());
+        let here = cwd.strip_prefix(context.root()).unwrap_or(Path::new(""));
         for (e, f) in &status {
-            writeln!(out, "{:<10} {}", f.as_str(), e.path)?;
+            let shown = stella::paths::relative_from(&e.path, here);
+            let shown = stella::text::escape_controls(&shown.to_string_lossy()).into_owned();
+            writeln!(out, "{:<10} {shown}", f.as_str())?;
         }
         // A note for the person, like git's hints: stdout stays one line per file.
         if refused > 0 {
