@@ -65,44 +65,25 @@ pub struct Orphan {
 /// exists, or now belongs to another workspace id. A checkout that exists but lost its
 /// `.stella/private` (a `git clean -fdx`) keeps its store: opening it adopts the store again.
 pub fn orphans(data_dir: &Path) -> std::io::Result<Vec<Orphan>> {
-    let dir = data_dir.join("workspaces");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
     let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let Some(id) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| WorkspaceId::parse(n).ok())
-        else {
-            continue;
-        };
-        let owner = crate::fsutil::read_optional(&entry.path().join("owner"))?.map(|b| {
-            use std::os::unix::ffi::OsStrExt;
-            PathBuf::from(std::ffi::OsStr::from_bytes(
-                b.strip_suffix(b"\n").unwrap_or(&b),
-            ))
-        });
-        let why = match &owner {
+    for record in crate::workspace::owner_records(data_dir)? {
+        let why = match &record.owner {
             None => continue,
             Some(path) if path.symlink_metadata().is_err() => "its checkout no longer exists",
             Some(path) => match crate::workspace::recorded_id(path) {
-                Some(other) if other != id => "its checkout now belongs to another workspace id",
+                Some(other) if other != record.id => {
+                    "its checkout now belongs to another workspace id"
+                }
                 _ => continue,
             },
         };
         out.push(Orphan {
-            id,
-            dir: entry.path(),
-            owner,
+            id: record.id,
+            dir: record.dir,
+            owner: record.owner,
             why,
         });
     }
-    out.sort_by(|a, b| a.dir.cmp(&b.dir));
     Ok(out)
 }
 

@@ -365,25 +365,51 @@ fn write_owner(path: &Path, root: &Path) -> Result<(), Error> {
 /// `git clean -fdx`) at a path Stella already knows.
 fn find_owned_id(data_dir: &Path, root: &Path) -> Result<Option<WorkspaceId>, Error> {
     let dir = data_dir.join("workspaces");
+    let records = owner_records(data_dir).map_err(Error::io("list", &dir))?;
+    Ok(records
+        .into_iter()
+        .find(|r| r.owner.as_deref() == Some(root))
+        .map(|r| r.id))
+}
+
+/// One workspace Stella's data dir knows: its id, its folder there, and the checkout its owner
+/// record names (when it has a readable one).
+#[derive(Clone, Debug)]
+pub struct OwnerRecord {
+    pub id: WorkspaceId,
+    pub dir: PathBuf,
+    pub owner: Option<PathBuf>,
+}
+
+/// Every workspace folder in `data_dir` (entries that are not a workspace id are skipped).
+pub fn owner_records(data_dir: &Path) -> io::Result<Vec<OwnerRecord>> {
+    let dir = data_dir.join("workspaces");
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("list", &dir)(e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
     };
+    let mut out = Vec::new();
     for entry in entries.flatten() {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+        let Some(id) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| WorkspaceId::parse(n).ok())
+        else {
             continue;
         };
-        let Ok(id) = WorkspaceId::parse(&name) else {
-            continue;
-        };
-        if let Ok(Some(bytes)) = fsutil::read_optional(&entry.path().join("owner"))
-            && Path::new(bytes_to_os(trim_nl(&bytes))) == root
-        {
-            return Ok(Some(id));
-        }
+        let owner = fsutil::read_optional(&entry.path().join("owner"))
+            .ok()
+            .flatten()
+            .map(|bytes| PathBuf::from(bytes_to_os(trim_nl(&bytes))));
+        out.push(OwnerRecord {
+            id,
+            dir: entry.path(),
+            owner,
+        });
     }
-    Ok(None)
+    out.sort_by(|a, b| a.dir.cmp(&b.dir));
+    Ok(out)
 }
 
 /// Whether `a` and `b` are the same folder: a probe file written through one path and looked for

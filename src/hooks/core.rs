@@ -139,12 +139,17 @@ impl Hook {
         paths::resolve_public(&self.root, &self.cwd, Path::new(path)).ok()
     }
 
-    /// Why a write to `path` is denied outright: it lies in `.git/` or `.stella/`, where a write
-    /// on an agent's behalf could run code or switch the guard off.
-    pub fn private(&self, path: &str) -> Option<String> {
+    /// Where a write to `path` lands: `Err` with why it is denied outright when that is in
+    /// `.git/` or `.stella/` (a write there on an agent's behalf could run code or switch the
+    /// guard off); `None` outside the workspace, or when it cannot be resolved.
+    fn target(&self, path: &str) -> Result<Option<RelPath>, String> {
+        if path.is_empty() {
+            return Ok(None);
+        }
         match paths::resolve_public(&self.root, &self.cwd, Path::new(path)) {
-            Err(e @ paths::Error::Private { .. }) => Some(paths::private_refusal(&e)),
-            _ => None,
+            Ok(rel) => Ok(Some(rel)),
+            Err(e @ paths::Error::Private { .. }) => Err(paths::private_refusal(&e)),
+            Err(_) => Ok(None),
         }
     }
 
@@ -189,14 +194,34 @@ impl Hook {
     /// stand, for the after-event. `key` ties the two events together (the host's tool call id;
     /// hosts without one get a key per path).
     pub fn before(&mut self, ops: &[Op], key: Option<&str>) -> Result<Option<String>, Error> {
+        // Each path a write names is resolved once: into a private folder denies the whole
+        // call; outside the workspace is none of Stella's business.
+        let mut checks = Vec::new();
         for op in ops {
-            for raw in op.written_paths() {
-                if let Some(why) = self.private(raw) {
-                    return Ok(Some(why));
+            let wanted: Vec<(&String, Intent)> = match op {
+                // Write's If-Match: bytes already on disk lose nothing when written again.
+                Op::Write { path, how, .. } => {
+                    let content = match how {
+                        Writes::Content(c) => Some(Digest::of(c.as_bytes())),
+                        _ => None,
+                    };
+                    vec![(path, Intent::Write { content })]
+                }
+                Op::Delete { path } => vec![(path, Intent::Delete)],
+                Op::Move { from, to, .. } => vec![
+                    (from, Intent::Delete),
+                    (to, Intent::Write { content: None }),
+                ],
+                Op::Read { .. } | Op::Shell { .. } => Vec::new(),
+            };
+            for (raw, intent) in wanted {
+                match self.target(raw) {
+                    Err(why) => return Ok(Some(why)),
+                    Ok(Some(rel)) => checks.push((rel, intent)),
+                    Ok(None) => {}
                 }
             }
         }
-        let mut checks = Vec::new();
         for op in ops {
             match op {
                 Op::Read { path, .. } => {
@@ -207,25 +232,7 @@ impl Hook {
                 Op::Shell { command } if !self.shell_guard => {
                     self.before_command(command, key)?;
                 }
-                Op::Shell { .. } => {}
-                Op::Write { path, how, .. } => {
-                    // Write's If-Match: bytes already on disk lose nothing when written again.
-                    let content = match how {
-                        Writes::Content(c) => Some(Digest::of(c.as_bytes())),
-                        _ => None,
-                    };
-                    checks.extend(self.resolve(path).map(|p| (p, Intent::Write { content })));
-                }
-                Op::Delete { path } => {
-                    checks.extend(self.resolve(path).map(|p| (p, Intent::Delete)));
-                }
-                Op::Move { from, to, .. } => {
-                    checks.extend(self.resolve(from).map(|p| (p, Intent::Delete)));
-                    checks.extend(
-                        self.resolve(to)
-                            .map(|p| (p, Intent::Write { content: None })),
-                    );
-                }
+                _ => {}
             }
         }
         self.guard_all(&checks)
@@ -440,12 +447,9 @@ impl Hook {
 
     // --- Writes.
 
-    /// The text the session last saw at `path`, when it saw text.
-    fn seen_text(&mut self, path: &RelPath) -> Result<Option<String>, Error> {
-        let Some(entry) = self.entry(path)? else {
-            return Ok(None);
-        };
-        let Some((blob, _)) = entry.bytes else {
+    /// The text the session last saw, by its map entry, when it saw text.
+    fn seen_text(&mut self, entry: Option<&journal::Entry>) -> Result<Option<String>, Error> {
+        let Some((blob, _)) = entry.and_then(|e| e.bytes) else {
             return Ok(None);
         };
         let bytes = self.context()?.journal().blob(blob)?;
@@ -521,12 +525,12 @@ impl Hook {
         tool: &str,
     ) -> Result<Option<String>, Error> {
         let first_origin = original.map(|o| Digest::of(o.as_bytes()));
+        let known = self.entry(path)?;
         let base = match original {
             Some(o) => Some(o.to_owned()),
-            None => self.seen_text(path)?,
+            None => self.seen_text(known.as_ref())?,
         };
         let mut edit = self.written_edit(path, how, base.as_deref(), first_origin)?;
-        let known = self.entry(path)?;
         // The session's first sight of the file was this write: keep what it replaced, for undo.
         if let (MapEdit::Put { origin_bytes, .. }, Some(original), None) =
             (&mut edit, original, &known)
@@ -582,7 +586,8 @@ impl Hook {
         let mut paths = Vec::new();
         let base = match self.resolve(from) {
             Some(from) => {
-                let base = self.seen_text(&from)?;
+                let seen = self.entry(&from)?;
+                let base = self.seen_text(seen.as_ref())?;
                 edits.push(MapEdit::Remove { path: from.clone() });
                 paths.push(from);
                 base
@@ -740,17 +745,6 @@ impl Hook {
         let bytes = crate::fsutil::read_optional(file).ok().flatten();
         let _ = std::fs::remove_file(file);
         bytes
-    }
-}
-
-impl Op {
-    /// The paths this op writes or removes, as the host named them.
-    fn written_paths(&self) -> Vec<&str> {
-        match self {
-            Op::Write { path, .. } | Op::Delete { path } => vec![path],
-            Op::Move { from, to, .. } => vec![from, to],
-            Op::Read { .. } | Op::Shell { .. } => Vec::new(),
-        }
     }
 }
 

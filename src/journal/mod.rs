@@ -23,6 +23,8 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::object::tree::EntryKind;
+use gix::objs::FindExt as _;
+use gix::objs::{CommitRef, TreeRefIter};
 
 use crate::digest::Digest;
 use crate::ids::SessionId;
@@ -292,12 +294,7 @@ impl<'s> Journal<'s> {
     }
 
     /// Read tree `id` into `buf`, straight from the object database.
-    fn read_tree<'b>(
-        &self,
-        id: &ObjectId,
-        buf: &'b mut Vec<u8>,
-    ) -> Result<gix::objs::TreeRefIter<'b>, Error> {
-        use gix::objs::FindExt;
+    fn read_tree<'b>(&self, id: &ObjectId, buf: &'b mut Vec<u8>) -> Result<TreeRefIter<'b>, Error> {
         self.find("read a tree", id, |o| o.find_tree_iter(id, buf))
     }
 
@@ -397,13 +394,8 @@ impl<'s> Journal<'s> {
     }
 
     /// Read commit `id` into `buf`.
-    fn read_commit<'b>(
-        &self,
-        id: &ObjectId,
-        buf: &'b mut Vec<u8>,
-    ) -> Result<gix::objs::CommitRef<'b>, Error> {
-        use gix::objs::FindExt;
-        self.find("read a step", id, |o| o.find_commit(id, buf))
+    fn read_commit<'b>(&self, id: &ObjectId, to: &'b mut Vec<u8>) -> Result<CommitRef<'b>, Error> {
+        self.find("read a step", id, |o| o.find_commit(id, to))
     }
 
     fn git<T>(&self, op: &'static str, r: Result<T, gix::Error>) -> Result<T, Error> {
@@ -705,27 +697,26 @@ impl<'s> Journal<'s> {
         step: &Step,
         batch: Option<&Batch>,
     ) -> Result<ObjectId, Error> {
+        let in_memory = batch.is_some();
+        let repo = batch.map_or(repo, |b| &b.repo);
         let mut tries = 0;
         loop {
-            match self.build_once(repo, id, tip, step, batch) {
+            match self.write_step(repo, in_memory, id, tip, step) {
                 Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
                 r => return r,
             }
         }
     }
 
-    fn build_once(
+    /// One try of [`Journal::build`] in `repo` (objects kept in memory when `in_memory`).
+    fn write_step(
         &self,
         repo: &gix::Repository,
+        in_memory: bool,
         id: &SessionId,
         tip: ObjectId,
         step: &Step,
-        batch: Option<&Batch>,
     ) -> Result<ObjectId, Error> {
-        let repo = match batch {
-            Some(b) => &b.repo,
-            None => repo,
-        };
         let current = self.read_tip(id.as_str(), tip)?;
         let tree = self.object("read a tree", &current.tree, repo.find_tree(current.tree))?;
         let mut editor = self.git("edit a tree", tree.edit())?;
@@ -740,7 +731,7 @@ impl<'s> Journal<'s> {
             tracked,
         )?;
         // Objects kept in memory go to disk as one pack, which git syncs as it writes it.
-        if batch.is_none() {
+        if !in_memory {
             self.sync_step(commit, new_tree, Some(current.tree))?;
         }
         Ok(commit)
