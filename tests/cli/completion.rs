@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::*;
 use clap::CommandFactory;
 
 /// Where distributions put git's bash completion.
@@ -45,6 +46,18 @@ __t() {
 
 /// Run bash with `setup`, then complete each line; the candidates of each, in order.
 pub fn complete(home: &Path, path: &str, setup: &str, lines: &[&[&str]]) -> Vec<Vec<String>> {
+    complete_in(home, home, &[], path, setup, lines)
+}
+
+/// [`complete`] in the folder `dir`, with `env` set too.
+pub fn complete_in(
+    dir: &Path,
+    home: &Path,
+    env: &[(&str, &Path)],
+    path: &str,
+    setup: &str,
+    lines: &[&[&str]],
+) -> Vec<Vec<String>> {
     let mut script = format!("{setup}\n{DRIVER}\n");
     for words in lines {
         let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
@@ -56,7 +69,8 @@ pub fn complete(home: &Path, path: &str, setup: &str, lines: &[&[&str]]) -> Vec<
         .env("PATH", path)
         .env("HOME", home)
         .env("LC_ALL", "C")
-        .current_dir(home)
+        .envs(env.iter().copied())
+        .current_dir(dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -194,4 +208,73 @@ fn without_our_script_git_stella_completes_nothing() {
     );
     assert!(!r[0].contains(&"session ".to_owned()), "{:?}", r[0]);
     assert_eq!(r[1], ["no completion for git-stella"]);
+}
+
+#[test]
+fn bash_completes_session_ids_folders_and_files_where_they_belong() {
+    let w = World::new();
+    for id in ["agent-1", "agent-2", "other"] {
+        w.ok(&["session", "start", "--id", id]);
+    }
+    std::fs::create_dir_all(w.repo.join("src/deep")).unwrap();
+    w.write("src/lib.rs", "x");
+    let setup = format!(
+        "source '{}'\nsource '{}'",
+        git_completion().display(),
+        ours().display()
+    );
+    let bin = assert_cmd::cargo::cargo_bin("git-stella");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let env = [("STELLA_HOME", w.stella_home.as_path())];
+    let r = complete_in(
+        &w.repo,
+        &w.home,
+        &env,
+        &path,
+        &setup,
+        &[
+            &["git", "stella", "--session", "ag"],
+            &["git-stella", "--session", ""],
+            &["git", "stella", "log", "a"],
+            &["git-stella", "session", "drop", "o"],
+            &["git", "stella", "session", "show", ""],
+            &["git", "stella", "read", "sr"],
+            &["git-stella", "diff", "src/l"],
+            &["git-stella", "-C", "sr"],
+            &["git-stella", "log", "--date", "re"],
+        ],
+    );
+    // Session ids come most recently active first, as `session list` shows them.
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(r[0].clone()), ["agent-1 ", "agent-2 "]);
+    assert_eq!(sorted(r[1].clone()), ["agent-1", "agent-2", "other"]);
+    assert_eq!(sorted(words(&r[2])), ["agent-1 ", "agent-2 "]);
+    assert_eq!(r[3], ["other"]);
+    assert_eq!(sorted(words(&r[4])), ["agent-1 ", "agent-2 ", "other "]);
+    assert_eq!(r[5], ["src/"]);
+    assert_eq!(r[6], ["src/lib.rs"]);
+    assert_eq!(r[7], ["src"]);
+    assert_eq!(r[8], ["relative"]);
+
+    // Where Stella keeps nothing, a TAB offers no session and sets nothing up.
+    let plain = w.base().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    git_in(&plain, &w.home, &["init", "-q"]);
+    let r = complete_in(
+        &plain,
+        &w.home,
+        &env,
+        &path,
+        &setup,
+        &[&["git", "stella", "--session", ""]],
+    );
+    assert_eq!(r[0], Vec::<String>::new());
+    assert!(!plain.join(".stella").exists(), "a TAB set up a workspace");
 }

@@ -221,3 +221,38 @@ fn every_page_says_its_own_name_and_exit_status() {
         );
     }
 }
+
+#[test]
+fn synopsis_names_the_values_and_every_json_option_its_object() {
+    let synopsis = |p: &str| {
+        let page = page(p).unwrap();
+        let i = page.find(".SH SYNOPSIS\n").unwrap() + ".SH SYNOPSIS\n".len();
+        page[i..].lines().next().unwrap().to_owned()
+    };
+    let log = synopsis("git-stella-log");
+    for part in [
+        r"[\fB\-C\fR \fIDIR\fR]",
+        r"[\fB\-\-session\fR \fIID\fR]",
+        r"[\fB\-n\fR|\fB\-\-max\-count\fR \fIN\fR]",
+        r"[\fB\-\-date\fR \fIFORMAT\fR]",
+        r"[\fIID\fR]",
+    ] {
+        assert!(log.contains(part), "{part} not in {log}");
+    }
+    assert!(synopsis("git-stella-read").contains(r"\fIPATH\fR..."));
+    assert!(synopsis("git-stella-session").ends_with(r"\fICOMMAND\fR"));
+    // Each --json option says the one object it prints.
+    let root = repo_root().join("man");
+    let mut pages_with_json = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        if text.contains(r"\fB\-\-json\fR") {
+            pages_with_json += 1;
+            assert!(text.contains("Print JSON: {"), "{text}");
+        }
+    }
+    assert_eq!(pages_with_json, 16);
+    // session show promises what it prints: counts, and where the files are listed.
+    let show = page("git-stella-session-show").unwrap();
+    assert!(show.contains("how many files it tracks"), "{show}");
+}

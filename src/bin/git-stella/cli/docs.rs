@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use clap::{Command, CommandFactory};
 use clap_complete::Shell;
 use clap_mangen::Man;
-use clap_mangen::roff::{Roff, bold, roman};
+use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use super::Cli;
 
@@ -149,9 +149,89 @@ fn completion(shell: Shell) -> Vec<u8> {
     // `git__subcmd__stella__subcmd__read` where it is matched, so nothing past the subcommand
     // completes for a hyphenated binary name (https://github.com/clap-rs/clap/issues/6421).
     let script = String::from_utf8(buf).expect("clap writes UTF-8");
-    let mut script = script.replace("git__subcmd__stella", "git__stella");
+    let script = script.replace("git__subcmd__stella", "git__stella");
+    let mut script = bash_values(script, &cmd);
+    script.push_str(BASH_SESSIONS);
     script.push_str(BASH_GIT_GLUE);
     script.into_bytes()
+}
+
+/// The session ids bash offers: read by `git stella session list`, and only in a workspace where
+/// Stella already keeps something, so a TAB never sets one up.
+const BASH_SESSIONS: &str = r#"
+# The session ids of the workspace around the current folder.
+__git_stella_sessions() {
+    local top
+    top=$(git rev-parse --show-toplevel 2>/dev/null) || return 0
+    [[ -d "$top/.stella/private" ]] || return 0
+    git stella session list 2>/dev/null | tail -n +2 | cut -d' ' -f1
+}
+"#;
+
+/// What clap's bash script cannot know: `--session` and an `ID` operand take session ids, `-C` a
+/// folder, and a `PATH` or `FILE` operand a file (clap offers only the options there).
+fn bash_values(script: String, cmd: &Command) -> String {
+    const FILES: &str = r#"COMPREPLY=($(compgen -f "${cur}"))"#;
+    let mut script = script
+        .replace(
+            &format!("--session)\n                    {FILES}"),
+            "--session)\n                    COMPREPLY=($(compgen -W \"$(__git_stella_sessions)\" -- \"${cur}\"))",
+        )
+        .replace(
+            &format!("--date)\n                    {FILES}"),
+            "--date)\n                    COMPREPLY=($(compgen -W \"relative local iso iso-strict rfc short raw unix default\" -- \"${cur}\"))",
+        )
+        .replace(
+            &format!("-C)\n                    {FILES}"),
+            "-C)\n                    COMPREPLY=($(compgen -d -- \"${cur}\"))",
+        );
+    const OPTS: &str = r#"COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )"#;
+    let mut states = Vec::new();
+    operand_states(cmd, "git__stella".to_owned(), &mut states);
+    for (state, operand) in states {
+        let header = format!("\n        {state})\n");
+        let Some(start) = script.find(&header) else {
+            continue;
+        };
+        let end = script[start + header.len()..]
+            .find("\n        git__")
+            .map_or(script.len(), |e| start + header.len() + e);
+        let with = match operand {
+            Operand::Session => {
+                r#"COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )"#
+            }
+            Operand::File => {
+                r#"COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )"#
+            }
+        };
+        let block = script[start..end].replace(OPTS, with);
+        script.replace_range(start..end, &block);
+    }
+    script
+}
+
+/// What a command's operand names.
+enum Operand {
+    Session,
+    File,
+}
+
+/// Each (sub)command's state in clap's bash script, with what its operand takes.
+fn operand_states(cmd: &Command, state: String, out: &mut Vec<(String, Operand)>) {
+    let operand =
+        cmd.get_positionals()
+            .find_map(|a| match a.get_value_names()?.first()?.as_str() {
+                "ID" => Some(Operand::Session),
+                "PATH" | "FILE" => Some(Operand::File),
+                _ => None,
+            });
+    if let Some(operand) = operand {
+        out.push((state.clone(), operand));
+    }
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name().replace('-', "__subcmd__");
+        operand_states(sub, format!("{state}__subcmd__{name}"), out);
+    }
 }
 
 /// One page: clap_mangen's synopsis, options and subcommands, framed by the command's own prose.
@@ -183,7 +263,10 @@ fn man_page(cmd: &Command, parents: &[String]) -> Vec<u8> {
     roff.text([roman(format!("{name} - {about}"))]);
     section(&|w| w.write_all(roff.to_roff().as_bytes()));
 
-    section(&|w| man.render_synopsis_section(w));
+    let mut roff = Roff::new();
+    roff.control("SH", ["SYNOPSIS"]);
+    roff.text(synopsis(cmd));
+    section(&|w| w.write_all(roff.to_roff().as_bytes()));
 
     let mut roff = Roff::new();
     roff.control("SH", ["DESCRIPTION"]);
@@ -227,6 +310,78 @@ fn man_page(cmd: &Command, parents: &[String]) -> Vec<u8> {
     roff.text([roman(see.join(", "))]);
     section(&|w| w.write_all(roff.to_roff().as_bytes()));
     page.into_bytes()
+}
+
+/// The SYNOPSIS line: every option with the value it takes named (`[-C DIR]`, `[--session ID]`),
+/// which clap_mangen's own synopsis leaves out, then the operands and the subcommand.
+fn synopsis(cmd: &Command) -> Vec<Inline> {
+    let name = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name());
+    let mut line = vec![bold(name)];
+    let mut options: Vec<&clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !a.is_positional())
+        .collect();
+    // As clap_mangen orders them: by letter, the optional ones first.
+    options.sort_by_key(|a| {
+        let key = a
+            .get_short()
+            .map(|s| s.to_string())
+            .or_else(|| a.get_long().map(str::to_owned))
+            .unwrap_or_default()
+            .to_lowercase();
+        (a.is_required_set(), key)
+    });
+    for a in options {
+        let (open, close) = if a.is_required_set() {
+            ("", "")
+        } else {
+            ("[", "]")
+        };
+        line.push(roman(format!(" {open}")));
+        match (a.get_short(), a.get_long()) {
+            (Some(s), Some(l)) => {
+                line.push(bold(format!("-{s}")));
+                line.push(roman("|"));
+                line.push(bold(format!("--{l}")));
+            }
+            (Some(s), None) => line.push(bold(format!("-{s}"))),
+            (None, Some(l)) => line.push(bold(format!("--{l}"))),
+            (None, None) => continue,
+        }
+        let takes_value = a.get_num_args().is_some_and(|n| n.takes_values());
+        if takes_value {
+            let value = a
+                .get_value_names()
+                .map(|v| v.join(" "))
+                .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+            line.push(roman(" "));
+            line.push(italic(value));
+        }
+        line.push(roman(close));
+        if matches!(a.get_action(), clap::ArgAction::Count) {
+            line.push(roman("..."));
+        }
+    }
+    for a in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let (open, close) = if a.is_required_set() {
+            ("", "")
+        } else {
+            ("[", "]")
+        };
+        let value = a
+            .get_value_names()
+            .map(|v| v.join(" "))
+            .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+        let many = a.get_num_args().is_some_and(|n| n.max_values() > 1);
+        line.push(roman(format!(" {open}")));
+        line.push(italic(value));
+        line.push(roman(format!("{close}{}", if many { "..." } else { "" })));
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        line.push(roman(" "));
+        line.push(italic("COMMAND"));
+    }
+    line
 }
 
 /// Split help text into sections at lines such as `Exit status:` (a heading alone on its line, at
