@@ -332,18 +332,22 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --color --no-pager --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -354,7 +358,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__checkpoint)
-            opts="-o -C -q -v -h --output --session --quiet --verbose --help"
+            opts="-o -C -q -v -h --output --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -369,11 +373,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -384,18 +392,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__demo)
-            opts="-C -q -v -h --keep --session --quiet --verbose --help"
+            opts="-C -q -v -h --keep --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -406,40 +418,48 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__diff)
-            opts="-C -q -v -h --exit-code --session --quiet --verbose --help"
+            opts="-C -q -v -h --exit-code --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__doctor)
-            opts="-C -q -v -h --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -450,7 +470,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__exec)
-            opts="-C -q -v -h --check --host --session --quiet --verbose --help"
+            opts="-C -q -v -h --check --host --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -461,11 +481,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -476,7 +500,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__gc)
-            opts="-C -q -v -h --grace --all --dry-run --session --quiet --verbose --help"
+            opts="-C -q -v -h --grace --all --dry-run --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -487,11 +511,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -502,9 +530,9 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__guard)
-            opts="-C -q -v -h --delete --content --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --delete --content --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
@@ -513,18 +541,22 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__help)
@@ -1116,18 +1148,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook)
-            opts="-C -q -v -h --session --quiet --verbose --help claude-code codex gemini cursor help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1138,18 +1174,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__claude__subcmd__code)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1160,18 +1200,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__codex)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1182,18 +1226,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__cursor)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1204,18 +1252,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__gemini)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1310,18 +1362,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hooks)
-            opts="-C -q -v -h --session --quiet --verbose --help install uninstall help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help install uninstall help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1388,7 +1444,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hooks__subcmd__install)
-            opts="-C -q -v -h --agent --user --local --git --session --quiet --verbose --help"
+            opts="-C -q -v -h --agent --user --local --git --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1399,11 +1455,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1414,7 +1474,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hooks__subcmd__uninstall)
-            opts="-C -q -v -h --agent --user --local --git --session --quiet --verbose --help"
+            opts="-C -q -v -h --agent --user --local --git --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1425,11 +1485,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1440,18 +1504,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__init)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1462,34 +1530,42 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__inspect)
-            opts="-C -q -v -h --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__log)
-            opts="-n -C -q -v -h --json --max-count --session --quiet --verbose --help"
+            opts="-n -C -q -v -h --json --date --max-count --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 --max-count)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1499,33 +1575,41 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__mcp)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1536,31 +1620,35 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__read)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__recover)
-            opts="-C -q -v -h --show --restore --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --show --restore --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
@@ -1573,24 +1661,28 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__replay)
-            opts="-C -q -v -h --materialize --ignore-fingerprint --as --session --quiet --verbose --help"
+            opts="-C -q -v -h --materialize --ignore-fingerprint --as --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
@@ -1599,22 +1691,26 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__resume)
-            opts="-C -q -v -h --json --transcript --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --transcript --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1625,11 +1721,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1640,40 +1740,48 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__rm)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__session)
-            opts="-C -q -v -h --session --quiet --verbose --help start list show drop prune help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help start list show drop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1684,25 +1792,29 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__drop)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__session__subcmd__help)
@@ -1804,18 +1916,26 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__list)
-            opts="-C -q -v -h --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1826,7 +1946,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__prune)
-            opts="-C -q -v -h --older-than --dry-run --session --quiet --verbose --help"
+            opts="-C -q -v -h --older-than --dry-run --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1837,11 +1957,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1852,29 +1976,37 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__show)
-            opts="-C -q -v -h --json --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__session__subcmd__start)
-            opts="-C -q -v -h --id --session --quiet --verbose --help"
+            opts="-C -q -v -h --id --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1885,11 +2017,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1900,18 +2036,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__status)
-            opts="-C -q -v -h --json --all --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --all --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1922,7 +2062,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__step)
-            opts="-C -q -v -h --transcript --note --session --quiet --verbose --help"
+            opts="-C -q -v -h --transcript --note --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1937,11 +2077,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1952,18 +2096,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__store__subcmd__path)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1974,18 +2122,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__turn)
-            opts="-C -q -v -h --session --quiet --verbose --help begin end help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help begin end help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1996,7 +2148,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__turn__subcmd__begin)
-            opts="-C -q -v -h --id --session --quiet --verbose --help"
+            opts="-C -q -v -h --id --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2007,11 +2159,15 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2022,18 +2178,22 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__turn__subcmd__end)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2100,75 +2260,87 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__undo)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__verify)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__write)
-            opts="-C -q -v -h --session --quiet --verbose --help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__wrote)
-            opts="-C -q -v -h --content --session --quiet --verbose --help"
+            opts="-C -q -v -h --content --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
@@ -2177,18 +2349,22 @@ _git__stella() {
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
                     ;;
                 --session)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
                     return 0
                     ;;
                 *)
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
             return 0
             ;;
     esac
@@ -2199,6 +2375,14 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _git__stella -o bashdefault -o default git-stella
 fi
+
+# The session ids of the workspace around the current folder.
+__git_stella_sessions() {
+    local top
+    top=$(git rev-parse --show-toplevel 2>/dev/null) || return 0
+    [[ -d "$top/.stella/private" ]] || return 0
+    git stella session list 2>/dev/null | tail -n +2 | cut -d' ' -f1
+}
 
 # `git stella <TAB>`: git's completion calls _git_stella (loading this file through
 # bash-completion's _completion_loader "git-stella" when it is not defined yet).

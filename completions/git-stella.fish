@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_git_stella_global_optspecs
-    string join \n C= session= q/quiet v/verbose h/help V/version
+    string join \n C= session= q/quiet v/verbose color= no-pager h/help V/version
 end
 
 function __fish_git_stella_needs_command
@@ -26,8 +26,12 @@ end
 
 complete -c git-stella -n "__fish_git_stella_needs_command" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_needs_command" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_needs_command" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_needs_command" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_needs_command" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_needs_command" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_needs_command" -s V -l version -d 'Print version'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
@@ -60,109 +64,177 @@ complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "mcp" -d 'Serv
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "list" -d 'List the sessions of this workspace'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show drop prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l id -d 'Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l date -d 'How to show times (see \'git stella log --help\')' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON: {sessions: [{id, started, origin, last_step, steps, tracked, tip}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l date -d 'How to show times (see \'git stella log --help\')' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON: {id, started, origin, last_step, steps, tracked, tip}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l older-than -d 'Sessions idle longer than this: a whole number and a unit, s, m, h, d or w (30d, 2w)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l dry-run -d 'Only list the sessions that would be dropped'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l json -d 'Print JSON: {dry_run, sessions: [{id, last_step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the sessions of this workspace'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l content -d 'The bytes that were written (one PATH only; \'-\' reads stdin)' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l content -d 'The bytes about to be written (\'-\' reads stdin): equal bytes on disk lose nothing' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l delete -d 'Check for a delete instead of an update'
-complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l json -d 'Print one JSON object per path: {path, decision, reason, seen, now}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l json -d 'Print JSON: {session, checks: [{path, decision, reason, seen, now}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: a list of {path, state, seen}; with --all, a list of sessions'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: {session, files: [{path, state, seen}], refused}; with --all, {sessions: [{session, last, steps, tracked, changed, refused}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l all -d 'Every session of the workspace, one line each'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l exit-code -d 'Exit 1 when a file changed, 0 when none did, as \'git diff --exit-code\''
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l json -d 'Print JSON: {session, files: [{path, state (unchanged, changed, deleted, untracked), diff}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l host -d 'Run as an agent host\'s shell prefix: the one argument is the host\'s shell snippet' -r -f -a "claude-code\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l check -d 'Say whether this machine can guard a command, and why not, without running one'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
@@ -170,13 +242,21 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fi
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l id -d 'Name the turn (default: a minted id)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
@@ -185,90 +265,152 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l transcrip
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l note -d 'A short note saying where the turn stands' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l transcript -d 'Print the stored transcript NAME verbatim instead' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l json -d 'Print JSON: {session, turn, tracked, changed}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s o -l output -d 'Write the artifact here (\'-\' for stdout)' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l json -d 'Print JSON: {artifact, session, tip, files, base, skipped_transcripts}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l json -d 'Print JSON'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l json -d 'Print JSON: {format, session, base, object_format, producer, started, last_step, steps, tip, objects, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts, warning}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l json -d 'Print JSON: {session, matches, files: [{path, state (match, changed, missing, unreadable)}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l as -d 'Name the new session (an existing id is an error)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l materialize -d 'Write the session\'s files into the tree first'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l ignore-fingerprint -d 'Replay even when the fingerprint does not match this tree'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l json -d 'Print JSON: {outcome (started, mismatch, blocked, changed), session, from, written, mismatches, blocked, changed}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s n -l max-count -d 'Show only the last N steps of each session' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print one JSON array of steps: {session, commit, time, summary, refused?}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print JSON: {steps: [{session, commit, time, summary, refused?}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l show -d 'Print this version\'s bytes' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l restore -d 'Write this version back to the file, through the guard' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l json -d 'Print the list as one JSON array'
+complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l json -d 'Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how, written_by, on_disk}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, restored: [{path, version}], removed, refused, failed: [{path, why}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l grace -d 'Keep unreachable objects younger than this many seconds' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l all -d 'Also remove the stores of checkouts that are gone, from Stella\'s data dir'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l dry-run -d 'Only list what would be dropped or removed; change nothing'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l json -d 'Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{id, last_step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l json -d 'Print one JSON array of findings: {level, check, message, hint}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l json -d 'Print JSON: {level (the worst), findings: [{level, check, message, hint}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l keep -d 'Keep the temp folder and print where it is'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
@@ -277,23 +419,39 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fi
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
@@ -302,8 +460,12 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "install" -d 'Install Stella\'s hooks into an agent\'s settings file, or git\'s prepare-commit-msg hook'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'
@@ -314,11 +476,15 @@ gemini\t'Gemini CLI: .gemini/settings.json'
 cursor\t'Cursor: .cursor/hooks.json'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l user -d 'Change the settings in your home folder (every project) instead of the repository\'s'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l local -d 'Change Claude Code\'s .claude/settings.local.json (this checkout only, usually not committed)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l git -d 'Install git\'s commit-trailer hook instead'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l agent -d 'The agent host whose settings to change' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
 codex\t'Codex CLI: .codex/hooks.json'
@@ -326,19 +492,27 @@ gemini\t'Gemini CLI: .gemini/settings.json'
 cursor\t'Cursor: .cursor/hooks.json'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l user -d 'Change the settings in your home folder (every project) instead of the repository\'s'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l local -d 'Change Claude Code\'s .claude/settings.local.json (this checkout only, usually not committed)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l git -d 'Install git\'s commit-trailer hook instead'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install Stella\'s hooks into an agent\'s settings file, or git\'s prepare-commit-msg hook'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "session" -d 'Start, list, show and drop sessions'
@@ -370,7 +544,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fi
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List the sessions of this workspace'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one session: when it started, its steps and tracked files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "begin" -d 'Open a turn: the journal gets a resume point'

@@ -628,7 +628,15 @@ impl Store {
     pub fn gc(&self, grace: Duration) -> Result<(), Error> {
         let _lock = self.lock(WRITE_DEADLINE)?;
         let prune = format!("--prune={}.seconds.ago", grace.as_secs());
-        self.git(&["gc", "--quiet", &prune])
+        let started = std::time::Instant::now();
+        self.git(&["gc", "--quiet", &prune])?;
+        tracing::info!(
+            store = %self.dir.display(),
+            ms = started.elapsed().as_millis() as u64,
+            "repacked; unreachable objects older than {} s pruned",
+            grace.as_secs()
+        );
+        Ok(())
     }
 
     /// Repack when loose objects pile up (git's `gc --auto` heuristic), bounded in time because

@@ -84,7 +84,7 @@ fn log_n_diff_exit_code_and_a_tidy_output_path() {
     );
     let json: serde_json::Value =
         serde_json::from_str(&w.ok(&["log", "--max-count", "1", "--json", "s"])).unwrap();
-    assert_eq!(json.as_array().unwrap().len(), 1);
+    assert_eq!(json["steps"].as_array().unwrap().len(), 1);
     // diff --exit-code: 0 while nothing changed, 1 once something did, as git diff.
     let out = w.run(&["--session", "s", "diff", "--exit-code", "a.txt"]);
     assert_eq!((code(&out), stdout(&out)), (0, String::new()));
@@ -157,5 +157,5 @@ fn status_shows_paths_from_the_current_folder_and_json_from_the_root() {
     let mut cmd = w.stella_in(&w.repo.join("sub"));
     cmd.args(["--session", "s", "status", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
-    assert_eq!(json[1]["path"], "sub/b.txt");
+    assert_eq!(json["files"][1]["path"], "sub/b.txt");
 }

@@ -9,7 +9,16 @@ fn doctor(w: &World) -> (i32, String, Vec<Value>) {
     let json = w.run(&["doctor", "--json"]);
     assert_eq!(code(&out), code(&json));
     let list: Value = serde_json::from_str(stdout(&json).trim()).unwrap();
-    (code(&out), stdout(&out), list.as_array().unwrap().clone())
+    let findings = list["findings"].as_array().unwrap().clone();
+    // The object's level is the worst of its findings.
+    let rank = |l: &Value| ["ok", "warn", "error"].iter().position(|x| l == x).unwrap();
+    let worst = findings
+        .iter()
+        .map(|f| rank(&f["level"]))
+        .max()
+        .unwrap_or(0);
+    assert_eq!(rank(&list["level"]), worst, "{list}");
+    (code(&out), stdout(&out), findings)
 }
 
 #[test]

@@ -104,6 +104,7 @@ fn a_read_is_recorded_and_a_stale_overwrite_refused() {
     // The refusal is in the command's step.
     let log: serde_json::Value =
         serde_json::from_str(&w.ok(&["--session", &s, "log", &s, "--json"])).unwrap();
+    let log = &log["steps"];
     assert_eq!(log[0]["refused"][0]["path"], "a.txt");
     assert_eq!(log[0]["refused"][0]["intent"], "write");
 

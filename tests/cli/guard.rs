@@ -84,8 +84,8 @@ fn an_unreadable_path_passes_the_guard() {
     let out = w.run(&["--session", &s, "guard", "f", "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    assert_eq!(v["decision"], "allow");
-    assert_eq!(v["reason"], "unreadable");
+    assert_eq!(v["checks"][0]["decision"], "allow");
+    assert_eq!(v["checks"][0]["reason"], "unreadable");
     // A write over it fails with the read error, never a blind replace.
     let out = w.run_stdin(&["--session", &s, "write", "f"], b"y");
     assert_eq!(code(&out), 2);
@@ -115,7 +115,7 @@ fn a_file_that_cannot_be_opened_passes_the_guard() {
     let out = w.run(&["--session", &s, "guard", "f", "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    assert_eq!(v["reason"], "unreadable");
+    assert_eq!(v["checks"][0]["reason"], "unreadable");
 }
 
 fn unsafe_is_root() -> bool {
@@ -281,10 +281,11 @@ fn every_stale_path_is_named_and_json_says_why() {
     let err = stderr(&out);
     assert!(err.contains("refusing to write: x\n") && err.contains("refusing to write: z\n"));
     assert!(!err.contains("refusing to write: y"));
-    let lines: Vec<serde_json::Value> = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    // One object, on one line.
+    assert_eq!(stdout(&out).lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["session"], s.as_str());
+    let lines = v["checks"].as_array().unwrap();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["path"], "x");
     assert_eq!(lines[0]["decision"], "refuse");
@@ -311,8 +312,9 @@ fn status_names_fresh_changed_and_gone() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&w.ok(&["--session", &s, "status", "--json"])).unwrap();
-    assert_eq!(v[0]["state"], "changed");
-    assert_eq!(v[2]["state"], "gone");
+    assert_eq!(v["files"][0]["state"], "changed");
+    assert_eq!(v["files"][2]["state"], "gone");
+    assert_eq!(v["refused"], 0);
 }
 
 #[test]

@@ -547,8 +547,8 @@ fn a_tracked_file_in_a_folder_this_user_cannot_search_passes_as_unreadable() {
     std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    assert_eq!(v["path"], "sub/z.txt");
-    assert_eq!(v["reason"], "unreadable");
+    assert_eq!(v["checks"][0]["path"], "sub/z.txt");
+    assert_eq!(v["checks"][0]["reason"], "unreadable");
 }
 
 #[test]

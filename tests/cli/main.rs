@@ -31,6 +31,7 @@ mod install;
 mod journal;
 mod mcp;
 mod offline;
+mod output;
 mod portable;
 mod powercut;
 mod private_config;

@@ -26,7 +26,8 @@ fn every_version_is_listed_with_who_and_the_one_on_disk_is_marked() {
     let out = w.run(&["recover", "f", "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let list: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    let rows = list.as_array().unwrap();
+    assert_eq!(list["path"], "f");
+    let rows = list["versions"].as_array().unwrap();
     let find = |bytes: &str| {
         rows.iter()
             .find(|r| r["version"] == id(bytes))

@@ -32,7 +32,7 @@ fn a_refusal_is_a_step_with_what_was_seen_found_and_who_wrote_it() {
     );
 
     let log = json(&w.ok(&["log", "a", "--json"]));
-    let steps = log.as_array().unwrap();
+    let steps = log["steps"].as_array().unwrap();
     assert_eq!(steps[0]["summary"], "refused delete f");
     assert_eq!(steps[1]["summary"], "refused write f");
     assert_eq!(
@@ -51,7 +51,7 @@ fn a_refusal_is_a_step_with_what_was_seen_found_and_who_wrote_it() {
     assert_eq!(steps[2]["summary"], "read f");
     assert!(steps[2].get("refused").is_none(), "{}", steps[2]);
     // A person's change names no writer.
-    let c = json(&w.ok(&["log", "c", "--json"]));
+    let c = json(&w.ok(&["log", "c", "--json"]))["steps"].clone();
     assert_eq!(c[0]["refused"][0]["found"], b3(b"by a person\n"));
     assert!(c[0]["refused"][0].get("writer").is_none(), "{}", c[0]);
     // The plain log shows the refusal as a step.
@@ -89,7 +89,8 @@ fn status_all_shows_every_session_with_what_changed_and_refusals() {
 
     let all = json(&w.ok(&["status", "--all", "--json"]));
     let row = |s: &str| {
-        all.as_array()
+        all["sessions"]
+            .as_array()
             .unwrap()
             .iter()
             .find(|r| r["session"] == s)
@@ -148,7 +149,7 @@ fn a_hook_denial_and_an_mcp_refusal_are_recorded_too() {
     let deny = hook(&fixture("PreToolUse-Edit.json"));
     assert!(deny.contains("\"permissionDecision\":\"deny\""), "{deny}");
     let sid = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
-    let log = json(&w.ok(&["log", sid, "--json"]));
+    let log = json(&w.ok(&["log", sid, "--json"]))["steps"].clone();
     assert_eq!(log[0]["summary"], "refused write notes.txt");
     assert_eq!(log[0]["refused"][0]["found"], b3(b"alpha\nbetamax\n"));
 }

@@ -183,7 +183,8 @@ fn crash_test_kills_recorders_at_random_points() {
     let status_paths = |w: &World| -> Vec<String> {
         let v: serde_json::Value =
             serde_json::from_str(&w.ok(&["--session", &s, "status", "--json"])).unwrap();
-        v.as_array()
+        v["files"]
+            .as_array()
             .unwrap()
             .iter()
             .map(|e| e["path"].as_str().unwrap().to_owned())

@@ -46,10 +46,19 @@ pub struct Args {
     /// Write the artifact here ('-' for stdout)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Print JSON: {artifact, session, tip, files, base, skipped_transcripts}
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
+    if args.json && args.output.as_deref().is_some_and(|p| p.as_os_str() == "-") {
+        return Err(
+            CliError::new("--json cannot share stdout with the artifact ('-o -')")
+                .hint("write the artifact to a file with '-o FILE'"),
+        );
+    }
     let path = match &args.output {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(stella::paths::lexical_clean(&ctx.cwd.join(p))),
@@ -78,10 +87,19 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             writer.flush().map_err(cant_write)?;
             drop(writer);
             file.persist().map_err(cant_write)?;
-            writeln!(out, "{}", path.display())?;
+            if !args.json {
+                writeln!(out, "{}", path.display())?;
+            }
             cp
         }
     };
+    tracing::info!(
+        session = %id,
+        tip = %cp.tip,
+        files = cp.paths,
+        "checkpoint written to {}",
+        path.as_ref().map_or("stdout".into(), |p| p.display().to_string())
+    );
     for skipped in &cp.skipped_transcripts {
         let mut why = skipped.why.to_string();
         if let Some(source) = std::error::Error::source(&skipped.why) {
@@ -97,6 +115,19 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "no copy of it"
             }
         );
+    }
+    if let (true, Some(path)) = (args.json, &path) {
+        super::print_json(
+            out,
+            &serde_json::json!({
+                "artifact": path.to_string_lossy(),
+                "session": id.as_str(),
+                "tip": cp.tip.to_string(),
+                "files": cp.paths,
+                "base": cp.manifest.base_commit(),
+                "skipped_transcripts": cp.skipped_transcripts.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(),
+            }),
+        )?;
     }
     match cp.manifest.base_commit() {
         Some(base) => ctx.say(format_args!(

@@ -2,7 +2,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result};
+use serde_json::json;
+
+use super::{Ctx, Result, print_json};
 use stella::guard::{Intent, change_summary};
 
 /// Show what changed on disk since the session saw these files
@@ -13,6 +15,7 @@ use stella::guard::{Intent, change_summary};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella diff src/lib.rs
+  git stella diff --exit-code --json src/*.rs | jq -r '.files[].state'
 
 Exit status:
   0  shown (a change is not an error); with --exit-code, nothing changed
@@ -26,32 +29,54 @@ pub struct Args {
     /// Exit 1 when a file changed, 0 when none did, as 'git diff --exit-code'
     #[arg(long)]
     pub exit_code: bool,
+    /// Print JSON: {session, files: [{path, state (unchanged, changed, deleted, untracked),
+    /// diff}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all(&context, &args.paths)?;
+    let here = ctx.here(context.root());
     let mut changed = false;
+    let mut files = Vec::new();
     for check in context
         .session(&id)
         .guard(&paths, Intent::Write { content: None })?
     {
         let p = &check.path;
-        match (&check.entry, check.refused()) {
-            (None, _) => ctx.say(format_args!("stella: '{p}' is not tracked by this session")),
-            (Some(_), false) => {}
-            (Some(_), true) if !check.path.under(context.root()).exists() => {
-                changed = true;
-                writeln!(out, "{p}: deleted since this session saw it")?
-            }
-            (Some(_), true) => {
-                changed = true;
-                match change_summary(&context.journal(), context.root(), &check, None) {
-                    Some(d) => writeln!(out, "{d}")?,
-                    None => writeln!(out, "{p}: changed since this session saw it")?,
+        let shown = ctx.shown(p, &here);
+        let (state, diff) = match (&check.entry, check.refused()) {
+            (None, _) => {
+                if !args.json {
+                    ctx.say(format_args!(
+                        "stella: '{shown}' is not tracked by this session"
+                    ));
                 }
+                ("untracked", None)
             }
+            (Some(_), false) => ("unchanged", None),
+            (Some(_), true) if !check.path.under(context.root()).exists() => ("deleted", None),
+            (Some(_), true) => (
+                "changed",
+                change_summary(&context.journal(), context.root(), &check, None),
+            ),
+        };
+        changed |= matches!(state, "changed" | "deleted");
+        if args.json {
+            files.push(json!({"path": p.to_lossy(), "state": state, "diff": diff}));
+            continue;
         }
+        match (state, diff) {
+            ("deleted", _) => writeln!(out, "{shown}: deleted since this session saw it")?,
+            ("changed", Some(d)) => writeln!(out, "{}", ctx.paint.diff(&d))?,
+            ("changed", None) => writeln!(out, "{shown}: changed since this session saw it")?,
+            _ => {}
+        }
+    }
+    if args.json {
+        print_json(out, &json!({ "session": id.as_str(), "files": files }))?;
     }
     Ok(if args.exit_code && changed {
         ExitCode::from(1)

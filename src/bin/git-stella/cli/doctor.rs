@@ -18,7 +18,7 @@ use super::{Ctx, Result, print_json};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella doctor
-  git stella doctor --json | jq '.[] | select(.level == \"error\")'
+  git stella doctor --json | jq '.findings[] | select(.level == \"error\")'
 
 Exit status:
   0  protection is on everywhere it was installed (warnings aside)
@@ -26,7 +26,7 @@ Exit status:
      untrusted Codex hooks, an unwritable data dir
   2  an error: doctor itself could not run")]
 pub struct Args {
-    /// Print one JSON array of findings: {level, check, message, hint}
+    /// Print JSON: {level (the worst), findings: [{level, check, message, hint}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -289,7 +289,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 })
             })
             .collect();
-        print_json(out, &Value::Array(list))?;
+        print_json(
+            out,
+            &json!({ "level": level_name(worst), "findings": list }),
+        )?;
     } else {
         for f in &findings {
             writeln!(

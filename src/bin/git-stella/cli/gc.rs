@@ -2,7 +2,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{CliError, Ctx, Result};
+use serde_json::json;
+
+use super::{CliError, Ctx, Result, print_json};
 
 /// Repack the store and prune what no session reaches
 ///
@@ -35,9 +37,36 @@ pub struct Args {
     /// Only list what would be dropped or removed; change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{id, last_step}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let mut stores = Vec::new();
+    let mut pruned = Vec::new();
+    let result = collect(ctx, args, out, &mut stores, &mut pruned);
+    // What was removed is said even when a later part failed.
+    if args.json {
+        print_json(
+            out,
+            &json!({
+                "dry_run": args.dry_run,
+                "stores": stores,
+                "sessions": super::session_cmd::json_pruned(&pruned),
+            }),
+        )?;
+    }
+    result
+}
+
+fn collect(
+    ctx: &mut Ctx<'_>,
+    args: &Args,
+    out: &mut dyn Write,
+    stores: &mut Vec<serde_json::Value>,
+    pruned: &mut Vec<(stella::ids::SessionId, String)>,
+) -> Result {
     if args.all {
         let verb = if args.dry_run {
             "would remove"
@@ -56,13 +85,16 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 .owner
                 .as_deref()
                 .map_or_else(|| "?".into(), |p| p.display().to_string());
-            writeln!(
-                out,
-                "{verb} the store of {} ({}): {}",
-                stella::text::escape_controls(&owner),
-                o.id,
-                o.why
-            )?;
+            stores.push(json!({"workspace": o.id.to_string(), "checkout": o.owner.as_ref().map(|p| p.to_string_lossy()), "why": o.why.to_string()}));
+            if !args.json {
+                writeln!(
+                    out,
+                    "{verb} the store of {} ({}): {}",
+                    stella::text::escape_controls(&owner),
+                    o.id,
+                    o.why
+                )?;
+            }
         }
         let inside = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).is_ok();
         if !inside {
@@ -73,7 +105,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let config =
         stella::hooks::Config::load(context.root()).map_err(|e| CliError::from_error(&e))?;
     if let Some(age) = config.retention.sessions_older_than {
-        super::session_cmd::prune(&context.journal(), age, args.dry_run, out)?;
+        *pruned = super::session_cmd::prune(&context.journal(), age, args.dry_run)?;
+        if !args.json {
+            super::session_cmd::print_pruned(pruned, args.dry_run, out)?;
+        }
     }
     if !args.dry_run {
         context.store().gc(Duration::from_secs(args.grace))?;

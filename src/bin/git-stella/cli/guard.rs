@@ -50,7 +50,7 @@ pub struct Args {
     /// The bytes about to be written ('-' reads stdin): equal bytes on disk lose nothing
     #[arg(long, value_name = "FILE", conflicts_with = "delete")]
     pub content: Option<PathBuf>,
-    /// Print one JSON object per path: {path, decision, reason, seen, now}
+    /// Print JSON: {session, checks: [{path, decision, reason, seen, now}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -73,6 +73,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         c.via = n.link.clone();
     }
     if args.json {
+        let mut list = Vec::with_capacity(checks.len());
         for c in &checks {
             let (decision, reason) = match c.verdict {
                 Verdict::Allow(a) => (
@@ -102,17 +103,15 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 Disk::Present(d) => Some(d.to_hex()),
                 _ => None,
             };
-            print_json(
-                out,
-                &json!({
-                    "path": c.path.to_lossy(),
-                    "decision": decision,
-                    "reason": reason,
-                    "seen": seen,
-                    "now": now,
-                }),
-            )?;
+            list.push(json!({
+                "path": c.path.to_lossy(),
+                "decision": decision,
+                "reason": reason,
+                "seen": seen,
+                "now": now,
+            }));
         }
+        print_json(out, &json!({ "session": id.as_str(), "checks": list }))?;
     }
     if checks.iter().any(|c| c.refused()) {
         return Ok(report_refusals(ctx, &context, &checks));

@@ -33,7 +33,9 @@ pub struct Args {
     /// The artifact
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Print JSON
+    /// Print JSON: {format, session, base, object_format, producer, started, last_step, steps,
+    /// tip, objects, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts,
+    /// warning}
     #[arg(long)]
     pub json: bool,
 }

@@ -1,6 +1,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use super::term::Slot;
 use super::{Ctx, Result, parse_session_id};
 use stella::session::format_time;
 
@@ -20,7 +21,8 @@ use stella::session::format_time;
 #[command(after_long_help = "Examples:
   git stella log agent-1
   git stella log | head
-  git stella log agent-1 --json | jq '.[] | select(.refused)'
+  git stella log agent-1 --json | jq '.steps[] | select(.refused)'
+  git stella log --date=relative -n 5
 
 Exit status:
   0  shown
@@ -28,9 +30,13 @@ Exit status:
 pub struct Args {
     /// The session (default: --session or STELLA_SESSION; none: every session)
     pub id: Option<String>,
-    /// Print one JSON array of steps: {session, commit, time, summary, refused?}
+    /// Print JSON: {steps: [{session, commit, time, summary, refused?}]}
     #[arg(long)]
     pub json: bool,
+    /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
+    /// unix, default; FORMAT-local for this machine's time zone
+    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
+    pub date: Option<super::term::DateFormat>,
     /// Show only the last N steps of each session
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     pub max_count: Option<usize>,
@@ -76,9 +82,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 steps.push(step);
             }
         }
-        super::print_json(out, &serde_json::Value::Array(steps))?;
+        super::print_json(out, &serde_json::json!({ "steps": steps }))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let date = args.date.unwrap_or_default();
+    let now = gix::date::Time::now_utc().seconds;
     let many = ids.len() > 1 || args.id.is_none() && ctx.session.is_none();
     let metas: Vec<_> = ids
         .iter()
@@ -122,13 +130,16 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             .into_iter()
             .take(args.max_count.unwrap_or(usize::MAX))
         {
-            let short = commit.to_hex_with_len(10);
-            writeln!(
-                out,
-                "{short} {} {}",
-                format_time(time),
-                stella::text::escape_controls(&summary)
-            )?;
+            let short = ctx
+                .paint
+                .paint(Slot::Commit, &commit.to_hex_with_len(10).to_string());
+            let summary = stella::text::escape_controls(&summary);
+            let summary = if summary.starts_with("refused ") {
+                ctx.paint.paint(Slot::Bad, &summary)
+            } else {
+                summary.into_owned()
+            };
+            writeln!(out, "{short} {} {summary}", date.show(time, now))?;
         }
     }
     Ok(ExitCode::SUCCESS)

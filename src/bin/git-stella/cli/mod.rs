@@ -75,6 +75,7 @@ mod session_cmd;
 mod status;
 mod step;
 mod store_path;
+pub mod term;
 mod turn;
 mod undo;
 mod verify;
@@ -160,6 +161,13 @@ pub struct Global {
     /// Say more on stderr (repeat for more)
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Colour the output: always, never, or auto (a terminal); default from color.stella or
+    /// color.ui
+    #[arg(long, value_name = "WHEN", global = true)]
+    pub color: Option<term::When>,
+    /// Do not pipe log, diff or recover into a pager
+    #[arg(long, global = true)]
+    pub no_pager: bool,
 }
 
 /// The commands an agent host runs before every edit, parsed by a command line that knows only
@@ -208,6 +216,8 @@ impl Cli {
                     session: session.ok(),
                     quiet: false,
                     verbose: 0,
+                    color: None,
+                    no_pager: false,
                 },
                 command: Command::Hook(hook::HookCommand::ClaudeCode),
             });
@@ -411,6 +421,8 @@ pub struct Ctx<'a> {
     pub cwd: PathBuf,
     pub session: Option<String>,
     pub quiet: bool,
+    /// Colours for standard output (off unless the command and the terminal call for them).
+    pub paint: term::Paint,
     pub err: &'a mut dyn Write,
 }
 
@@ -471,6 +483,22 @@ impl Ctx<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Where the current folder is inside the workspace at `root` (empty at the root).
+    pub fn here(&self, root: &std::path::Path) -> PathBuf {
+        let cwd = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
+        cwd.strip_prefix(root)
+            .map(PathBuf::from)
+            .unwrap_or_default()
+    }
+
+    /// A workspace path as a person reads it: from the current folder (`here`, see
+    /// [`Ctx::here`]), as git status shows paths, control characters escaped. JSON keeps paths
+    /// from the root.
+    pub fn shown(&self, path: &stella::paths::RelPath, here: &std::path::Path) -> String {
+        let shown = stella::paths::relative_from(path, here);
+        stella::text::escape_controls(&shown.to_string_lossy()).into_owned()
     }
 
     /// Say something to the person, unless `--quiet`.
@@ -584,14 +612,23 @@ pub fn main_with(
                 "stella: warning: --session is not used by 'git stella {word}'; it was ignored"
             )?;
         }
+        let shown = output_of(&cli, &args, &cwd);
         let mut ctx = Ctx {
             settings,
             cwd,
             session: cli.global.session.clone(),
             quiet: cli.global.quiet,
+            paint: term::Paint { on: shown.color },
             err,
         };
-        run(&mut ctx, &cli.command, out)
+        match shown.pager.as_deref().and_then(term::Pager::start) {
+            Some(mut pager) => {
+                let result = run(&mut ctx, &cli.command, pager.input());
+                pager.finish();
+                result
+            }
+            None => run(&mut ctx, &cli.command, out),
+        }
     })();
     // A command that found the store damaged repairs it, and fails saying what was lost.
     let result = match (result, &opened) {
@@ -647,6 +684,32 @@ fn repaired(
     }
 }
 
+/// Colour and pager for the command: only the commands that show something for a person to
+/// read ask git's config; the others (the guard and the hooks above all) never pay for it.
+fn output_of(cli: &Cli, args: &[OsString], cwd: &std::path::Path) -> term::Output {
+    let pages_by_default = match &cli.command {
+        Command::Log(a) => !a.json,
+        Command::Diff(a) => !a.json,
+        Command::Recover(a) => !a.json,
+        Command::Status(a) if !a.json => false,
+        _ => {
+            return term::Output {
+                color: false,
+                pager: None,
+            };
+        }
+    };
+    let word = command_word(args).unwrap_or_default();
+    term::decide(
+        cli.global.color,
+        cli.global.no_pager,
+        word,
+        pages_by_default,
+        &term::GitConfig::read(cwd),
+        &term::Surroundings::of_process(),
+    )
+}
+
 /// Whether `--session` was given on the command line (not through STELLA_SESSION, which a
 /// script may set for every command).
 fn session_flag_given(args: &[OsString]) -> bool {
@@ -690,7 +753,7 @@ fn command_word(args: &[OsString]) -> Option<&str> {
     let mut rest = args.iter().skip(1);
     while let Some(a) = rest.next() {
         match a.to_str() {
-            Some("-C" | "--session") => {
+            Some("-C" | "--session" | "--color") => {
                 rest.next();
             }
             Some(s) if s.starts_with('-') => {}

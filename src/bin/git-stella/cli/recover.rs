@@ -41,7 +41,8 @@ pub struct Args {
     /// Write this version back to the file, through the guard
     #[arg(long, value_name = "VERSION")]
     pub restore: Option<String>,
-    /// Print the list as one JSON array
+    /// Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how,
+    /// written_by, on_disk}]}
     #[arg(long, conflicts_with_all = ["show", "restore"])]
     pub json: bool,
 }
@@ -103,7 +104,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 })
             })
             .collect();
-        print_json(out, &json!(list))?;
+        print_json(out, &json!({ "path": path.to_lossy(), "versions": list }))?;
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {

@@ -1,4 +1,4 @@
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,6 +55,61 @@ pub struct Args {
     /// Name the new session (an existing id is an error)
     #[arg(long = "as", value_name = "ID")]
     pub as_id: Option<String>,
+    /// Print JSON: {outcome (started, mismatch, blocked, changed), session, from, written,
+    /// mismatches, blocked, changed}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `replay --json` prints: one shape for every outcome.
+fn json_of(outcome: &Outcome) -> serde_json::Value {
+    let pairs = |list: &[(stella::paths::RelPath, stella::replay::Mismatch)]| {
+        list.iter()
+            .map(|(p, how)| serde_json::json!({"path": p.to_lossy(), "state": how.as_str()}))
+            .collect::<Vec<_>>()
+    };
+    let paths = |list: &[stella::paths::RelPath]| {
+        list.iter()
+            .map(|p| p.to_lossy().into_owned())
+            .collect::<Vec<_>>()
+    };
+    let mut value = serde_json::json!({
+        "outcome": null,
+        "session": null,
+        "from": null,
+        "written": [],
+        "mismatches": [],
+        "blocked": [],
+        "changed": null,
+    });
+    match outcome {
+        Outcome::Mismatch(m) => {
+            value["outcome"] = "mismatch".into();
+            value["mismatches"] = pairs(m).into();
+        }
+        Outcome::Blocked(blocked) => {
+            value["outcome"] = "blocked".into();
+            value["blocked"] = blocked
+                .iter()
+                .map(|b| serde_json::json!({"path": b.path.to_lossy(), "why": b.why}))
+                .collect::<Vec<_>>()
+                .into();
+        }
+        Outcome::Changed { path, written } => {
+            value["outcome"] = "changed".into();
+            value["changed"] = path.to_lossy().into();
+            value["written"] = paths(written).into();
+        }
+        Outcome::Started(r) => {
+            let m = &r.head.manifest;
+            value["outcome"] = "started".into();
+            value["session"] = r.id.as_str().into();
+            value["from"] = serde_json::json!({"session": m.session, "base": m.base_commit()});
+            value["written"] = paths(&r.written).into();
+            value["mismatches"] = pairs(&r.ignored).into();
+        }
+    }
+    value
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
@@ -65,7 +120,25 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         as_id: args.as_id.as_deref().map(parse_session_id).transpose()?,
     };
     let file = ctx.cwd.join(&args.file);
-    match context.replay(&file, &options).map_err(artifact_err)? {
+    let outcome = context.replay(&file, &options).map_err(artifact_err)?;
+    match &outcome {
+        Outcome::Started(r) => tracing::info!(
+            session = %r.id,
+            written = r.written.len(),
+            ignored = r.ignored.len(),
+            "replayed: the artifact's objects are in the store and the session is guarded"
+        ),
+        Outcome::Mismatch(m) => tracing::info!(files = m.len(), "replay refused: fingerprint"),
+        Outcome::Blocked(b) => tracing::info!(files = b.len(), "replay refused: materialize"),
+        Outcome::Changed { path, .. } => tracing::info!(%path, "materialize stopped"),
+    }
+    if args.json {
+        super::print_json(out, &json_of(&outcome))?;
+    }
+    // With --json, the id is in the JSON; what people read still goes to stderr.
+    let mut sink = io::sink();
+    let out: &mut dyn Write = if args.json { &mut sink } else { out };
+    match outcome {
         Outcome::Mismatch(m) => {
             print_mismatches(ctx, &m);
             let _ = writeln!(
@@ -134,6 +207,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 ));
             }
             writeln!(out, "{}", r.id)?;
+            out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
     }

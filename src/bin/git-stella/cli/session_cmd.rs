@@ -67,12 +67,17 @@ Exit status:
   0  listed
   2  an error: not inside a git working tree")]
 pub struct ListArgs {
-    /// Print JSON instead of a table
+    /// Print JSON: {sessions: [{id, started, origin, last_step, steps, tracked, tip}]}
     #[arg(long)]
     pub json: bool,
+    /// How to show times (see 'git stella log --help')
+    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
+    pub date: Option<super::term::DateFormat>,
 }
 
-/// Show one session: when it started, its steps and tracked files
+/// Show one session: when it started, where it came from, its steps and how many files it tracks
+///
+/// `git stella --session ID status` lists the files themselves, each with whether it is fresh.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella session show agent-1
@@ -83,9 +88,12 @@ Exit status:
 pub struct ShowArgs {
     /// The session (default: --session or STELLA_SESSION)
     pub id: Option<String>,
-    /// Print JSON
+    /// Print JSON: {id, started, origin, last_step, steps, tracked, tip}
     #[arg(long)]
     pub json: bool,
+    /// How to show times (see 'git stella log --help')
+    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
+    pub date: Option<super::term::DateFormat>,
 }
 
 /// Delete a session and its reflog, so gc can forget what it saw
@@ -122,44 +130,73 @@ pub struct PruneArgs {
     /// Only list the sessions that would be dropped
     #[arg(long)]
     pub dry_run: bool,
+    /// Print JSON: {dry_run, sessions: [{id, last_step}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String> {
     stella::retention::parse_duration(text)
 }
 
-/// Drop the sessions of `journal` idle longer than `age` (only list them with `dry_run`), one
-/// line each on `out`; how many.
+/// Drop the sessions of `journal` idle longer than `age` (only list them with `dry_run`): each
+/// with its last step's time.
 pub(crate) fn prune(
     journal: &stella::journal::Journal<'_>,
     age: std::time::Duration,
     dry_run: bool,
-    out: &mut dyn Write,
-) -> Result<usize> {
+) -> Result<Vec<(stella::ids::SessionId, String)>> {
     let now = gix::date::Time::now_utc().seconds;
     let old = stella::retention::sessions_older_than(journal, age, now)?;
-    for (id, tip) in &old {
+    let mut pruned = Vec::with_capacity(old.len());
+    for (id, tip) in old {
         if !dry_run {
-            journal.drop_session(id)?;
+            journal.drop_session(&id)?;
         }
-        let verb = if dry_run { "would drop" } else { "dropped" };
-        writeln!(
-            out,
-            "{verb} session {id} (last step {})",
-            format_time(tip.time)
-        )?;
+        pruned.push((id, format_time(tip.time)));
     }
-    Ok(old.len())
+    Ok(pruned)
+}
+
+/// One line per pruned session, as [`prune`] returned them.
+pub(crate) fn print_pruned(
+    pruned: &[(stella::ids::SessionId, String)],
+    dry_run: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let verb = if dry_run { "would drop" } else { "dropped" };
+    for (id, last) in pruned {
+        writeln!(out, "{verb} session {id} (last step {last})")?;
+    }
+    Ok(())
+}
+
+/// Pruned sessions in JSON: `[{id, last_step}]`.
+pub(crate) fn json_pruned(pruned: &[(stella::ids::SessionId, String)]) -> serde_json::Value {
+    pruned
+        .iter()
+        .map(|(id, last)| json!({"id": id.as_str(), "last_step": last}))
+        .collect()
 }
 
 /// What `session.toml` says about a session: when it started, and where it was replayed from.
 pub(crate) struct Meta {
     pub started: String,
+    /// `started`, read back (`None` for a time that does not parse).
+    pub started_at: Option<gix::date::Time>,
     /// The last replay it descends from: (origin session, artifact BLAKE3).
     pub origin: Option<(String, String)>,
 }
 
 impl Meta {
+    /// When it started, as `date` shows times; as recorded when it does not read as a time.
+    pub fn started_shown(&self, date: &super::term::DateFormat, now: i64) -> String {
+        match self.started_at {
+            Some(t) => date.show(t, now),
+            None => stella::text::escape_controls(&self.started).into_owned(),
+        }
+    }
+
     pub fn origin_text(&self) -> String {
         match &self.origin {
             // The origin's name came from an artifact: escaped, never printed raw.
@@ -184,8 +221,15 @@ pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::Session
         .provenance
         .last()
         .map(|p| (p.session.clone(), p.artifact.clone()));
+    let started_at = jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%:z", &file.started)
+        .ok()
+        .map(|t| gix::date::Time::new(t.as_second(), 0));
     let started = file.started;
-    Meta { started, origin }
+    Meta {
+        started,
+        started_at,
+        origin,
+    }
 }
 
 fn json_of(id: &str, meta: &Meta, tip: &Tip) -> serde_json::Value {
@@ -222,7 +266,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     .iter()
                     .map(|(id, tip)| json_of(id.as_str(), &meta(&context, id), tip))
                     .collect();
-                print_json(out, &serde_json::Value::Array(list))?;
+                print_json(out, &json!({ "sessions": list }))?;
             } else {
                 if sessions.is_empty() {
                     writeln!(
@@ -231,28 +275,42 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     )?;
                     return Ok(ExitCode::SUCCESS);
                 }
-                // Wide enough for the longest id (a Claude Code session id is 36 characters).
-                let width = sessions
+                let date = a.date.unwrap_or_default();
+                let now = gix::date::Time::now_utc().seconds;
+                let rows: Vec<_> = sessions
                     .iter()
-                    .map(|(id, _)| id.as_str().len())
+                    .map(|(id, tip)| {
+                        let meta = meta(&context, id);
+                        (id, tip, meta.started_shown(&date, now), meta.origin_text())
+                    })
+                    .collect();
+                // Wide enough for the longest id (a Claude Code session id is 36 characters)
+                // and the longest date.
+                let width = rows
+                    .iter()
+                    .map(|r| r.0.as_str().len())
                     .max()
                     .unwrap_or(0)
                     .max(2);
+                let started = rows
+                    .iter()
+                    .map(|r| r.2.chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(7);
                 writeln!(
                     out,
-                    "{:<width$}  {:<25} {:>6} {:>8}  ORIGIN",
+                    "{:<width$}  {:<started$}  {:>6} {:>8}  ORIGIN",
                     "ID", "STARTED", "STEPS", "TRACKED"
                 )?;
-                for (id, tip) in &sessions {
-                    let meta = meta(&context, id);
+                for (id, tip, when, origin) in &rows {
                     writeln!(
                         out,
-                        "{:<width$}  {:<25} {:>6} {:>8}  {}",
+                        "{:<width$}  {:<started$}  {:>6} {:>8}  {origin}",
                         id.as_str(),
-                        meta.started,
+                        when,
                         tip.steps,
                         tip.tracked,
-                        meta.origin_text()
                     )?;
                 }
             }
@@ -268,17 +326,32 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 print_json(out, &json_of(id.as_str(), &meta, &tip))?;
             } else {
                 writeln!(out, "session   {id}")?;
-                writeln!(out, "started   {}", meta.started)?;
+                let date = a.date.unwrap_or_default();
+                let now = gix::date::Time::now_utc().seconds;
+                writeln!(out, "started   {}", meta.started_shown(&date, now))?;
                 writeln!(out, "origin    {}", meta.origin_text())?;
-                writeln!(out, "last step {} ({})", format_time(tip.time), tip.summary)?;
+                writeln!(
+                    out,
+                    "last step {} ({})",
+                    date.show(tip.time, now),
+                    stella::text::escape_controls(&tip.summary)
+                )?;
                 writeln!(out, "steps     {}", tip.steps)?;
                 writeln!(out, "tracked   {}", tip.tracked)?;
                 writeln!(out, "ref       {}", stella::journal::session_ref(&id))?;
             }
         }
         SessionCommand::Prune(a) => {
-            let n = prune(&context.journal(), a.older_than, a.dry_run, out)?;
-            if n == 0 {
+            let pruned = prune(&context.journal(), a.older_than, a.dry_run)?;
+            if a.json {
+                print_json(
+                    out,
+                    &json!({ "dry_run": a.dry_run, "sessions": json_pruned(&pruned) }),
+                )?;
+            } else {
+                print_pruned(&pruned, a.dry_run, out)?;
+            }
+            if pruned.is_empty() {
                 ctx.say(format_args!("no session is idle that long"));
             } else if !a.dry_run {
                 ctx.say(format_args!(

@@ -1,9 +1,9 @@
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
 
+use super::term::Slot;
 use super::{Ctx, Result, print_json};
 use stella::journal::Seen;
 use stella::session::{Freshness, format_time};
@@ -19,14 +19,15 @@ use stella::session::{Freshness, format_time};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella status
-  git stella status --json | jq -r '.[] | select(.state != \"fresh\") | .path'
+  git stella status --json | jq -r '.files[] | select(.state != \"fresh\") | .path'
   git stella status --all
 
 Exit status:
   0  listed (changed files are not an error)
   2  an error: no session given or an unknown one")]
 pub struct Args {
-    /// Print JSON: a list of {path, state, seen}; with --all, a list of sessions
+    /// Print JSON: {session, files: [{path, state, seen}], refused}; with --all, {sessions: [{session,
+    /// last, steps, tracked, changed, refused}]}
     #[arg(long)]
     pub json: bool,
     /// Every session of the workspace, one line each
@@ -54,16 +55,23 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 })
             })
             .collect();
-        print_json(out, &serde_json::Value::Array(list))?;
+        print_json(
+            out,
+            &json!({ "session": id.as_str(), "files": list, "refused": refused }),
+        )?;
     } else {
         // Paths as seen from the current folder, as git status shows them (JSON stays
         // repo-relative).
-        let cwd = ctx.cwd.canonicalize().unwrap_or_else(|_| ctx.cwd.clone());
-        let here = cwd.strip_prefix(context.root()).unwrap_or(Path::new(""));
+        let here = ctx.here(context.root());
         for (e, f) in &status {
-            let shown = stella::paths::relative_from(&e.path, here);
-            let shown = stella::text::escape_controls(&shown.to_string_lossy()).into_owned();
-            writeln!(out, "{:<10} {shown}", f.as_str())?;
+            let shown = ctx.shown(&e.path, &here);
+            let pad = " ".repeat(10usize.saturating_sub(f.as_str().len()));
+            let slot = match f {
+                Freshness::Fresh => Slot::Good,
+                Freshness::Unreadable => Slot::Warn,
+                Freshness::Changed | Freshness::Gone => Slot::Bad,
+            };
+            writeln!(out, "{}{pad} {shown}", ctx.paint.paint(slot, f.as_str()))?;
         }
         // A note for the person, like git's hints: stdout stays one line per file.
         if refused > 0 {
@@ -108,7 +116,7 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
                 })
             })
             .collect();
-        print_json(out, &serde_json::Value::Array(list))?;
+        print_json(out, &json!({ "sessions": list }))?;
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {

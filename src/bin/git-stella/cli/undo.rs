@@ -2,7 +2,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result, print_refusals};
+use serde_json::json;
+
+use super::{Ctx, Result, print_json, print_refusals};
 use stella::journal::version_id;
 use stella::undo::Undone;
 
@@ -29,30 +31,59 @@ pub struct Args {
     /// Only these files, inside the workspace
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Print JSON: {session, restored: [{path, version}], removed, refused, failed: [{path, why}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let only = ctx.resolve_all(&context, &args.paths)?;
     let (done, _) = context.session(&id).undo(&only)?;
-    if done.is_empty() {
+    if done.is_empty() && !args.json {
         writeln!(out, "nothing to undo: session {id} wrote no file")?;
         return Ok(ExitCode::SUCCESS);
     }
+    let here = ctx.here(context.root());
     let mut refused = Vec::new();
     let mut skipped = false;
+    let (mut restored, mut removed, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for d in done {
         match d {
             Undone::Restored { path, digest } => {
-                writeln!(out, "restored {path} (version {})", version_id(&digest))?
+                let version = version_id(&digest);
+                if !args.json {
+                    let shown = ctx.shown(&path, &here);
+                    writeln!(out, "restored {shown} (version {version})")?;
+                }
+                restored.push(json!({"path": path.to_lossy(), "version": version}));
             }
-            Undone::Removed { path } => writeln!(out, "removed {path} (the session created it)")?,
+            Undone::Removed { path } => {
+                if !args.json {
+                    let shown = ctx.shown(&path, &here);
+                    writeln!(out, "removed {shown} (the session created it)")?;
+                }
+                removed.push(path.to_lossy().into_owned());
+            }
             Undone::Skipped { path, why } => {
                 skipped = true;
                 writeln!(ctx.err, "error: could not undo '{path}': {why}")?;
+                failed.push(json!({"path": path.to_lossy(), "why": why.to_string()}));
             }
             Undone::Refused(check) => refused.push(*check),
         }
+    }
+    if args.json {
+        print_json(
+            out,
+            &json!({
+                "session": id.as_str(),
+                "restored": restored,
+                "removed": removed,
+                "refused": refused.iter().map(|c| c.path.to_lossy()).collect::<Vec<_>>(),
+                "failed": failed,
+            }),
+        )?;
     }
     if !refused.is_empty() {
         let code = print_refusals(ctx, &context, &refused);

@@ -23,12 +23,39 @@ pub struct Args {
     /// The artifact
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Print JSON: {session, matches, files: [{path, state (match, changed, missing,
+    /// unreadable)}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
     let head = stella::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
     let mismatches = stella::replay::verify_in(&root, &head).map_err(artifact_err)?;
+    let code = ExitCode::from(if mismatches.is_empty() { 0 } else { 1 });
+    if args.json {
+        let files: Vec<_> = head
+            .fingerprint
+            .iter()
+            .map(|(p, _)| {
+                let state = mismatches
+                    .iter()
+                    .find(|(m, _)| m == p)
+                    .map_or("match", |(_, how)| how.as_str());
+                serde_json::json!({"path": p.to_lossy(), "state": state})
+            })
+            .collect();
+        super::print_json(
+            out,
+            &serde_json::json!({
+                "session": head.session(),
+                "matches": mismatches.is_empty(),
+                "files": files,
+            }),
+        )?;
+        return Ok(code);
+    }
     if mismatches.is_empty() {
         match head.fingerprint.len() {
             1 => writeln!(out, "1 file matches")?,
