@@ -477,7 +477,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --host)
-                    COMPREPLY=($(compgen -W "claude-code" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini" -- "${cur}"))
                     return 0
                     ;;
                 -C)

@@ -216,7 +216,9 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quie
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l host -d 'Run as an agent host\'s shell prefix: the one argument is the host\'s shell snippet' -r -f -a "claude-code\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l host -d 'Run an agent host\'s shell command: the one argument is the host\'s shell snippet, run with bash -c in the host\'s session (claude-code: from CLAUDE_CODE_SESSION_ID; codex and gemini: --session, as their hooks write it), created when missing' -r -f -a "claude-code\t''
+codex\t''
+gemini\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''

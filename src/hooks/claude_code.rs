@@ -419,6 +419,7 @@ mod tests {
             settings: crate::workspace::Settings::new(tmp.path().join("stella")),
             cwd: tmp.path().to_owned(),
             shell_guard: false,
+            guard_exe: None,
         };
         // Outside any repository: nothing done, nothing written.
         let p = json!({"session_id": "s", "cwd": tmp.path(), "hook_event_name": "PreToolUse",

@@ -34,6 +34,10 @@ use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".codex/hooks.json";
 
+/// The tools the hooks match: the patch tool and the shell (a regular expression, as in Claude
+/// Code's settings).
+pub const MATCHER: &str = "^(apply_patch|Bash)$";
+
 /// Codex CLI.
 pub struct Codex;
 
@@ -41,9 +45,19 @@ impl Host for Codex {
     const NAME: &'static str = "codex";
     type Payload = ToolPayload;
 
+    const ROUTES_SHELL: bool = true;
+
     fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
-        if p.tool_name.as_deref() != Some("apply_patch") {
-            return Ok(Answer::nothing());
+        // A patch Codex applied itself from the shell fired no after-event: settle it first.
+        for deferred in hook.take_deferred() {
+            if let Some((dir, patch)) = heredoc_patch(&deferred) {
+                hook.after(&ops_in(dir, &parse_patch(patch)), None, "apply_patch")?;
+            }
+        }
+        match p.tool_name.as_deref() {
+            Some("apply_patch") => {}
+            Some("Bash") => return shell(hook, p),
+            _ => return Ok(Answer::nothing()),
         }
         let Some(patch) = patch_text(&p.tool_input) else {
             return Err(Error::MissingField {
@@ -69,8 +83,125 @@ impl Host for Codex {
     }
 
     fn asks_before_write(raw: &Value) -> bool {
-        raw["hook_event_name"] == "PreToolUse" && raw["tool_name"] == "apply_patch"
+        raw["hook_event_name"] == "PreToolUse"
+            && matches!(raw["tool_name"].as_str(), Some("apply_patch" | "Bash"))
     }
+}
+
+/// A shell command (`Bash`). Before it runs, it is rewritten to run under the shell guard in
+/// this session ([`Hook::guarded_shell`]): its reads are recorded and a stale write refused,
+/// the refusal reaching the model in the command's output. Where this machine cannot guard a
+/// command, it runs as it is and the hook notes which tracked files changed while it ran.
+///
+/// An `apply_patch <<'EOF'` heredoc is Codex's own patch tool in the shell's clothes: Codex
+/// applies it itself, in its process, and fires no after-event. Its files are checked like an
+/// `apply_patch` call's (a stale one denies the whole patch), it is not rewritten (that would
+/// take it from Codex), and what it wrote is recorded by the session's next hook call.
+fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
+    let Some(command) = p.tool_input.get("command").and_then(Value::as_str) else {
+        return Err(Error::MissingField {
+            field: "tool_input.command",
+        });
+    };
+    let key = p.tool_use_id.as_deref();
+    let pre = p.hook_event_name == "PreToolUse";
+    if let Some((dir, patch)) = heredoc_patch(command) {
+        if !pre {
+            return Ok(Answer::nothing());
+        }
+        let ops = ops_in(dir, &parse_patch(patch));
+        if let Some(refusal) = hook.before(&ops, key)? {
+            return Ok(deny(&refusal));
+        }
+        hook.defer(key.unwrap_or("none"), command)?;
+        return Ok(Answer::nothing());
+    }
+    let op = [Op::Shell {
+        command: command.to_owned(),
+    }];
+    match (pre, hook.guarded_shell(command)) {
+        (true, Some(guarded)) => {
+            let mut input = p.tool_input.clone();
+            input["command"] = Value::String(guarded);
+            Ok(Answer::json(&json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "updatedInput": input,
+            }})))
+        }
+        (true, None) => {
+            hook.before(&op, key)?;
+            Ok(Answer::nothing())
+        }
+        (false, _) => {
+            hook.after(&op, key, "Bash")?;
+            Ok(Answer::nothing())
+        }
+    }
+}
+
+/// The folder and patch of an `apply_patch` heredoc, as Codex recognises one:
+/// `[cd DIR && ]apply_patch <<'EOF'` (or `applypatch`, any delimiter, quoted or not), the patch,
+/// then the delimiter alone on its line.
+pub fn heredoc_patch(command: &str) -> Option<(Option<&str>, &str)> {
+    let command = command.trim_start();
+    let (dir, rest) = match command.strip_prefix("cd ") {
+        Some(rest) => {
+            let (dir, rest) = rest.split_once("&&")?;
+            (
+                Some(dir.trim().trim_matches(['\'', '"'])),
+                rest.trim_start(),
+            )
+        }
+        None => (None, command),
+    };
+    let rest = rest
+        .strip_prefix("apply_patch")
+        .or_else(|| rest.strip_prefix("applypatch"))?;
+    let rest = rest.trim_start().strip_prefix("<<")?;
+    let (head, body) = rest.split_once('\n')?;
+    let delimiter = head.trim().trim_matches(['\'', '"']);
+    if delimiter.is_empty() {
+        return None;
+    }
+    let mut offset = 0;
+    for line in body.split_inclusive('\n') {
+        if line.trim_end() == delimiter {
+            return Some((dir, &body[..offset]));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// A patch's operations with its relative paths taken from `dir` (`cd DIR && apply_patch`).
+fn ops_in(dir: Option<&str>, patch: &[PatchOp]) -> Vec<Op> {
+    let join = |p: &str| match dir {
+        Some(d) if !Path::new(p).is_absolute() => {
+            Path::new(d).join(p).to_string_lossy().into_owned()
+        }
+        _ => p.to_owned(),
+    };
+    let moved: Vec<PatchOp> = patch
+        .iter()
+        .map(|op| match op {
+            PatchOp::Add { path, content } => PatchOp::Add {
+                path: join(path),
+                content: content.clone(),
+            },
+            PatchOp::Delete { path } => PatchOp::Delete { path: join(path) },
+            PatchOp::Update {
+                path,
+                move_to,
+                hunks,
+            } => PatchOp::Update {
+                path: join(path),
+                move_to: move_to.as_deref().map(join),
+                hunks: hunks.clone(),
+            },
+        })
+        .collect();
+    ops(&moved)
 }
 
 /// A patch's file operations in the core's words: an Update is edits (its hunks) to what the
@@ -237,10 +368,14 @@ pub fn deny(reason: &str) -> Answer {
 pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command});
     let events = [
-        ("PreToolUse", Some("apply_patch")),
-        ("PostToolUse", Some("apply_patch")),
+        ("PreToolUse", Some(MATCHER)),
+        ("PostToolUse", Some(MATCHER)),
     ];
-    HooksFile::new(path, Shape::Grouped, "codex", exe, handler, &events)
+    HooksFile {
+        // Before the shell was guarded, only the patch tool was matched.
+        former_matchers: &["apply_patch"],
+        ..HooksFile::new(path, Shape::Grouped, "codex", exe, handler, &events)
+    }
 }
 
 #[cfg(test)]

@@ -81,6 +81,9 @@ pub struct Hook {
     /// The host runs its shell commands under the shell guard, which records their reads and
     /// writes itself: shell ops need no watching here.
     shell_guard: bool,
+    /// The program that runs a shell command under the guard, for a host whose hook routes the
+    /// model's shell commands through it.
+    guard_exe: Option<PathBuf>,
     /// What opening the workspace had to say (a copy, an adopted id), for stderr.
     pub notices: Vec<Notice>,
     /// What the adapter skipped and the person should hear about (a transcript not taken).
@@ -94,6 +97,7 @@ impl Hook {
     pub fn find(
         env: &Env,
         agent: &'static str,
+        routes_shell: bool,
         cwd: &Path,
         session: SessionId,
     ) -> Result<Option<Hook>, Error> {
@@ -110,11 +114,27 @@ impl Hook {
             session,
             settings: env.settings.clone(),
             context: None,
-            shell_guard: env.shell_guard,
+            shell_guard: env.shell_guard || routes_shell && env.guard_exe.is_some(),
+            guard_exe: env.guard_exe.clone().filter(|_| routes_shell),
             notices: Vec::new(),
             warnings: Vec::new(),
             agent,
         }))
+    }
+
+    /// `command`, the model's shell command, rewritten to run under the shell guard in this
+    /// hook's session: `'<exe>' exec --host <host> --session '<id>' -- '<command>'`, which
+    /// records what it reads and refuses a stale write the way the file tools are refused.
+    /// `None` where this machine cannot guard a command: the hook then watches it instead.
+    pub fn guarded_shell(&self, command: &str) -> Option<String> {
+        let exe = self.guard_exe.as_ref()?;
+        Some(format!(
+            "{} exec --host {} --session {} -- {}",
+            shell_quote(&exe.to_string_lossy()),
+            self.agent,
+            shell_quote(self.session.as_str()),
+            shell_quote(command)
+        ))
     }
 
     /// The workspace and its store, opened on first use (most calls about paths outside the
@@ -746,6 +766,34 @@ impl Hook {
         let _ = std::fs::remove_file(file);
         bytes
     }
+
+    /// Keep `text`, a tool call the host runs without telling any hook when it is done (Codex
+    /// applying an `apply_patch` heredoc itself), for the session's next hook call to settle
+    /// with [`Hook::take_deferred`].
+    pub fn defer(&self, key: &str, text: &str) -> Result<(), Error> {
+        self.put_scratch(&self.scratch_file_for("deferred", key), text.as_bytes())
+    }
+
+    /// The calls [`Hook::defer`] kept for this session, taken (each is settled once).
+    pub fn take_deferred(&self) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir(self.scratch_dir()) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("deferred-"))
+            })
+            .collect();
+        files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        files
+            .iter()
+            .filter_map(|f| self.take_scratch(f))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .collect()
+    }
 }
 
 /// A host's call id as a file name: letters and digits kept, the rest `_`, at most 100.
@@ -855,6 +903,11 @@ fn apply_edit(text: &str, e: &Edit, eats_line_end: bool) -> Option<String> {
     } else {
         text.replacen(old, &e.new, 1)
     })
+}
+
+/// `text` as one single-quoted shell word (a `'` inside written `'\''`).
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 pub const SETTINGS: &str = ".gemini/settings.json";
 
 /// The tools the hooks match.
-pub const MATCHER: &str = "^(read_file|write_file|replace)$";
+pub const MATCHER: &str = "^(read_file|write_file|replace|run_shell_command)$";
 
 /// The inputs of the file tools: `read_file` (`file_path`; a range as `start_line`/`end_line`,
 /// or `offset`/`limit` in older builds), `write_file` (`file_path`, `content`), `replace`
@@ -75,9 +75,13 @@ pub struct Gemini;
 impl Host for Gemini {
     const NAME: &'static str = "gemini";
     type Payload = ToolPayload;
+    const ROUTES_SHELL: bool = true;
 
     fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();
+        if tool == "run_shell_command" {
+            return shell(hook, p);
+        }
         if !matches!(tool, "read_file" | "write_file" | "replace") {
             return Ok(Gemini::nothing(p));
         }
@@ -147,7 +151,43 @@ impl Host for Gemini {
 
     fn asks_before_write(raw: &Value) -> bool {
         raw["hook_event_name"] == "BeforeTool"
-            && matches!(raw["tool_name"].as_str(), Some("write_file" | "replace"))
+            && matches!(
+                raw["tool_name"].as_str(),
+                Some("write_file" | "replace" | "run_shell_command")
+            )
+    }
+}
+
+/// `run_shell_command`. Before it runs, the command is rewritten to run under the shell guard in
+/// this session ([`Hook::guarded_shell`]; Gemini CLI merges `hookSpecificOutput.tool_input` into
+/// the call and tells the model a hook changed it): its reads are recorded and a stale write
+/// refused, the refusal reaching the model in the command's output. Where this machine cannot
+/// guard a command, it runs as it is and the hook notes which tracked files changed while it ran.
+fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
+    let Some(command) = p.tool_input.get("command").and_then(Value::as_str) else {
+        return Err(Error::MissingField {
+            field: "tool_input.command",
+        });
+    };
+    let op = [Op::Shell {
+        command: command.to_owned(),
+    }];
+    match p.hook_event_name.as_str() {
+        "BeforeTool" => match hook.guarded_shell(command) {
+            Some(guarded) => Ok(Answer::json(&json!({"hookSpecificOutput": {
+                "hookEventName": "BeforeTool",
+                "tool_input": {"command": guarded},
+            }}))),
+            None => {
+                hook.before(&op, None)?;
+                Ok(Gemini::nothing(p))
+            }
+        },
+        "AfterTool" => {
+            hook.after(&op, None, "run_shell_command")?;
+            Ok(Gemini::nothing(p))
+        }
+        _ => Ok(Gemini::nothing(p)),
     }
 }
 
@@ -161,5 +201,9 @@ pub fn deny(reason: &str) -> Answer {
 pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command, "name": "stella"});
     let events = [("BeforeTool", Some(MATCHER)), ("AfterTool", Some(MATCHER))];
-    HooksFile::new(path, Shape::Grouped, "gemini", exe, handler, &events)
+    HooksFile {
+        // Before the shell was guarded, only the file tools were matched.
+        former_matchers: &["^(read_file|write_file|replace)$"],
+        ..HooksFile::new(path, Shape::Grouped, "gemini", exe, handler, &events)
+    }
 }

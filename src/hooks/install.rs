@@ -182,6 +182,9 @@ pub struct HooksFile {
     pub header: Option<(&'static str, Value)>,
     /// Claude Code's shell prefix, set under `env` unless a prefix of the user's is there.
     pub shell_prefix: Option<String>,
+    /// Matchers earlier versions of Stella wrote for its own entries: an install brings them up
+    /// to date (a matcher that is none of these is the user's choice, and stays).
+    pub former_matchers: &'static [&'static str],
 }
 
 /// Claude Code's project settings, relative to the repository's root (or the home folder).
@@ -234,6 +237,7 @@ impl HooksFile {
             wanted,
             header: None,
             shell_prefix: None,
+            former_matchers: &[],
         }
     }
 }
@@ -415,6 +419,25 @@ fn merge_one(doc: &mut Doc, file: &HooksFile, w: &Wanted) -> Result<(), Error> {
     // (someone widened it to cover a tool of theirs); only the command is Stella's to rewrite.
     let rank = |f: &Found| (!f.matcher_ok, !f.command_ok);
     let keep = (0..found.len()).min_by_key(|&i| rank(&found[i]));
+    // A matcher an earlier Stella wrote is brought up to date.
+    if let (Some(k), Some(m)) = (keep.map(|k| &found[k]), w.matcher)
+        && !k.matcher_ok
+    {
+        let mut at = list_path.clone();
+        at.push(Step::Index(k.entry));
+        let old = doc
+            .at(&at)
+            .and_then(|n| n.get("matcher"))
+            .map(|m| doc.value(m));
+        if old
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|o| file.former_matchers.contains(&o))
+        {
+            at.push(Step::from("matcher"));
+            doc.set(&at, &json!(m)).map_err(edit)?;
+        }
+    }
     if let Some(k) = keep.map(|k| &found[k])
         && !k.command_ok
     {

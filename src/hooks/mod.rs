@@ -148,6 +148,10 @@ pub struct Env {
     /// The host runs its shell commands under the shell guard (`git stella exec`), which
     /// records what they read and wrote: the hook need not watch them.
     pub shell_guard: bool,
+    /// This program, when this machine can run a command under the shell guard: the hosts that
+    /// route the model's shell commands through it ([`Host::ROUTES_SHELL`]) rewrite each one to
+    /// run under `<guard_exe> exec`.
+    pub guard_exe: Option<PathBuf>,
 }
 
 /// Run `work` with a bounded time budget: a hook runs before every edit, and a host waiting on a
@@ -191,6 +195,10 @@ pub trait Host {
     const NAME: &'static str;
     /// The payload, typed: its fields as the captured payloads carry them.
     type Payload: serde::de::DeserializeOwned + Sited;
+
+    /// Whether the host's hook can rewrite a shell command before it runs, so that the model's
+    /// shell commands run under the shell guard ([`Hook::guarded_shell`]).
+    const ROUTES_SHELL: bool = false;
 
     /// Act on the payload in the workspace `hook` opened.
     fn handle(hook: &mut Hook, p: &Self::Payload) -> Result<Answer, Error>;
@@ -315,7 +323,7 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
     let cwd = p.cwd().map_or_else(|| env.cwd.clone(), |c| env.cwd.join(c));
     let (host_id, agent_id) = p.ids();
     let session = session_name(host_id, agent_id)?;
-    let Some(mut hook) = Hook::find(env, H::NAME, &cwd, session)? else {
+    let Some(mut hook) = Hook::find(env, H::NAME, H::ROUTES_SHELL, &cwd, session)? else {
         return Ok(H::nothing(&p));
     };
     // A call that found the store damaged repairs it and fails (a deny under fail-closed).

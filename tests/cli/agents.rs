@@ -179,10 +179,11 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
         "{reason}"
     );
     assert!(!reason.contains("src/keep.rs"), "{reason}");
-    // Another tool (Codex names its shell tool Bash in hook payloads) passes untouched.
+    // Another tool passes untouched (the shell, Bash, is routed through the shell guard: see
+    // shell_routes.rs).
     let mut other = codex(&w, "PreToolUse", "");
-    other["tool_name"] = json!("Bash");
-    other["tool_input"] = json!({"command": "cat src/moved.rs"});
+    other["tool_name"] = json!("view_image");
+    other["tool_input"] = json!({"path": "src/moved.rs"});
     assert_eq!(answer(&w, "codex", &other), Value::Null);
 }
 
@@ -603,7 +604,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     );
     assert_eq!(
         installed["hooks"]["BeforeTool"][1],
-        json!({"matcher": "^(read_file|write_file|replace)$",
+        json!({"matcher": "^(read_file|write_file|replace|run_shell_command)$",
             "hooks": [{"type": "command", "command": cmd("gemini"), "name": "stella"}]})
     );
     let out = w.run(&["hooks", "install", "--agent", "gemini"]);
@@ -620,8 +621,8 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     assert_eq!(
         read(".codex/hooks.json"),
         json!({"hooks": {
-            "PreToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": cmd("codex")}]}],
-            "PostToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": cmd("codex")}]}],
+            "PreToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex")}]}],
+            "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex")}]}],
         }})
     );
     w.ok(&["hooks", "install", "--agent", "cursor"]);

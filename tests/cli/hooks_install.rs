@@ -366,7 +366,7 @@ fn a_users_hook_in_stellas_group_survives_install_and_uninstall() {
         assert_eq!(
             v["hooks"][event],
             json!([{
-                "matcher": if agent == "gemini" { "^(read_file|write_file|replace)$" } else { "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*" },
+                "matcher": if agent == "gemini" { "^(read_file|write_file|replace|run_shell_command)$" } else { "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*" },
                 "hooks": [{ "type": "command", "command": "./mine.sh" }]
             }]),
             "{agent}: {left}"
@@ -504,7 +504,7 @@ fn the_hooks_name_the_binary_by_the_symlink_it_was_run_by() {
     let codex = settings(&w.repo.join(".codex/hooks.json"));
     assert_eq!(
         codex["hooks"]["PreToolUse"],
-        json!([{"matcher": "apply_patch", "hooks": [{"type": "command", "command": hook("codex")}]}])
+        json!([{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": hook("codex")}]}])
     );
 }
 

@@ -39,5 +39,6 @@ mod properties;
 mod recover;
 mod refusals;
 mod retention;
+mod shell_routes;
 mod turns;
 mod undo;

@@ -66,8 +66,10 @@ pub struct Args {
     /// Say whether this machine can guard a command, and why not, without running one
     #[arg(long, conflicts_with_all = ["command", "host"])]
     pub check: bool,
-    /// Run as an agent host's shell prefix: the one argument is the host's shell snippet
-    #[arg(long, value_name = "HOST", value_parser = ["claude-code"])]
+    /// Run an agent host's shell command: the one argument is the host's shell snippet, run with
+    /// bash -c in the host's session (claude-code: from CLAUDE_CODE_SESSION_ID; codex and gemini:
+    /// --session, as their hooks write it), created when missing
+    #[arg(long, value_name = "HOST", value_parser = ["claude-code", "codex", "gemini"])]
     pub host: Option<String>,
     /// The command and its arguments
     #[arg(
@@ -96,8 +98,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             }
         });
     }
-    if args.host.is_some() {
-        return host_prefix(ctx, args);
+    match args.host.as_deref() {
+        Some("claude-code") => return host_prefix(ctx, args),
+        Some(host) => return host_command(ctx, args, host),
+        None => {}
     }
     let id = ctx.session_id()?;
     let context = ctx.open()?;
@@ -155,6 +159,40 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
     }
     let label = bash_command(snippet);
     guarded(ctx, &context, &id, make, label.as_deref())
+}
+
+/// Codex and Gemini CLI: their hooks rewrite each of the model's shell commands into
+/// `git-stella exec --host HOST --session ID -- 'COMMAND'`, so it runs under the guard in the
+/// session the hooks use.
+fn host_command(ctx: &mut Ctx<'_>, args: &Args, host: &str) -> Result {
+    let [snippet] = args.command.as_slice() else {
+        return Err(CliError::new(format!(
+            "'--host {host}' takes the host's shell command as its one argument, not {}",
+            args.command.len()
+        )));
+    };
+    let cwd = ctx.cwd.clone();
+    let make = || {
+        let mut shell = Command::new("bash");
+        shell.arg("-c").arg(snippet).current_dir(&cwd);
+        shell
+    };
+    let id = match ctx.session_id() {
+        Ok(id) => id,
+        Err(e) => return unguarded(ctx, make(), &e.message),
+    };
+    let context = match stella::session::Context::open(&ctx.settings, &ctx.cwd) {
+        Ok((context, _)) => context,
+        // Outside a git working tree there is nothing to guard, as for the hooks.
+        Err(stella::session::Error::Workspace(stella::workspace::Error::NotARepository {
+            ..
+        })) => return plain(make()),
+        Err(e) => return unguarded(ctx, make(), &CliError::from(e).message),
+    };
+    if let Err(e) = context.ensure_session(&id) {
+        return unguarded(ctx, make(), &CliError::from(e).message);
+    }
+    guarded(ctx, &context, &id, make, snippet.to_str())
 }
 
 /// Whether `snippet` is the model's Bash call rather than something else Claude Code runs

@@ -58,6 +58,18 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         shell_guard: std::env::var(hooks::install::PREFIX_KEY)
             .is_ok_and(|p| hooks::install::is_stella_prefix(&p))
             && stella::exec::support().is_ok(),
+        // Codex and Gemini CLI run each shell command the model sends through this program's
+        // `exec`, when this machine can guard one.
+        // (`STELLA_TEST_NO_SHELL_GUARD=1`: the tests' stand-in for a machine that cannot.)
+        guard_exe: match command {
+            HookCommand::Codex | HookCommand::Gemini
+                if stella::exec::support().is_ok()
+                    && std::env::var_os("STELLA_TEST_NO_SHELL_GUARD").is_none() =>
+            {
+                std::env::current_exe().ok()
+            }
+            _ => None,
+        },
     };
     let answer = match command {
         HookCommand::ClaudeCode => answer::<ClaudeCode>(env),
