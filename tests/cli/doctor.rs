@@ -124,3 +124,55 @@ fn an_invalid_config_a_double_install_and_untrusted_codex_hooks_are_named() {
     let (_, text, _) = doctor(&w);
     assert!(text.contains("ok    Codex trusts Stella's hooks"), "{text}");
 }
+
+#[test]
+fn gemini_trust_is_read_as_gemini_cli_reads_it_and_install_says_the_steps() {
+    let w = World::new();
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
+    assert!(
+        stderr(&out).contains("next: Gemini CLI runs a project's hooks only in a folder you trust"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("--skip-trust"), "{}", stderr(&out));
+    let out = w.run(&["hooks", "install", "--agent", "codex"]);
+    assert!(
+        stderr(&out).contains("open /hooks and trust Stella's hooks"),
+        "{}",
+        stderr(&out)
+    );
+    w.ok(&["hooks", "uninstall", "--agent", "codex"]);
+    let gemini_line = |w: &World| {
+        let (_, text, _) = doctor(w);
+        text.lines()
+            .find(|l| l.contains("Gemini CLI") && l.contains("trust"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_owned()
+    };
+    assert!(gemini_line(&w).starts_with("warn  Gemini CLI has not been told to trust"));
+    let folders = w.home.join(".gemini/trustedFolders.json");
+    std::fs::create_dir_all(folders.parent().unwrap()).unwrap();
+    let rules = |v: serde_json::Value| std::fs::write(&folders, v.to_string()).unwrap();
+    let repo = w.repo.to_str().unwrap().to_owned();
+    rules(serde_json::json!({ repo.clone(): "TRUST_FOLDER" }));
+    assert!(gemini_line(&w).starts_with("ok    Gemini CLI trusts"));
+    // TRUST_PARENT on a sibling trusts the parent, and so this folder.
+    let sibling = w.base().join("sibling");
+    rules(serde_json::json!({ sibling.to_str().unwrap(): "TRUST_PARENT" }));
+    assert!(gemini_line(&w).starts_with("ok    Gemini CLI trusts"));
+    // The longest rule wins.
+    rules(serde_json::json!({
+        w.base().to_str().unwrap(): "TRUST_FOLDER",
+        repo.clone(): "DO_NOT_TRUST",
+    }));
+    let (status, text, _) = doctor(&w);
+    assert_eq!(status, 1, "{text}");
+    assert!(gemini_line(&w).starts_with("error Gemini CLI does not trust"));
+    let mut cmd = w.stella();
+    cmd.env("GEMINI_CLI_TRUST_WORKSPACE", "true").arg("doctor");
+    let text = stdout(&cmd.output().unwrap());
+    assert!(
+        text.contains("ok    Gemini CLI trusts this folder (GEMINI_CLI_TRUST_WORKSPACE=true)"),
+        "{text}"
+    );
+}

@@ -155,7 +155,18 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         ));
     }
     if let (Some(home), true) = (&home, installed.iter().any(|(h, _, _)| *h == "codex")) {
-        findings.push(codex_trust(home, root.as_deref(), &installed));
+        // Codex keeps its config in CODEX_HOME when that is set.
+        let codex_home = std::env::var_os("CODEX_HOME")
+            .filter(|h| !h.is_empty())
+            .map_or_else(|| home.join(".codex"), PathBuf::from);
+        findings.push(codex_trust(&codex_home, root.as_deref(), &installed));
+    }
+    if let (Some(home), Some(root)) = (&home, &root)
+        && installed
+            .iter()
+            .any(|(h, s, _)| *h == "gemini" && *s == "project")
+    {
+        findings.push(gemini_trust(home, root));
     }
 
     // The MCP server beside this binary.
@@ -453,10 +464,83 @@ fn run_for(cmd: &mut Command, limit: Duration) -> Option<String> {
     Some(text)
 }
 
+/// Gemini CLI loads a project's settings, hooks included, only in a trusted folder:
+/// `GEMINI_CLI_TRUST_WORKSPACE=true`, or the longest rule of `~/.gemini/trustedFolders.json` (or
+/// `GEMINI_CLI_TRUSTED_FOLDERS_PATH`) that covers the folder (`TRUST_PARENT` covering the
+/// rule's parent) saying `TRUST_FOLDER` or `TRUST_PARENT`, as Gemini CLI 0.61.0 decides.
+fn gemini_trust(home: &Path, root: &Path) -> Finding {
+    let hint = Some(
+        "choose \"Trust folder\" when Gemini CLI asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true (not --skip-trust, which loads no project settings)".to_owned(),
+    );
+    if std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true") {
+        return finding(
+            Level::Ok,
+            "gemini",
+            "Gemini CLI trusts this folder (GEMINI_CLI_TRUST_WORKSPACE=true)".into(),
+            None,
+        );
+    }
+    let file = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map_or_else(|| home.join(".gemini/trustedFolders.json"), PathBuf::from);
+    let rules: serde_json::Map<String, Value> = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let verdict = rules
+        .iter()
+        .filter_map(|(rule, level)| {
+            let level = level.as_str()?;
+            let covered = Path::new(rule);
+            let covered = if level == "TRUST_PARENT" {
+                covered.parent()?
+            } else {
+                covered
+            };
+            let covered = covered
+                .canonicalize()
+                .unwrap_or_else(|_| covered.to_owned());
+            root.starts_with(&covered).then_some((rule.len(), level))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, level)| level);
+    match verdict {
+        Some("TRUST_FOLDER" | "TRUST_PARENT") => finding(
+            Level::Ok,
+            "gemini",
+            format!("Gemini CLI trusts {}", root.display()),
+            None,
+        ),
+        Some("DO_NOT_TRUST") => finding(
+            Level::Error,
+            "gemini",
+            format!(
+                "Gemini CLI does not trust {} ({}): it loads none of its hooks",
+                root.display(),
+                file.display()
+            ),
+            hint,
+        ),
+        _ => finding(
+            Level::Warn,
+            "gemini",
+            format!(
+                "Gemini CLI has not been told to trust {}: it asks when it starts, and until then (or headless) loads none of its hooks",
+                root.display()
+            ),
+            hint,
+        ),
+    }
+}
+
 /// Codex runs a project's hooks only in a trusted project, and each hook only once trusted by
 /// hash (`/hooks` in Codex); `codex exec` skips an untrusted one without a word.
-fn codex_trust(home: &Path, root: Option<&Path>, installed: &[(&str, &str, PathBuf)]) -> Finding {
-    let config = home.join(".codex/config.toml");
+fn codex_trust(
+    codex_home: &Path,
+    root: Option<&Path>,
+    installed: &[(&str, &str, PathBuf)],
+) -> Finding {
+    let config = codex_home.join("config.toml");
     let text = std::fs::read_to_string(&config).unwrap_or_default();
     let parsed: toml::Table = toml::from_str(&text).unwrap_or_default();
     let hint = Some(

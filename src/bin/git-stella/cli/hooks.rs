@@ -231,7 +231,28 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
             "no Stella hooks in {shown}; nothing to remove"
         )),
     }
+    if installing && let Some(steps) = trust_steps(agent, scope) {
+        ctx.say(format_args!("{steps}"));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the person still has to do before the host runs the hooks just installed: trust is
+/// theirs to give, so Stella says how rather than giving it behind their back.
+fn trust_steps(agent: Agent, scope: Scope) -> Option<&'static str> {
+    match (agent, scope) {
+        (Agent::Codex, Scope::User) => Some(
+            "next: Codex runs a hook only once you trust it: start 'codex', open /hooks and trust Stella's hooks (again after an upgrade changes them); 'codex exec' skips an untrusted hook without a word. 'git stella doctor' says whether Codex will run them.",
+        ),
+        (Agent::Codex, _) => Some(
+            "next: Codex runs a project's hooks only in a project it trusts, and each only once you trust it: start 'codex' here, trust the project, then open /hooks and trust Stella's hooks (again after an upgrade changes them); 'codex exec' skips an untrusted hook without a word. 'git stella doctor' says whether Codex will run them.",
+        ),
+        (Agent::Gemini, Scope::User) => None,
+        (Agent::Gemini, _) => Some(
+            "next: Gemini CLI runs a project's hooks only in a folder you trust: choose \"Trust folder\" when it asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true. Its --skip-trust flag loads no project settings, so these hooks would not run: for runs with it, install with --user. 'git stella doctor' says whether Gemini CLI trusts the folder.",
+        ),
+        _ => None,
+    }
 }
 
 /// The path this git-stella was run by (see [`install::invoked_as`]). Uninstall can do without:
