@@ -355,6 +355,7 @@ fn ops(root: &Path, p: &Payload) -> Result<Vec<Op>, Error> {
         }),
         "Bash" => Some(Op::Shell {
             command: field("command").unwrap_or_default(),
+            output: p.tool_response["stdout"].as_str().map(str::to_owned),
         }),
         // Only tools Stella knows, or that the project mapped, cost a config read.
         _ => {

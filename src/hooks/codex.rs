@@ -118,6 +118,8 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
     }
     let op = [Op::Shell {
         command: command.to_owned(),
+        // After it ran: what it printed, which is what the model reads.
+        output: p.tool_response.as_str().map(str::to_owned),
     }];
     match (pre, hook.guarded_shell(command)) {
         (true, Some(guarded)) => {

@@ -44,9 +44,11 @@ pub enum Op {
         to: String,
         how: Writes,
     },
-    /// A shell command the host runs outside the shell guard.
+    /// A shell command the host runs outside the shell guard, and what it printed (when the
+    /// host says, after it ran).
     Shell {
         command: String,
+        output: Option<String>,
     },
 }
 
@@ -249,7 +251,7 @@ impl Hook {
                         self.before_read(&rel, key)?;
                     }
                 }
-                Op::Shell { command } if !self.shell_guard => {
+                Op::Shell { command, .. } if !self.shell_guard => {
                     self.before_command(command, key)?;
                 }
                 _ => {}
@@ -275,7 +277,12 @@ impl Hook {
                         self.after_read(&rel, shown.as_deref(), key)?;
                     }
                 }
-                Op::Shell { .. } if !self.shell_guard => self.after_command(key)?,
+                Op::Shell { command, output } if !self.shell_guard => {
+                    self.after_command(key)?;
+                    if let Some(output) = output {
+                        self.shell_reads(command, output)?;
+                    }
+                }
                 Op::Shell { .. } => {}
                 Op::Write {
                     path,
@@ -626,6 +633,46 @@ impl Hook {
 
     // --- Shell commands outside the shell guard.
 
+    /// The files a plain read command (`cat`, `head`, `tail`, `sed -n`, `nl`) printed whole,
+    /// known by its output: recorded as read, as if a file tool had shown them, so the model's
+    /// `cat` arms the guard (and clears a refusal) where no shell guard runs. Output that is not
+    /// the files' bytes (a range, a changed file, anything else) records nothing.
+    fn shell_reads(&mut self, command: &str, output: &str) -> Result<(), Error> {
+        let Some((program, files)) = plain_read(command) else {
+            return Ok(());
+        };
+        let mut read = Vec::new();
+        for f in files {
+            let Some(rel) = self.resolve(&f) else {
+                return Ok(());
+            };
+            let Ok(bytes) = crate::fsutil::read_regular(&self.abs(&rel)) else {
+                return Ok(());
+            };
+            read.push((rel, bytes));
+        }
+        let whole: Vec<u8> = read.iter().flat_map(|(_, b)| b.iter().copied()).collect();
+        let shown = if program == "nl" {
+            unnumbered(output)
+        } else {
+            output.to_owned()
+        };
+        // Hosts trim what a command printed (Gemini CLI drops the last newline).
+        let trim = |b: &[u8]| -> Vec<u8> {
+            let end = b.iter().rposition(|c| *c != b'\n').map_or(0, |i| i + 1);
+            b[..end].to_vec()
+        };
+        if trim(shown.as_bytes()) != trim(&whole) {
+            return Ok(());
+        }
+        for (rel, bytes) in read {
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                self.after_read(&rel, Some(text), None)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Before a shell command: remember how each tracked file stands (size, mtime, inode), so
     /// the after-event can tell which ones changed while it ran.
     fn before_command(&mut self, command: &str, key: Option<&str>) -> Result<(), Error> {
@@ -905,6 +952,97 @@ fn apply_edit(text: &str, e: &Edit, eats_line_end: bool) -> Option<String> {
     })
 }
 
+/// The program and files of a plain read command: `cat F…`, `head`/`tail` `[-n N] F`,
+/// `sed -n 'A,Bp' F`, `nl F`, one simple command with nothing but quoted or plain words.
+/// `None` for anything else: a pipe, a redirect, a substitution, an option this does not know.
+fn plain_read(command: &str) -> Option<(String, Vec<String>)> {
+    if command.contains([
+        '|', ';', '&', '<', '>', '`', '$', '(', ')', '\n', '*', '?', '\\',
+    ]) {
+        return None;
+    }
+    let mut words = Vec::new();
+    let (mut word, mut in_word, mut quote) = (String::new(), false, None);
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => (quote, in_word) = (Some(c), true),
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    if in_word {
+        words.push(word);
+    }
+    let (program, rest) = words.split_first()?;
+    let mut files = Vec::new();
+    let mut rest = rest.iter();
+    match program.as_str() {
+        "cat" | "nl" => files.extend(rest.cloned()),
+        "head" | "tail" => {
+            while let Some(w) = rest.next() {
+                match w.as_str() {
+                    "-n" => {
+                        rest.next()?.parse::<u64>().ok()?;
+                    }
+                    o if o.starts_with("-n") && o[2..].parse::<u64>().is_ok() => {}
+                    o if o.starts_with('-') && o[1..].parse::<u64>().is_ok() => {}
+                    o if o.starts_with('-') => return None,
+                    f => files.push(f.to_owned()),
+                }
+            }
+        }
+        "sed" => {
+            if rest.next()? != "-n" {
+                return None;
+            }
+            let script = rest.next()?;
+            let range = script.strip_suffix('p')?;
+            if !range
+                .split(',')
+                .all(|n| n == "$" || n.parse::<u64>().is_ok())
+            {
+                return None;
+            }
+            files.extend(rest.cloned());
+        }
+        _ => return None,
+    }
+    if files.is_empty() || files.iter().any(|f| f.starts_with('-')) {
+        return None;
+    }
+    Some((program.clone(), files))
+}
+
+/// What `nl` printed, its numbers taken off: each line's leading blanks, number and tab.
+fn unnumbered(output: &str) -> String {
+    output
+        .split_inclusive('\n')
+        .map(|line| {
+            let rest = line.trim_start_matches(' ');
+            let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+            match rest.strip_prefix('\t') {
+                Some(text) => text,
+                // A blank line, which nl leaves unnumbered.
+                None if rest.trim().is_empty() => rest,
+                None => line,
+            }
+        })
+        .collect()
+}
+
 /// `text` as one single-quoted shell word (a `'` inside written `'\''`).
 pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
@@ -913,6 +1051,34 @@ pub fn shell_quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_reads_are_known_by_their_words() {
+        let files = |c: &str| plain_read(c).map(|(p, f)| (p, f.join(" ")));
+        let some = |p: &str, f: &str| Some((p.to_owned(), f.to_owned()));
+        assert_eq!(files("cat notes.txt"), some("cat", "notes.txt"));
+        assert_eq!(files("cat 'a b.txt' c"), some("cat", "a b.txt c"));
+        assert_eq!(files("head -n 200 src/lib.rs"), some("head", "src/lib.rs"));
+        assert_eq!(files("tail -50 f"), some("tail", "f"));
+        assert_eq!(files("sed -n '1,200p' f"), some("sed", "f"));
+        assert_eq!(files("sed -n 1,$p f"), None, "a $ is never taken");
+        assert_eq!(files("nl -ba f"), None);
+        assert_eq!(files("nl f"), some("nl", "f"));
+        for other in [
+            "cat f | head",
+            "cat f > g",
+            "cat $(ls)",
+            "cat *.rs",
+            "cat",
+            "sed -i s/a/b/ f",
+            "grep x f",
+            "cat -A f",
+            "echo hi; cat f",
+        ] {
+            assert_eq!(files(other), None, "{other}");
+        }
+        assert_eq!(unnumbered("     1\ta\n       \n     2\tb\n"), "a\n\nb\n");
+    }
 
     fn edit(old: &str, new: &str, all: bool) -> Edit {
         Edit {

@@ -171,6 +171,8 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
     };
     let op = [Op::Shell {
         command: command.to_owned(),
+        // After it ran: what it printed (`returnDisplay`; `llmContent` wraps the same text).
+        output: p.tool_response["returnDisplay"].as_str().map(str::to_owned),
     }];
     match p.hook_event_name.as_str() {
         "BeforeTool" => match hook.guarded_shell(command) {

@@ -203,17 +203,58 @@ fn a_gemini_shell_command_is_rewritten_through_its_tool_input() {
 }
 
 #[test]
-fn where_the_machine_cannot_guard_a_command_it_runs_as_it_is_and_is_watched() {
+fn where_the_machine_cannot_guard_a_command_it_runs_as_it_is_and_a_cat_still_arms_the_guard() {
     let w = World::new();
-    w.write("notes.txt", "alpha\n");
     let no_guard = [("STELLA_TEST_NO_SHELL_GUARD", "1")];
+    // Codex: the command runs as sent; what `cat` printed, the whole file, is a read.
+    w.write("notes.txt", "alpha\nbeta\ngamma\n");
     let pre = captured(&w, "codex-0.169.0/PreToolUse-Bash-redirect.json");
     assert_eq!(hook(&w, "codex", &pre, &no_guard), Value::Null);
+    let post = captured(&w, "codex-0.169.0/PostToolUse-Bash-cat.json");
+    let session = post["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(post["tool_response"], "alpha\nbeta\ngamma\n");
+    assert_eq!(hook(&w, "codex", &post, &no_guard), Value::Null);
+    assert_eq!(
+        w.ok(&["--session", &session, "status"]),
+        "fresh      notes.txt"
+    );
+    // Someone edits it: the session's patch is refused; a `cat` re-read clears it.
+    w.write("notes.txt", "alpha\nbeta\ngamma\ntheirs\n");
+    let mut patch = captured(&w, "codex-0.169.0/PreToolUse-apply_patch-update.json");
+    patch["session_id"] = json!(session);
+    let denied = hook(&w, "codex", &patch, &no_guard);
+    assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+    let mut reread = post.clone();
+    reread["tool_response"] = json!("alpha\nbeta\ngamma\ntheirs\n");
+    hook(&w, "codex", &reread, &no_guard);
+    assert_eq!(hook(&w, "codex", &patch, &no_guard), Value::Null);
+    // Output that is not the whole file (a part, or a file changed since) records nothing.
+    w.write("other.txt", "one\ntwo\n");
+    let mut partial = post.clone();
+    partial["session_id"] = json!("partial");
+    partial["tool_input"]["command"] = json!("head -n 1 other.txt");
+    partial["tool_response"] = json!("one\n");
+    hook(&w, "codex", &partial, &no_guard);
+    assert_eq!(
+        code(&w.run(&["--session", "partial", "status"])),
+        2,
+        "no session was made"
+    );
+
+    // Gemini CLI: the same from AfterTool's returnDisplay (its last newline trimmed).
     let pre = captured(
         &w,
         "gemini-cli-0.61.0/BeforeTool-run_shell_command-cat.json",
     );
     assert_eq!(hook(&w, "gemini", &pre, &no_guard), json!({}));
+    let post = captured(&w, "gemini-cli-0.61.0/AfterTool-run_shell_command-cat.json");
+    w.write("notes.txt", "alpha\nbeta\ngamma\n");
+    assert_eq!(hook(&w, "gemini", &post, &no_guard), json!({}));
+    let session = post["session_id"].as_str().unwrap();
+    assert_eq!(
+        w.ok(&["--session", session, "status"]),
+        "fresh      notes.txt"
+    );
 }
 
 #[test]
