@@ -116,18 +116,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 
 /// Claude Code runs `<prefix> '<snippet>'` for every Bash call and every hook command.
 fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
-    let [snippet] = args.command.as_slice() else {
-        return Err(CliError::new(format!(
-            "'--host' takes the host's shell snippet as its one argument, not {}",
-            args.command.len()
-        )));
-    };
+    let snippet = one_snippet(args, "claude-code")?;
     let cwd = ctx.cwd.clone();
-    let make = || {
-        let mut shell = Command::new("bash");
-        shell.arg("-c").arg(snippet).current_dir(&cwd);
-        shell
-    };
+    let make = || bash_c(snippet, &cwd);
     let shell = make();
     if !is_bash_call(snippet) || std::env::var_os(exec::SESSION_ENV).is_some() {
         return plain(shell);
@@ -165,18 +156,9 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
 /// `git-stella exec --host HOST --session ID -- 'COMMAND'`, so it runs under the guard in the
 /// session the hooks use.
 fn host_command(ctx: &mut Ctx<'_>, args: &Args, host: &str) -> Result {
-    let [snippet] = args.command.as_slice() else {
-        return Err(CliError::new(format!(
-            "'--host {host}' takes the host's shell command as its one argument, not {}",
-            args.command.len()
-        )));
-    };
+    let snippet = one_snippet(args, host)?;
     let cwd = ctx.cwd.clone();
-    let make = || {
-        let mut shell = Command::new("bash");
-        shell.arg("-c").arg(snippet).current_dir(&cwd);
-        shell
-    };
+    let make = || bash_c(snippet, &cwd);
     let id = match ctx.session_id() {
         Ok(id) => id,
         Err(e) => return unguarded(ctx, make(), &e.message),
@@ -193,6 +175,24 @@ fn host_command(ctx: &mut Ctx<'_>, args: &Args, host: &str) -> Result {
         return unguarded(ctx, make(), &CliError::from(e).message);
     }
     guarded(ctx, &context, &id, make, snippet.to_str())
+}
+
+/// The host's shell snippet: `--host` takes exactly one.
+fn one_snippet<'a>(args: &'a Args, host: &str) -> Result<&'a OsString> {
+    match args.command.as_slice() {
+        [snippet] => Ok(snippet),
+        more => Err(CliError::new(format!(
+            "'--host {host}' takes the host's shell snippet as its one argument, not {}",
+            more.len()
+        ))),
+    }
+}
+
+/// `bash -c SNIPPET` in `cwd`, as the hosts run a shell command.
+fn bash_c(snippet: &std::ffi::OsStr, cwd: &std::path::Path) -> Command {
+    let mut shell = Command::new("bash");
+    shell.arg("-c").arg(snippet).current_dir(cwd);
+    shell
 }
 
 /// Whether `snippet` is the model's Bash call rather than something else Claude Code runs
