@@ -27,7 +27,7 @@ fn a_session_flag_a_command_does_not_use_is_ignored_with_a_warning() {
     assert_eq!((code(&out), stderr(&out)), (0, String::new()));
     let out = w.run(&["session", "list", "--session", "s"]);
     assert!(
-        stderr(&out).contains("not used by 'git stella session'"),
+        stderr(&out).contains("not used by 'git stella session list'"),
         "{}",
         stderr(&out)
     );

@@ -606,7 +606,18 @@ pub fn main_with(
         let settings = settings_from_env()?;
         opened = Some((settings.clone(), cwd.clone()));
         if session_flag_given(&args) && !uses_session(&cli.command) {
-            let word = command_word(&args).unwrap_or_default();
+            let mut word = command_word(&args).unwrap_or_default().to_owned();
+            // A command of a group is named in full: 'session list', 'hooks install'.
+            if let Command::Session(_) | Command::Hooks(_) | Command::Hook(_) = &cli.command
+                && let Some(sub) = args
+                    .iter()
+                    .filter_map(|a| a.to_str())
+                    .skip_while(|a| *a != word)
+                    .skip(1)
+                    .find(|a| !a.starts_with('-'))
+            {
+                word = format!("{word} {sub}");
+            }
             writeln!(
                 err,
                 "stella: warning: --session is not used by 'git stella {word}'; it was ignored"
