@@ -231,7 +231,11 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
             "no Stella hooks in {shown}; nothing to remove"
         )),
     }
-    if installing && let Some(steps) = trust_steps(agent, scope) {
+    // Said when something changed: a changed hook is one the host asks to trust again.
+    if installing
+        && outcome == Outcome::Changed
+        && let Some(steps) = trust_steps(agent, scope)
+    {
         ctx.say(format_args!("{steps}"));
     }
     Ok(ExitCode::SUCCESS)
