@@ -7,10 +7,10 @@
 //! The scenarios run one after another in one test: the machine has 2 cores.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -126,51 +126,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     conn.set_read_timeout(Some(Duration::from_secs(120)))?;
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut conn = conn;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let mut parts = line.split_whitespace();
-        let (method, path) = (
-            parts.next().unwrap_or_default().to_owned(),
-            parts.next().unwrap_or_default().to_owned(),
-        );
-        let mut length = 0;
-        let mut chunked = false;
-        loop {
-            let mut h = String::new();
-            reader.read_line(&mut h)?;
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let lower = h.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-                chunked = true;
-            }
-        }
-        let mut body = Vec::new();
-        if chunked {
-            loop {
-                let mut size = String::new();
-                reader.read_line(&mut size)?;
-                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-                let mut chunk = vec![0; n + 2];
-                reader.read_exact(&mut chunk)?;
-                if n == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..n]);
-            }
-        } else {
-            body.resize(length, 0);
-            reader.read_exact(&mut body)?;
-        }
-        let path = path.split('?').next().unwrap_or_default();
+    while let Some((method, path, body)) = http_request(&mut reader)? {
         if method == "POST" && path == "/v1/messages" {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             return answer_messages(&mut conn, shared, request);
@@ -186,6 +142,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             reply.len()
         )?;
     }
+    Ok(())
 }
 
 fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Result<()> {
@@ -283,23 +240,7 @@ fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std
 
 /// The client's binary, or `None` (skipped) — a failure under CI.
 fn claude_bin() -> Option<PathBuf> {
-    match std::env::var_os("STELLA_CLAUDE_BIN").filter(|v| !v.is_empty()) {
-        Some(bin) => {
-            let bin = PathBuf::from(bin);
-            assert!(
-                bin.is_file(),
-                "STELLA_CLAUDE_BIN names no file: {}",
-                bin.display()
-            );
-            Some(bin)
-        }
-        None if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
-            panic!(
-                "CI is set but STELLA_CLAUDE_BIN is not: the real Claude Code client must run in CI (.ci/run installs it)"
-            )
-        }
-        None => None,
-    }
+    client_bin("STELLA_CLAUDE_BIN", "the real Claude Code client")
 }
 
 struct Client<'a> {
@@ -350,18 +291,6 @@ impl Client<'_> {
         });
         (out, json)
     }
-}
-
-fn wait_bounded(mut child: Child, limit: Duration) -> Output {
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
 }
 
 fn read(path: &Path) -> Value {

@@ -496,3 +496,83 @@ pub fn hold_owner_lock(w: &World) -> std::process::Child {
     std::thread::sleep(std::time::Duration::from_millis(300));
     holder
 }
+
+/// A real agent client's binary named by the environment variable `var`, or `None` when it is
+/// unset: the caller then says it skipped — except under CI (`CI` set, where `.ci/run` installs
+/// every client), where a missing client fails the test. `what` names the client.
+pub fn client_bin(var: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var_os(var).filter(|v| !v.is_empty()) {
+        Some(bin) => {
+            let bin = PathBuf::from(bin);
+            assert!(bin.is_file(), "{var} names no file: {}", bin.display());
+            Some(bin)
+        }
+        None if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
+            panic!("CI is set but {var} is not: {what} must run in CI (.ci/run installs it)")
+        }
+        None => None,
+    }
+}
+
+/// Wait for `child` at most `limit`, then kill it; its output either way.
+pub fn wait_bounded(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// One HTTP/1.1 request read from a client of a loopback mock: method, path (query cut off) and
+/// body (`Content-Length` or chunked). `None` when the client closed the connection.
+pub fn http_request(
+    reader: &mut impl std::io::BufRead,
+) -> std::io::Result<Option<(String, String, Vec<u8>)>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let path = parts.next().unwrap_or_default();
+    let path = path.split('?').next().unwrap_or_default().to_owned();
+    let mut length = 0;
+    let mut chunked = false;
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h)?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+    }
+    Ok(Some((method, path, body)))
+}
