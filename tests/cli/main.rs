@@ -13,6 +13,7 @@ mod artifact;
 mod boundary;
 mod claude_code;
 mod claude_real;
+mod codex_real;
 mod command_line;
 mod completion;
 mod demo;

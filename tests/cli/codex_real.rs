@@ -1,0 +1,537 @@
+//! End to end with the real Codex CLI, offline: a loopback mock of OpenAI's Responses API plays
+//! the model and scripts every tool call; Stella's hooks are installed by
+//! `git stella hooks install --agent codex`; real files change under the client.
+//!
+//! Codex gives a model one of two tool shapes, chosen by the model's slug in its bundled catalog:
+//! `gpt-5.5` gets direct tools (the function `exec_command` and the freeform `apply_patch`), a
+//! code-mode model such as `gpt-6.1-sol` only the freeform `exec`, which runs JavaScript calling
+//! the same tools nested (`await tools.apply_patch(…)`). Both are driven here.
+//!
+//! The client is found through `STELLA_CODEX_BIN` (`.ci/run` installs it and sets it). Unset,
+//! the test says it was skipped — unless `CI` is set, where a missing client fails the test.
+//! The scenarios run one after another in one test: the machine has 2 cores.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// Something to do when the mock is about to answer a step: another process editing a file.
+type Action = Box<dyn FnOnce() + Send>;
+
+/// One tool call of the scripted model.
+enum Call {
+    /// A function tool (`exec_command`) and its JSON arguments.
+    Function(&'static str, Value),
+    /// A freeform tool (`apply_patch`, code mode's `exec`) and its raw input.
+    Custom(&'static str, String),
+}
+
+#[derive(Default)]
+struct Script {
+    /// Call ids of this run start with it, so a call of an earlier run never counts.
+    prefix: String,
+    steps: Vec<Call>,
+    /// Run before answering step `i`, i.e. once the outputs of steps `0..i` arrived.
+    actions: HashMap<usize, Action>,
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<Script>,
+    /// Every request body of the current run, as received.
+    requests: Mutex<Vec<Value>>,
+    /// Every request the mock ever received, as `METHOD PATH`.
+    seen: Mutex<Vec<String>>,
+}
+
+/// The model: a loopback HTTP server answering `POST /v1/responses` from a script.
+struct Mock {
+    port: u16,
+    shared: Arc<Shared>,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared::default());
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let s = Arc::clone(&s);
+                std::thread::spawn(move || {
+                    let _ = serve(conn, &s);
+                });
+            }
+        });
+        Mock { port, shared }
+    }
+
+    fn script(&self, prefix: &str, steps: Vec<Call>, actions: Vec<(usize, Action)>) {
+        *self.shared.script.lock().unwrap() = Script {
+            prefix: prefix.to_owned(),
+            steps,
+            actions: actions.into_iter().collect(),
+        };
+        self.shared.requests.lock().unwrap().clear();
+    }
+
+    /// What the model was told for step `i` of the current script: the tool output Codex sent
+    /// back with the step's call id.
+    fn output(&self, i: usize) -> String {
+        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
+        let requests = self.shared.requests.lock().unwrap();
+        requests
+            .iter()
+            .rev()
+            .find_map(|r| tool_outputs(r).remove(&id))
+            .unwrap_or_else(|| panic!("the client sent no output for the call {id}"))
+    }
+}
+
+/// Every tool output in a request's history: call id → text. A function's output is a string; a
+/// freeform tool's may be a list of text items (code mode's `exec`), joined here.
+fn tool_outputs(body: &Value) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for item in body["input"].as_array().into_iter().flatten() {
+        if !matches!(
+            item["type"].as_str(),
+            Some("function_call_output" | "custom_tool_call_output")
+        ) {
+            continue;
+        }
+        let text = match &item["output"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            other => other.to_string(),
+        };
+        out.insert(
+            item["call_id"].as_str().unwrap_or_default().to_owned(),
+            text,
+        );
+    }
+    out
+}
+
+fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(120)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut conn = conn;
+    while let Some((method, path, body)) = http_request(&mut reader)? {
+        shared.seen.lock().unwrap().push(format!("{method} {path}"));
+        if method == "POST" && path == "/v1/responses" {
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            answer(&mut conn, shared, request)?;
+        } else {
+            write!(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?;
+        }
+    }
+    Ok(())
+}
+
+/// One streamed response: the script's next tool call, or the final message once every step's
+/// output came back.
+fn answer(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Result<()> {
+    shared.requests.lock().unwrap().push(request.clone());
+    let outputs = tool_outputs(&request);
+    let (n, action) = {
+        let mut script = shared.script.lock().unwrap();
+        let n = (0..script.steps.len())
+            .take_while(|i| outputs.contains_key(&format!("{}{i}", script.prefix)))
+            .count();
+        (n, script.actions.remove(&n))
+    };
+    if let Some(action) = action {
+        action();
+    }
+    let item = {
+        let script = shared.script.lock().unwrap();
+        let call_id = format!("{}{n}", script.prefix);
+        match script.steps.get(n) {
+            Some(Call::Function(name, arguments)) => json!({
+                "type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+                "name": name, "arguments": arguments.to_string(),
+            }),
+            Some(Call::Custom(name, input)) => json!({
+                "type": "custom_tool_call", "id": format!("ctc_{call_id}"), "call_id": call_id,
+                "name": name, "input": input,
+            }),
+            None => json!({
+                "type": "message", "role": "assistant", "id": format!("msg_{call_id}"),
+                "content": [{"type": "output_text", "text": "Done."}],
+            }),
+        }
+    };
+    let id = format!("resp_{}", shared.requests.lock().unwrap().len());
+    let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
+    if item["type"] == "message" {
+        let mut empty = item.clone();
+        empty["content"] = json!([]);
+        events
+            .push(json!({"type": "response.output_item.added", "output_index": 0, "item": empty}));
+        events.push(json!({
+            "type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+            "content_index": 0, "delta": "Done.",
+        }));
+    }
+    events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+    events.push(
+        json!({"type": "response.completed", "response": {"id": id, "usage": {
+            "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }}}),
+    );
+    let mut data = String::new();
+    for e in events {
+        data.push_str(&format!(
+            "event: {}\ndata: {e}\n\n",
+            e["type"].as_str().unwrap()
+        ));
+    }
+    write!(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{data}",
+        data.len()
+    )?;
+    conn.flush()
+}
+
+/// The client's native binary, or `None` (skipped) — a failure under CI.
+fn codex_bin() -> Option<PathBuf> {
+    client_bin("STELLA_CODEX_BIN", "the real Codex CLI")
+}
+
+/// The direct-tools model: `exec_command` and `apply_patch` are tools of their own.
+const DIRECT: &str = "gpt-5.5";
+
+/// The real client in `w`'s repository, talking to `mock` only.
+struct Codex<'a> {
+    bin: PathBuf,
+    w: &'a World,
+    /// Its own `CODEX_HOME`. Not under the system temp folder: there Codex refuses to create the
+    /// helpers it puts on PATH for the shell (`apply_patch` among them).
+    home: tempfile::TempDir,
+}
+
+impl<'a> Codex<'a> {
+    fn new(bin: &Path, w: &'a World, mock: &Mock) -> Codex<'a> {
+        let home = tempfile::Builder::new()
+            .prefix("codex-home-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        // The project is trusted, so Codex loads its `.codex/` layer (the hooks `hooks install`
+        // wrote); the hooks themselves are trusted by `--dangerously-bypass-hook-trust` (see
+        // `command`). Analytics and metrics are off: they would reach for chatgpt.com.
+        let config = format!(
+            r#"model = "{DIRECT}"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "http://127.0.0.1:{port}/v1"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+
+[otel]
+metrics_exporter = "none"
+
+[features]
+plugins = false
+
+[projects."{repo}"]
+trust_level = "trusted"
+"#,
+            port = mock.port,
+            repo = w.repo.display(),
+        );
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        Codex {
+            bin: bin.to_owned(),
+            w,
+            home,
+        }
+    }
+
+    /// `codex exec` with `model` and `prompt`, run by `wrapper` when there is one (strace).
+    fn command(&self, wrapper: &[&str], model: &str, prompt: &str) -> Command {
+        let (program, wrapped) = match wrapper.split_first() {
+            Some((first, rest)) => (PathBuf::from(first), rest),
+            None => (self.bin.clone(), &[][..]),
+        };
+        let mut cmd = Command::new(program);
+        clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
+        let built = assert_cmd::cargo::cargo_bin("git-stella");
+        let mut path = vec![built.parent().unwrap().to_owned()];
+        path.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        cmd.args(wrapped);
+        if !wrapper.is_empty() {
+            cmd.arg(&self.bin);
+        }
+        cmd.current_dir(&self.w.repo)
+            .env("PATH", std::env::join_paths(path).unwrap())
+            .env("CODEX_HOME", self.home.path())
+            .env("MOCK_API_KEY", "sk-offline-test")
+            .args(["exec", "--json", "--skip-git-repo-check", "-C"])
+            .arg(&self.w.repo)
+            // No approvals and no sandbox: what a person running an agent unattended chooses, and
+            // Stella's guard is what stands between the model and a stale write.
+            .arg("--dangerously-bypass-approvals-and-sandbox")
+            // Codex runs a project's hook only once a person trusted it by its hash in `/hooks`;
+            // `hooks install` records no such trust, so the test vouches for the hooks it just
+            // installed.
+            .arg("--dangerously-bypass-hook-trust")
+            // A misspelt key in the config above fails the run instead of being ignored.
+            .arg("--strict-config")
+            .args(["-m", model, prompt])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Run the client to the end (bounded); it must exit 0. Its output and Codex's thread id
+    /// (the Stella session's name).
+    fn run(&self, model: &str, prompt: &str) -> (Output, String) {
+        self.run_wrapped(&[], model, prompt)
+    }
+
+    fn run_wrapped(&self, wrapper: &[&str], model: &str, prompt: &str) -> (Output, String) {
+        let started = Instant::now();
+        let child = self.command(wrapper, model, prompt).spawn().unwrap();
+        let out = wait_bounded(child, Duration::from_secs(120));
+        eprintln!("codex exec -m {model} {prompt:?}: {:?}", started.elapsed());
+        assert!(
+            out.status.success(),
+            "the client failed ({:?}):\nstdout: {}\nstderr: {}",
+            out.status,
+            stdout(&out),
+            stderr(&out)
+        );
+        let thread = stdout(&out)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| e["type"] == "thread.started")
+            .and_then(|e| e["thread_id"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no thread.started event: {}", stdout(&out)));
+        (out, thread)
+    }
+}
+
+fn exec_command(cmd: &str) -> Call {
+    Call::Function("exec_command", json!({"cmd": cmd}))
+}
+
+fn apply_patch(patch: &str) -> Call {
+    Call::Custom("apply_patch", patch.to_owned())
+}
+
+/// An `apply_patch` envelope of one file section.
+fn patch(section: &str) -> String {
+    format!("*** Begin Patch\n{section}*** End Patch\n")
+}
+
+fn update(path: &str, hunk: &str) -> String {
+    patch(&format!("*** Update File: {path}\n@@\n{hunk}"))
+}
+
+/// The steps of the Stella session `id`, newest first, as `git stella log` words them.
+fn steps(w: &World, id: &str) -> Vec<String> {
+    w.ok(&["log", id])
+        .lines()
+        .map(|l| l.splitn(3, ' ').nth(2).unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// A file change made by "another process" when the mock reaches a step.
+fn rewrite(path: &Path, content: &'static str) -> Action {
+    let path = path.to_owned();
+    Box::new(move || std::fs::write(path, content).unwrap())
+}
+
+/// The first lines of Stella's refusal to `verb` (`write`, `delete`) the file `path` another
+/// process changed after the session read it.
+fn refusal(verb: &str, path: &str) -> String {
+    let (noun, nothing, fix) = match verb {
+        "delete" => (
+            "Deleting it",
+            "deleted",
+            "decide again against what is there now",
+        ),
+        _ => (
+            "This write",
+            "written",
+            "redo the change against what is there now",
+        ),
+    };
+    format!(
+        "refusing to {verb}: {path}\n\
+         {path} changed since this session last read it: another process or a person edited it after this session looked.\n\
+         {noun} would overwrite their work with a plan formed against content that no longer exists.\n\
+         Nothing was {nothing}. To recover, re-read {path} and {fix}."
+    )
+}
+
+/// What the model is told when Codex's PreToolUse hook denies a call: Stella's refusal as the
+/// reason.
+fn assert_denied(told: &str, verb: &str, path: &str) {
+    let expected = format!(
+        "Command blocked by PreToolUse hook: {}",
+        refusal(verb, path)
+    );
+    assert!(
+        told.starts_with(&expected),
+        "the model must receive Stella's refusal as the hook's reason:\n{told}"
+    );
+}
+
+/// A step the model was told succeeded, with no refusal anywhere in it.
+fn assert_allowed(told: &str, what: &str) {
+    assert!(
+        !told.contains("refusing") && !told.contains("blocked"),
+        "{what} must pass: {told}"
+    );
+}
+
+#[test]
+fn the_real_codex_cli_is_guarded_by_stella() {
+    let Some(bin) = codex_bin() else {
+        skipped(
+            "the real Codex CLI test: set STELLA_CODEX_BIN to the Codex binary (.ci/run installs it)",
+        );
+        return;
+    };
+    let mock = Mock::start();
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "codex"]);
+    let c = Codex::new(&bin, &w, &mock);
+    let notes = w.repo.join("notes.txt");
+    let beta = update("notes.txt", " alpha\n-beta\n+BETA\n");
+
+    // (3) The session's own patches never stale the file: read, patch, patch again.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "call_3_",
+        vec![
+            exec_command("cat notes.txt"),
+            apply_patch(&beta),
+            apply_patch(&update("notes.txt", "-alpha\n+ALPHA\n BETA\n")),
+        ],
+        vec![],
+    );
+    let (_, thread) = c.run(DIRECT, "Edit notes.txt twice");
+    for i in 1..3 {
+        let told = mock.output(i);
+        assert_allowed(&told, &format!("patch {i}"));
+        assert!(
+            told.contains("Success. Updated the following files:\nM notes.txt"),
+            "{told}"
+        );
+    }
+    assert_eq!(w.read("notes.txt"), "ALPHA\nBETA\n");
+    assert_eq!(
+        steps(&w, &thread),
+        ["wrote notes.txt", "wrote notes.txt", "session start"],
+        "the Codex thread is a Stella session, each patch one step"
+    );
+
+    // (4) A file the session never read is patched, and a new one added: both allowed. Under
+    // strace, when installed: nothing but the mock is contacted, by Codex or any hook it runs.
+    w.write("other.txt", "one\ntwo\n");
+    mock.script(
+        "call_4_",
+        vec![
+            apply_patch(&update("other.txt", " one\n-two\n+TWO\n")),
+            apply_patch(&patch("*** Add File: fresh.txt\n+new file\n")),
+        ],
+        vec![],
+    );
+    let traced = have(
+        "strace",
+        "checking that Codex contacts nothing but the mock",
+    );
+    let log = w.base().join("codex.strace");
+    let log_arg = log.to_str().unwrap();
+    let strace = [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "signal=none",
+        "-e",
+        "trace=connect,sendto,sendmsg",
+        "-o",
+        log_arg,
+    ];
+    c.run_wrapped(
+        if traced { &strace } else { &[] },
+        DIRECT,
+        "Write the files",
+    );
+    assert_allowed(&mock.output(0), "a patch of a file never read");
+    assert_allowed(&mock.output(1), "a patch adding a new file");
+    assert_eq!(w.read("other.txt"), "one\nTWO\n");
+    assert_eq!(w.read("fresh.txt"), "new file\n");
+    if traced {
+        let mock_addr = format!(
+            "sin_port=htons({}), sin_addr=inet_addr(\"127.0.0.1\")",
+            mock.port
+        );
+        let trace = std::fs::read_to_string(&log).unwrap();
+        let reached: Vec<&str> = trace
+            .lines()
+            .filter(|l| l.contains("AF_INET") && !l.contains(&mock_addr))
+            .collect();
+        assert!(
+            reached.is_empty(),
+            "something but the mock was contacted:\n{}",
+            reached.join("\n")
+        );
+        assert!(
+            trace.contains(&mock_addr),
+            "the trace saw the mock's connection:\n{trace}"
+        );
+    }
+
+    // (5) Patch → another process edits → the next patch is refused.
+    w.write("notes.txt", "alpha\nbeta\n");
+    let alpha = update("notes.txt", "-alpha\n+ALPHA\n BETA\n");
+    mock.script(
+        "call_5_",
+        vec![apply_patch(&beta), apply_patch(&alpha)],
+        vec![(1, rewrite(&notes, "alpha\nBETA\ndelta (another process)\n"))],
+    );
+    c.run(DIRECT, "Edit notes.txt");
+    assert_allowed(&mock.output(0), "the first patch");
+    assert_denied(&mock.output(1), "write", "notes.txt");
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nBETA\ndelta (another process)\n"
+    );
+
+    // Nothing but the Responses API endpoint was ever asked for.
+    let seen = mock.shared.seen.lock().unwrap();
+    assert!(
+        seen.iter().all(|r| r == "POST /v1/responses"),
+        "the client asked the mock for more than the model: {seen:?}"
+    );
+}
