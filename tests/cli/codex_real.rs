@@ -96,6 +96,10 @@ impl Mock {
             .find_map(|r| tool_outputs(r).remove(&id))
             .unwrap_or_else(|| panic!("the client sent no output for the call {id}"))
     }
+    /// How many requests the current run made.
+    fn requests(&self) -> usize {
+        self.shared.requests.lock().unwrap().len()
+    }
 }
 
 /// Every tool output in a request's history: call id → text. A function's output is a string; a
@@ -215,6 +219,8 @@ fn codex_bin() -> Option<PathBuf> {
     client_bin("STELLA_CODEX_BIN", "the real Codex CLI")
 }
 
+/// The code-mode model: its only tool is `exec` (JavaScript calling the nested tools).
+const CODE_MODE: &str = "gpt-6.1-sol";
 /// The direct-tools model: `exec_command` and `apply_patch` are tools of their own.
 const DIRECT: &str = "gpt-5.5";
 
@@ -233,9 +239,9 @@ impl<'a> Codex<'a> {
             .prefix("codex-home-")
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap();
-        // The project is trusted, so Codex loads its `.codex/` layer (the hooks `hooks install`
-        // wrote); the hooks themselves are trusted by `--dangerously-bypass-hook-trust` (see
-        // `command`). Analytics and metrics are off: they would reach for chatgpt.com.
+        // The first half of the trust step `hooks install` names: the project is trusted, so
+        // Codex loads its `.codex/` layer (the hooks install wrote); the second half is in
+        // `command`. Analytics and metrics are off: they would reach for chatgpt.com.
         let config = format!(
             r#"model = "{DIRECT}"
 model_provider = "mock"
@@ -296,9 +302,9 @@ trust_level = "trusted"
             // No approvals and no sandbox: what a person running an agent unattended chooses, and
             // Stella's guard is what stands between the model and a stale write.
             .arg("--dangerously-bypass-approvals-and-sandbox")
-            // Codex runs a project's hook only once a person trusted it by its hash in `/hooks`;
-            // `hooks install` records no such trust, so the test vouches for the hooks it just
-            // installed.
+            // The second half: Codex runs each hook only once a person trusted it by its hash in
+            // the interactive `/hooks` screen, which install leaves to them (trust is theirs to
+            // give); here the test vouches for the hooks it just installed.
             .arg("--dangerously-bypass-hook-trust")
             // A misspelt key in the config above fails the run instead of being ignored.
             .arg("--strict-config")
@@ -343,6 +349,17 @@ fn exec_command(cmd: &str) -> Call {
 
 fn apply_patch(patch: &str) -> Call {
     Call::Custom("apply_patch", patch.to_owned())
+}
+
+/// Code mode's one tool: JavaScript that runs `call` and prints what it returned, or what it
+/// threw (`ERR …`), so the model's view of a refusal is the exception's text.
+fn code(call: &str) -> Call {
+    Call::Custom(
+        "exec",
+        format!(
+            "try {{\n  const r = await {call};\n  text(\"OK \" + JSON.stringify(r));\n}} catch (e) {{\n  text(\"ERR \" + String(e));\n}}\n"
+        ),
+    )
 }
 
 /// An `apply_patch` envelope of one file section.
@@ -391,6 +408,13 @@ fn refusal(verb: &str, path: &str) -> String {
     )
 }
 
+/// `text` as it appears inside a JSON string (code mode hands the model a nested tool's result as
+/// JSON).
+fn in_json(text: &str) -> String {
+    let quoted = Value::from(text).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
 /// What the model is told when Codex's PreToolUse hook denies a call: Stella's refusal as the
 /// reason.
 fn assert_denied(told: &str, verb: &str, path: &str) {
@@ -422,10 +446,81 @@ fn the_real_codex_cli_is_guarded_by_stella() {
     };
     let mock = Mock::start();
     let w = World::new();
-    w.ok(&["hooks", "install", "--agent", "codex"]);
+    let out = w.run(&["hooks", "install", "--agent", "codex"]);
+    assert!(
+        out.status.success()
+            && stderr(&out).contains(
+                "next: Codex runs a project's hooks only in a project it trusts, and each only once you trust it"
+            ),
+        "install names the trust step the client below is given: {}",
+        stderr(&out)
+    );
     let c = Codex::new(&bin, &w, &mock);
     let notes = w.repo.join("notes.txt");
+    let other = "alpha\nbeta\ngamma (another process)\n";
     let beta = update("notes.txt", " alpha\n-beta\n+BETA\n");
+
+    // (1) `cat` → another process edits → the patch is refused: the other process's bytes stay,
+    // the model is told, and the turn goes on to the final answer.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "call_1_",
+        vec![exec_command("cat notes.txt"), apply_patch(&beta)],
+        vec![(1, rewrite(&notes, other))],
+    );
+    let (out, thread) = c.run(DIRECT, "Please update notes.txt");
+    assert!(
+        mock.output(0).ends_with("Output:\nalpha\nbeta\n"),
+        "{}",
+        mock.output(0)
+    );
+    assert_denied(&mock.output(1), "write", "notes.txt");
+    assert_eq!(w.read("notes.txt"), other);
+    assert_eq!(mock.requests(), 3, "the turn went on after the refusal");
+    assert!(stdout(&out).contains(r#""type":"agent_message","text":"Done.""#));
+    // The `cat` ran under the shell guard, in the session the patch hooks use: that read is
+    // what the refusal was measured against.
+    assert_eq!(
+        steps(&w, &thread),
+        [
+            "refused write notes.txt",
+            "exec cat notes.txt (1 read, 0 changed)",
+            "session start"
+        ]
+    );
+
+    // (2) The same stale file, written three other ways: a patch adding it anew, a patch deleting
+    // it, a shell redirection. Each is refused and the other process's bytes stay.
+    let stale = |name: &str, write: Call| {
+        w.write("notes.txt", "alpha\nbeta\n");
+        mock.script(
+            name,
+            vec![exec_command("cat notes.txt"), write],
+            vec![(1, rewrite(&notes, other))],
+        );
+        c.run(DIRECT, "Please replace notes.txt");
+        let kept = std::fs::read_to_string(&notes).ok();
+        assert_eq!(kept.as_deref(), Some(other), "{name}");
+        mock.output(1)
+    };
+    let told = stale(
+        "call_2a_",
+        apply_patch(&patch("*** Add File: notes.txt\n+x\n")),
+    );
+    assert_denied(&told, "write", "notes.txt");
+    let told = stale(
+        "call_2b_",
+        apply_patch(&patch("*** Delete File: notes.txt\n")),
+    );
+    assert_denied(&told, "delete", "notes.txt");
+    let told = stale("call_2c_", exec_command("printf 'x\\n' > notes.txt"));
+    assert!(
+        told.contains("Process exited with code 1\n")
+            && told.contains(&format!("\nOutput:\n{}", refusal("write", "notes.txt")))
+            && told.ends_with("\nbash: line 1: notes.txt: Permission denied\n"),
+        "the command's output, which the model reads, must carry Stella's refusal and the \
+         failed write:\n{told}"
+    );
 
     // (3) The session's own patches never stale the file: read, patch, patch again.
     w.write("notes.txt", "alpha\nbeta\n");
@@ -450,18 +545,25 @@ fn the_real_codex_cli_is_guarded_by_stella() {
     assert_eq!(w.read("notes.txt"), "ALPHA\nBETA\n");
     assert_eq!(
         steps(&w, &thread),
-        ["wrote notes.txt", "wrote notes.txt", "session start"],
+        [
+            "wrote notes.txt",
+            "wrote notes.txt",
+            "exec cat notes.txt (1 read, 0 changed)",
+            "session start"
+        ],
         "the Codex thread is a Stella session, each patch one step"
     );
 
     // (4) A file the session never read is patched, and a new one added: both allowed. Under
-    // strace, when installed: nothing but the mock is contacted, by Codex or any hook it runs.
+    // strace, when installed: nothing but the mock is contacted, by Codex, the hooks it runs or
+    // a command under the shell guard.
     w.write("other.txt", "one\ntwo\n");
     mock.script(
         "call_4_",
         vec![
             apply_patch(&update("other.txt", " one\n-two\n+TWO\n")),
             apply_patch(&patch("*** Add File: fresh.txt\n+new file\n")),
+            exec_command("cat README"),
         ],
         vec![],
     );
@@ -482,15 +584,30 @@ fn the_real_codex_cli_is_guarded_by_stella() {
         "-o",
         log_arg,
     ];
-    c.run_wrapped(
+    let (_, thread) = c.run_wrapped(
         if traced { &strace } else { &[] },
         DIRECT,
         "Write the files",
     );
     assert_allowed(&mock.output(0), "a patch of a file never read");
     assert_allowed(&mock.output(1), "a patch adding a new file");
+    assert!(
+        mock.output(2).ends_with("Output:\nhello\n"),
+        "{}",
+        mock.output(2)
+    );
     assert_eq!(w.read("other.txt"), "one\nTWO\n");
     assert_eq!(w.read("fresh.txt"), "new file\n");
+    // Under strace too, the command ran under the shell guard.
+    assert_eq!(
+        steps(&w, &thread),
+        [
+            "exec cat README (1 read, 0 changed)",
+            "wrote fresh.txt",
+            "wrote other.txt",
+            "session start"
+        ]
+    );
     if traced {
         let mock_addr = format!(
             "sin_port=htons({}), sin_addr=inet_addr(\"127.0.0.1\")",
@@ -512,20 +629,100 @@ fn the_real_codex_cli_is_guarded_by_stella() {
         );
     }
 
-    // (5) Patch → another process edits → the next patch is refused.
+    // (5) Patch → another process edits → the next patch is refused → `cat` re-reads → the
+    // redone patch is allowed, on top of the other process's line.
     w.write("notes.txt", "alpha\nbeta\n");
     let alpha = update("notes.txt", "-alpha\n+ALPHA\n BETA\n");
     mock.script(
         "call_5_",
-        vec![apply_patch(&beta), apply_patch(&alpha)],
+        vec![
+            apply_patch(&beta),
+            apply_patch(&alpha),
+            exec_command("cat notes.txt"),
+            apply_patch(&alpha),
+        ],
         vec![(1, rewrite(&notes, "alpha\nBETA\ndelta (another process)\n"))],
     );
     c.run(DIRECT, "Edit notes.txt");
     assert_allowed(&mock.output(0), "the first patch");
     assert_denied(&mock.output(1), "write", "notes.txt");
+    assert!(
+        mock.output(2)
+            .ends_with("Output:\nalpha\nBETA\ndelta (another process)\n"),
+        "{}",
+        mock.output(2)
+    );
+    assert_allowed(&mock.output(3), "the patch redone after re-reading");
     assert_eq!(
         w.read("notes.txt"),
-        "alpha\nBETA\ndelta (another process)\n"
+        "ALPHA\nBETA\ndelta (another process)\n"
+    );
+
+    // (6) A patch sent through the shell (`apply_patch <<'EOF'`, which Codex applies itself
+    // without firing its apply_patch hooks) over a stale file: refused.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "call_6_",
+        vec![
+            exec_command("cat notes.txt"),
+            exec_command(&format!("apply_patch <<'EOF'\n{beta}EOF")),
+        ],
+        vec![(1, rewrite(&notes, other))],
+    );
+    c.run(DIRECT, "Patch notes.txt from the shell");
+    assert_denied(&mock.output(1), "write", "notes.txt");
+    assert_eq!(w.read("notes.txt"), other);
+
+    // (7) Code mode: the model's one tool runs JavaScript calling the same tools nested. `cat`
+    // → another process edits → `tools.apply_patch` throws Stella's refusal, and a shell
+    // overwrite through `tools.exec_command` is refused too.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "call_7_",
+        vec![
+            code(r#"tools.exec_command({cmd: "cat notes.txt"})"#),
+            code(&format!("tools.apply_patch({})", json!(beta))),
+            code(r#"tools.exec_command({cmd: "printf 'x\\n' > notes.txt"})"#),
+        ],
+        vec![(1, rewrite(&notes, other))],
+    );
+    let (_, thread) = c.run(CODE_MODE, "Please update notes.txt");
+    assert!(
+        mock.output(0).contains(r#""output":"alpha\nbeta\n""#),
+        "{}",
+        mock.output(0)
+    );
+    let told = mock.output(1);
+    let expected = format!(
+        "ERR Command blocked by PreToolUse hook: {}",
+        refusal("write", "notes.txt")
+    );
+    assert!(
+        told.contains(&expected),
+        "the exception the model's code catches must carry Stella's refusal:\n{told}"
+    );
+    let told = mock.output(2);
+    assert!(
+        told.contains(r#""exit_code":1,"#)
+            && told.contains(&format!(
+                r#""output":"{}"#,
+                in_json(&refusal("write", "notes.txt"))
+            ))
+            && told.contains(r#"bash: line 1: notes.txt: Permission denied\n"}"#),
+        "the nested command's result must carry Stella's refusal and the failed write:\n{told}"
+    );
+    assert_eq!(w.read("notes.txt"), other);
+    // The nested `exec_command` fires the same Bash hook as a direct one, and Codex runs the
+    // command the hook rewrote: the `cat` ran under the shell guard in this session, and so did
+    // the refused `printf`.
+    let log = steps(&w, &thread);
+    assert!(
+        log.ends_with(&[
+            "refused write notes.txt".to_owned(),
+            "exec cat notes.txt (1 read, 0 changed)".to_owned(),
+            "session start".to_owned()
+        ]) && log[0].starts_with("exec printf 'x\\n' > notes.txt "),
+        "{log:?}"
     );
 
     // Nothing but the Responses API endpoint was ever asked for.
