@@ -772,6 +772,12 @@ impl Supervisor<'_, '_> {
             });
         }
         let refused = std::mem::take(&mut self.refusals);
+        // A refusal shows in the step's line, as a refused tool's step does (`refused write …`).
+        let n_refused = refused.len();
+        let refused_note = match n_refused {
+            0 => String::new(),
+            n => format!(", {n} refused"),
+        };
         let tip = if edits.is_empty() && refused.is_empty() {
             None
         } else {
@@ -781,7 +787,7 @@ impl Supervisor<'_, '_> {
                 vec![crate::refusals::edit(self.journal, self.tree, refused)?]
             };
             let step = Step {
-                summary: format!("{summary} ({n_reads} read, {n_writes} changed)"),
+                summary: format!("{summary} ({n_reads} read, {n_writes} changed{refused_note})"),
                 map: edits,
                 root,
             };
