@@ -159,8 +159,8 @@ impl Host for Gemini {
 }
 
 /// `run_shell_command`. Before it runs, the command is rewritten to run under the shell guard in
-/// this session ([`Hook::guarded_shell`]; Gemini CLI merges `hookSpecificOutput.tool_input` into
-/// the call and tells the model a hook changed it): its reads are recorded and a stale write
+/// this session ([`Hook::guarded_shell`]; Gemini CLI runs the call with
+/// `hookSpecificOutput.tool_input` and tells the model a hook changed it): its reads are recorded and a stale write
 /// refused, the refusal reaching the model in the command's output. Where this machine cannot
 /// guard a command, it runs as it is and the hook notes which tracked files changed while it ran.
 fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
@@ -176,10 +176,16 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
     }];
     match p.hook_event_name.as_str() {
         "BeforeTool" => match hook.guarded_shell(command) {
-            Some(guarded) => Ok(Answer::json(&json!({"hookSpecificOutput": {
-                "hookEventName": "BeforeTool",
-                "tool_input": {"command": guarded},
-            }}))),
+            // The model's whole input with only the command replaced: 0.61.0 builds the call
+            // from this alone, so a field left out (`dir_path`, `is_background`) would be lost.
+            Some(guarded) => {
+                let mut input = p.tool_input.clone();
+                input["command"] = Value::String(guarded);
+                Ok(Answer::json(&json!({"hookSpecificOutput": {
+                    "hookEventName": "BeforeTool",
+                    "tool_input": input,
+                }})))
+            }
             None => {
                 hook.before(&op, None)?;
                 Ok(Gemini::nothing(p))

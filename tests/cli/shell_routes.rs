@@ -180,10 +180,11 @@ fn a_gemini_shell_command_is_rewritten_through_its_tool_input() {
         answer,
         json!({"hookSpecificOutput": {
             "hookEventName": "BeforeTool",
+            // The model's input whole, only its command replaced.
             "tool_input": {"command": format!(
                 "'{}' exec --host gemini --session '{session}' -- 'cat notes.txt'",
                 bin.display()
-            )},
+            ), "description": "Run a command."},
         }})
     );
     let ran = host_runs(
