@@ -7,8 +7,8 @@
 //! The scenarios run one after another in one test: the machine has 2 cores.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,19 +48,9 @@ struct Mock {
 
 impl Mock {
     fn start() -> Mock {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let shared = Arc::new(Shared::default());
         let s = Arc::clone(&shared);
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(conn) = conn else { continue };
-                let s = Arc::clone(&s);
-                std::thread::spawn(move || {
-                    let _ = serve(conn, &s);
-                });
-            }
-        });
+        let port = serve_loopback(move |request, conn| serve(request, conn, &s));
         Mock { port, shared }
     }
 
@@ -122,27 +112,24 @@ fn tool_results(body: &Value) -> HashMap<String, (String, bool)> {
     out
 }
 
-fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(120)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut conn = conn;
-    while let Some((method, path, body)) = http_request(&mut reader)? {
-        if method == "POST" && path == "/v1/messages" {
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            return answer_messages(&mut conn, shared, request);
-        }
-        let reply = if path.ends_with("/count_tokens") {
-            r#"{"input_tokens":10}"#
-        } else {
-            "{}"
-        };
-        write!(
-            conn,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
-            reply.len()
-        )?;
+/// Answer one request; the main loop's streamed answer closes the connection.
+fn serve(request: HttpRequest, conn: &mut TcpStream, shared: &Shared) -> std::io::Result<bool> {
+    if request.method == "POST" && request.path == "/v1/messages" {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        answer_messages(conn, shared, body)?;
+        return Ok(false);
     }
-    Ok(())
+    let reply = if request.path.ends_with("/count_tokens") {
+        r#"{"input_tokens":10}"#
+    } else {
+        "{}"
+    };
+    write!(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+        reply.len()
+    )?;
+    Ok(true)
 }
 
 fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Result<()> {
@@ -238,11 +225,6 @@ fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std
     conn.flush()
 }
 
-/// The client's binary, or `None` (skipped) — a failure under CI.
-fn claude_bin() -> Option<PathBuf> {
-    client_bin("STELLA_CLAUDE_BIN", "the real Claude Code client")
-}
-
 struct Client<'a> {
     bin: PathBuf,
     w: &'a World,
@@ -279,8 +261,7 @@ impl Client<'_> {
 
     /// Run the client to the end (bounded), returning its output and final JSON.
     fn run(&self, args: &[&str]) -> (Output, Value) {
-        let child = self.command(args).spawn().unwrap();
-        let out = wait_bounded(child, Duration::from_secs(180));
+        let out = run_bounded(&mut self.command(args), Duration::from_secs(180));
         let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
             panic!(
                 "the client printed no JSON (status {:?}):\nstdout: {}\nstderr: {}",
@@ -346,10 +327,7 @@ fn transcript_file(home: &Path, cwd: &Path, session: &str) -> PathBuf {
 
 #[test]
 fn the_real_claude_code_client_is_guarded_by_stella() {
-    let Some(bin) = claude_bin() else {
-        crate::common::skipped(
-            "the real Claude Code test: set STELLA_CLAUDE_BIN to the Claude Code binary (.ci/run installs it)",
-        );
+    let Some(bin) = client_bin("STELLA_CLAUDE_BIN", "the real Claude Code test") else {
         return;
     };
     let mock = Mock::start();

@@ -497,9 +497,9 @@ pub fn hold_owner_lock(w: &World) -> std::process::Child {
     holder
 }
 
-/// A real agent client's binary named by the environment variable `var`, or `None` when it is
-/// unset: the caller then says it skipped — except under CI (`CI` set, where `.ci/run` installs
-/// every client), where a missing client fails the test. `what` names the client.
+/// The path of a real agent client named by the environment variable `var` (`.ci/run` installs
+/// the client and sets it), or `None`: the test says it skipped `what`, loudly. Under CI (`CI`
+/// set) a missing client fails the test instead.
 pub fn client_bin(var: &str, what: &str) -> Option<PathBuf> {
     match std::env::var_os(var).filter(|v| !v.is_empty()) {
         Some(bin) => {
@@ -507,39 +507,83 @@ pub fn client_bin(var: &str, what: &str) -> Option<PathBuf> {
             assert!(bin.is_file(), "{var} names no file: {}", bin.display());
             Some(bin)
         }
-        None if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
-            panic!("CI is set but {var} is not: {what} must run in CI (.ci/run installs it)")
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+                "CI is set but {var} is not: {what} must run in CI (.ci/run installs it)"
+            );
+            skipped(&format!(
+                "{what}: set {var} to the client (.ci/run installs it)"
+            ));
+            None
         }
-        None => None,
     }
 }
 
-/// Wait for `child` at most `limit`, then kill it; its output either way.
-pub fn wait_bounded(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+/// Run `cmd` to its end, for at most `limit`, in a process group of its own, then SIGKILL what is
+/// left of the group: a client that starts helpers (node relaunching itself, a shell's background
+/// job) leaves nothing running. Its output is read as it comes, so a chatty client never blocks.
+pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = child.id() as i32;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
     let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // SAFETY: kill(2) with a negative pid signals the group the child led; nothing else.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
-/// One HTTP/1.1 request read from a client of a loopback mock: method, path (query cut off) and
-/// body (`Content-Length` or chunked). `None` when the client closed the connection.
-pub fn http_request(
+/// One HTTP/1.1 request, as a loopback mock of a model API reads it.
+pub struct HttpRequest {
+    pub method: String,
+    /// Without the query.
+    pub path: String,
+    pub query: String,
+    pub body: Vec<u8>,
+}
+
+/// The next request on a connection, or `None` when the client closed it.
+pub fn read_http_request(
     reader: &mut impl std::io::BufRead,
-) -> std::io::Result<Option<(String, String, Vec<u8>)>> {
+) -> std::io::Result<Option<HttpRequest>> {
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
         return Ok(None);
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_owned();
-    let path = parts.next().unwrap_or_default();
-    let path = path.split('?').next().unwrap_or_default().to_owned();
+    let target = parts.next().unwrap_or_default();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let (path, query) = (path.to_owned(), query.to_owned());
     let mut length = 0;
     let mut chunked = false;
     loop {
@@ -574,5 +618,38 @@ pub fn http_request(
         body.resize(length, 0);
         reader.read_exact(&mut body)?;
     }
-    Ok(Some((method, path, body)))
+    Ok(Some(HttpRequest {
+        method,
+        path,
+        query,
+        body,
+    }))
+}
+
+/// A loopback HTTP server on a free port, each connection on a thread of its own: `answer` gets
+/// every request and writes the reply, returning whether the connection stays open.
+pub fn serve_loopback<F>(answer: F) -> u16
+where
+    F: Fn(HttpRequest, &mut std::net::TcpStream) -> std::io::Result<bool> + Send + Sync + 'static,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let answer = std::sync::Arc::clone(&answer);
+            std::thread::spawn(move || -> std::io::Result<()> {
+                conn.set_read_timeout(Some(std::time::Duration::from_secs(120)))?;
+                let mut reader = std::io::BufReader::new(conn.try_clone()?);
+                while let Some(request) = read_http_request(&mut reader)? {
+                    if !answer(request, &mut conn)? {
+                        break;
+                    }
+                }
+                Ok(())
+            });
+        }
+    });
+    port
 }
