@@ -21,6 +21,7 @@ mod docs;
 mod doctor;
 mod durability;
 mod exec;
+mod gemini_real;
 mod guard;
 mod harden;
 mod harden_artifact;

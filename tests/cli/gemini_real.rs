@@ -1,0 +1,378 @@
+//! End to end with the real Gemini CLI, offline: a loopback mock of the Gemini API
+//! (`streamGenerateContent`) plays the model and scripts every tool call; Stella's hooks are
+//! installed by `git stella hooks install --agent gemini`; real files change under the client.
+//!
+//! The client is found through `STELLA_GEMINI_BIN`: an executable that runs Gemini CLI, such as
+//! the package's `bundle/gemini.js` (its `#!/usr/bin/env node` line runs it with the `node` on
+//! PATH), npm's `node_modules/.bin/gemini` link to it, or a wrapper script. `.ci/run` installs
+//! `@google/gemini-cli` and sets it. Unset, the test says it was skipped — unless `CI` is set,
+//! where a missing client fails the test.
+//!
+//! The client runs as a user runs it headless: the folder trusted with
+//! `GEMINI_CLI_TRUST_WORKSPACE=true` (so the project's `.gemini/settings.json`, and with it
+//! Stella's hooks, is loaded; `--skip-trust` would load no project settings), the API key auth
+//! chosen in the user's settings, usage statistics, telemetry, auto-update and the IDE turned
+//! off there, a pinned model (no routing call) and `--approval-mode yolo` (the mode that declares
+//! the write and shell tools). The scenarios run one after another in one test: the machine has
+//! 2 cores. Each run of the client starts node afresh (a few seconds each).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// The model every run pins (the default, `auto`, would first ask a router model).
+const MODEL: &str = "gemini-2.5-pro";
+
+/// Something to do when the mock is about to answer a step: another process editing a file.
+type Action = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct Script {
+    /// Function-call ids of this run start with it.
+    prefix: String,
+    steps: Vec<(String, Value)>,
+    /// Run before answering step `i`, i.e. once the results of steps `0..i` arrived.
+    actions: HashMap<usize, Action>,
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<Script>,
+    /// Every main-loop request body of the current run, as received.
+    requests: Mutex<Vec<Value>>,
+    /// Every other request the mock saw in the whole test: method and path.
+    others: Mutex<Vec<String>>,
+}
+
+/// The model: a loopback HTTP server answering `POST /v1beta/models/<model>:streamGenerateContent`
+/// from a script.
+struct Mock {
+    port: u16,
+    shared: Arc<Shared>,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let shared = Arc::new(Shared::default());
+        let s = Arc::clone(&shared);
+        let port = serve_loopback(move |request, conn| serve(request, conn, &s));
+        Mock { port, shared }
+    }
+
+    fn script(&self, prefix: &str, steps: Vec<(&str, Value)>, actions: Vec<(usize, Action)>) {
+        *self.shared.script.lock().unwrap() = Script {
+            prefix: prefix.to_owned(),
+            steps: steps.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+            actions: actions.into_iter().collect(),
+        };
+        self.shared.requests.lock().unwrap().clear();
+    }
+
+    /// What the model was told of step `i` of the current script: the `functionResponse`'s
+    /// `response` (`{"output": …}`, or `{"error": …}` for a failed or blocked tool).
+    fn result(&self, i: usize) -> Value {
+        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
+        let requests = self.shared.requests.lock().unwrap();
+        requests
+            .iter()
+            .rev()
+            .find_map(|r| function_responses(r).remove(&id))
+            .unwrap_or_else(|| panic!("the client sent no result for step {i} ({id})"))
+    }
+
+    fn requests(&self) -> usize {
+        self.shared.requests.lock().unwrap().len()
+    }
+}
+
+/// Every function response in a request: id → `response`.
+fn function_responses(body: &Value) -> HashMap<String, Value> {
+    let mut out = HashMap::new();
+    for c in body["contents"].as_array().into_iter().flatten() {
+        for part in c["parts"].as_array().into_iter().flatten() {
+            let r = &part["functionResponse"];
+            if let Some(id) = r["id"].as_str() {
+                out.insert(id.to_owned(), r["response"].clone());
+            }
+        }
+    }
+    out
+}
+
+/// The main loop's requests declare the file tools; anything else (a router, a corrector, a
+/// usage logger) is other traffic, recorded and answered with an empty JSON object.
+fn serve(request: HttpRequest, conn: &mut TcpStream, shared: &Shared) -> std::io::Result<bool> {
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let main_loop = request.method == "POST"
+        && request.path == format!("/v1beta/models/{MODEL}:streamGenerateContent")
+        && body["tools"][0]["functionDeclarations"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|d| d["name"] == "replace"));
+    if !main_loop {
+        shared.others.lock().unwrap().push(format!(
+            "{} {}?{}",
+            request.method, request.path, request.query
+        ));
+        write!(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+        )?;
+        return Ok(false);
+    }
+    shared.requests.lock().unwrap().push(body.clone());
+    let results = function_responses(&body);
+    let (n, action) = {
+        let mut script = shared.script.lock().unwrap();
+        let n = (0..script.steps.len())
+            .take_while(|i| results.contains_key(&format!("{}{i}", script.prefix)))
+            .count();
+        (n, script.actions.remove(&n))
+    };
+    if let Some(action) = action {
+        action();
+    }
+    let part = {
+        let script = shared.script.lock().unwrap();
+        match script.steps.get(n) {
+            Some((name, args)) => json!({
+                "functionCall": {"id": format!("{}{n}", script.prefix), "name": name, "args": args}
+            }),
+            None => json!({"text": "Done."}),
+        }
+    };
+    let event = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+        "modelVersion": MODEL,
+    });
+    write!(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\ndata: {event}\r\n\r\n"
+    )?;
+    conn.flush()?;
+    Ok(false)
+}
+
+struct Client<'a> {
+    bin: &'a Path,
+    w: &'a World,
+    mock: &'a Mock,
+}
+
+impl Client<'_> {
+    /// `gemini -p PROMPT`, headless, in the repository, with `git-stella`'s folder on PATH.
+    fn command(&self, prompt: &str) -> Command {
+        let mut cmd = Command::new(self.bin);
+        clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
+        let stella = assert_cmd::cargo::cargo_bin("git-stella");
+        let path =
+            std::env::join_paths(std::iter::once(stella.parent().unwrap().to_owned()).chain(
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+            ))
+            .unwrap();
+        cmd.current_dir(&self.w.repo)
+            .env("PATH", path)
+            .env("GEMINI_API_KEY", "x")
+            .env(
+                "GOOGLE_GEMINI_BASE_URL",
+                format!("http://127.0.0.1:{}", self.mock.port),
+            )
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .args(["-p", prompt, "-m", MODEL, "--approval-mode", "yolo"])
+            .args(["--output-format", "json"])
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Run the client to the end (bounded), returning its output and final JSON.
+    fn run(&self, prompt: &str) -> (Output, Value) {
+        let started = Instant::now();
+        let out = run_bounded(&mut self.command(prompt), Duration::from_secs(120));
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "gemini -p {prompt:?}: {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+            panic!(
+                "the client printed no JSON (status {:?}):\nstdout: {}\nstderr: {}",
+                out.status,
+                stdout(&out),
+                stderr(&out)
+            )
+        });
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        (out, json)
+    }
+}
+
+/// The user's own settings, as the notes on running Gemini CLI offline list them: API-key auth,
+/// and nothing that talks to anything but the model.
+fn user_settings(home: &Path) {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "ide": {"enabled": false},
+        "tools": {"disableLLMCorrection": true},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+fn read_file(path: &Path) -> Value {
+    json!({"file_path": path})
+}
+
+fn write_file(path: &Path, content: &str) -> Value {
+    json!({"file_path": path, "content": content})
+}
+
+fn replace(path: &Path, old: &str, new: &str) -> Value {
+    json!({"file_path": path, "instruction": "Change it.", "old_string": old, "new_string": new})
+}
+
+/// A file change made by "another process" when the mock reaches a step.
+fn rewrite(path: &Path, content: &'static str) -> Action {
+    let path = path.to_owned();
+    Box::new(move || std::fs::write(path, content).unwrap())
+}
+
+/// The text of a tool's result, and whether it was an error.
+fn told(result: &Value) -> (String, bool) {
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    match result.get("error") {
+        Some(e) => (text(e), true),
+        None => (text(&result["output"]), false),
+    }
+}
+
+/// A file tool of step `i` that Stella refused: the tool did not run and the model got the
+/// refusal, word for word, as the tool's error. `diff`: the hunk from what the session saw to
+/// what is on disk.
+fn assert_refused(mock: &Mock, i: usize, file: &str, diff: &str) {
+    assert_eq!(
+        told(&mock.result(i)),
+        (
+            format!(
+                "Tool execution blocked: refusing to write: {file}\n\
+{file} changed since this session last read it: another process or a person edited it after this session looked.\n\
+This write would overwrite their work with a plan formed against content that no longer exists.\n\
+Nothing was written. To recover, re-read {file} and redo the change against what is there now.\n\
+--- {file} (seen by this session)\n\
++++ {file} (on disk now)\n\
+{diff}"
+            ),
+            true
+        ),
+        "step {i}: the model must receive Stella's refusal as the tool's error"
+    );
+}
+
+/// The hunk of a refusal when another process appended `line` to `alpha\nbeta\n`.
+fn appended(line: &str) -> String {
+    format!("@@ -1,2 +1,3 @@\n alpha\n beta\n+{line}")
+}
+
+/// A tool of step `i` that ran: no error, no refusal.
+fn assert_allowed(mock: &Mock, i: usize) -> String {
+    let (text, is_error) = told(&mock.result(i));
+    assert!(
+        !is_error && !text.contains("refusing"),
+        "step {i} must pass: {text}"
+    );
+    text
+}
+
+#[test]
+fn the_real_gemini_cli_is_guarded_by_stella() {
+    let Some(bin) = client_bin("STELLA_GEMINI_BIN", "the real Gemini CLI test") else {
+        return;
+    };
+    let started = Instant::now();
+    let mock = Mock::start();
+    let w = World::new();
+    user_settings(&w.home);
+    w.ok(&["hooks", "install", "--agent", "gemini"]);
+    let c = Client {
+        bin: &bin,
+        w: &w,
+        mock: &mock,
+    };
+    let notes = w.repo.join("notes.txt");
+
+    // (3) A file with CRLF line endings: write_file of LF content (Gemini CLI keeps the file's
+    // CRLF on disk), then the session's replace of its own file: allowed, no false refusal.
+    std::fs::write(w.repo.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    let crlf = w.repo.join("crlf.txt");
+    mock.script(
+        "s3_",
+        vec![
+            ("read_file", read_file(&crlf)),
+            ("write_file", write_file(&crlf, "one\ntwo\nthree\n")),
+            ("replace", replace(&crlf, "two", "TWO")),
+        ],
+        vec![],
+    );
+    let (_, result) = c.run("Edit crlf.txt");
+    for i in 0..3 {
+        assert_allowed(&mock, i);
+    }
+    assert_eq!(
+        std::fs::read(&crlf).unwrap(),
+        b"one\r\nTWO\r\nthree\r\n".to_vec()
+    );
+    let sid = result["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(w.ok(&["--session", &sid, "status"]), "fresh      crlf.txt");
+
+    // (4) read_file → another process edits → a stale replace and a stale write_file are
+    // refused; after a re-read the redone replace is allowed.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "s4_",
+        vec![
+            ("read_file", read_file(&notes)),
+            ("replace", replace(&notes, "beta", "BETA")),
+            ("write_file", write_file(&notes, "mine\n")),
+            ("read_file", read_file(&notes)),
+            ("replace", replace(&notes, "beta", "BETA")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
+    );
+    let (_, result) = c.run("Please update notes.txt");
+    assert_refused(&mock, 1, "notes.txt", &appended("gamma (another process)"));
+    assert_refused(&mock, 2, "notes.txt", &appended("gamma (another process)"));
+    let reread = assert_allowed(&mock, 3);
+    assert!(reread.contains("gamma (another process)"), "{reread}");
+    assert_allowed(&mock, 4);
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nBETA\ngamma (another process)\n"
+    );
+    // The turn went on after each refusal, and the run ended normally.
+    assert_eq!(mock.requests(), 6);
+    assert_eq!(result["response"], "Done.");
+    let stats = &result["stats"]["tools"];
+    assert_eq!(
+        (&stats["totalCalls"], &stats["totalFail"]),
+        (&json!(5), &json!(2))
+    );
+
+    // Nothing but the main loop reached the model's endpoint in the whole test.
+    assert_eq!(*mock.shared.others.lock().unwrap(), Vec::<String>::new());
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "the real Gemini CLI test: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
