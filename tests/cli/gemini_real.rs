@@ -1,6 +1,8 @@
 //! End to end with the real Gemini CLI, offline: a loopback mock of the Gemini API
 //! (`streamGenerateContent`) plays the model and scripts every tool call; Stella's hooks are
 //! installed by `git stella hooks install --agent gemini`; real files change under the client.
+//! The hooks guard the file tools and rewrite every `run_shell_command` to run under
+//! `git stella exec`, the shell guard, in the same session.
 //!
 //! The client is found through `STELLA_GEMINI_BIN`: an executable that runs Gemini CLI, such as
 //! the package's `bundle/gemini.js` (its `#!/usr/bin/env node` line runs it with the `node` on
@@ -14,7 +16,7 @@
 //! chosen in the user's settings, usage statistics, telemetry, auto-update and the IDE turned
 //! off there, a pinned model (no routing call) and `--approval-mode yolo` (the mode that declares
 //! the write and shell tools). The scenarios run one after another in one test: the machine has
-//! 2 cores. Each run of the client starts node afresh (a few seconds each).
+//! 2 cores. Each run of the client starts node afresh: about 4 s a run, about 20 s in all.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -242,6 +244,10 @@ fn replace(path: &Path, old: &str, new: &str) -> Value {
     json!({"file_path": path, "instruction": "Change it.", "old_string": old, "new_string": new})
 }
 
+fn shell(command: &str) -> Value {
+    json!({"command": command, "description": "Run a command."})
+}
+
 /// A file change made by "another process" when the mock reaches a step.
 fn rewrite(path: &Path, content: &'static str) -> Action {
     let path = path.to_owned();
@@ -257,27 +263,37 @@ fn told(result: &Value) -> (String, bool) {
     }
 }
 
-/// A file tool of step `i` that Stella refused: the tool did not run and the model got the
-/// refusal, word for word, as the tool's error. `diff`: the hunk from what the session saw to
-/// what is on disk.
-fn assert_refused(mock: &Mock, i: usize, file: &str, diff: &str) {
-    assert_eq!(
-        told(&mock.result(i)),
-        (
-            format!(
-                "Tool execution blocked: refusing to write: {file}\n\
+/// Stella's refusal of a write to `file`, word for word; `diff`: the hunk from what the session
+/// saw to what is on disk.
+fn refusal(file: &str, diff: &str) -> String {
+    format!(
+        "refusing to write: {file}\n\
 {file} changed since this session last read it: another process or a person edited it after this session looked.\n\
 This write would overwrite their work with a plan formed against content that no longer exists.\n\
 Nothing was written. To recover, re-read {file} and redo the change against what is there now.\n\
 --- {file} (seen by this session)\n\
 +++ {file} (on disk now)\n\
 {diff}"
-            ),
+    )
+}
+
+/// A file tool of step `i` that Stella refused: the tool did not run and the model got the
+/// refusal, word for word, as the tool's error.
+fn assert_refused(mock: &Mock, i: usize, file: &str, diff: &str) {
+    assert_eq!(
+        told(&mock.result(i)),
+        (
+            format!("Tool execution blocked: {}", refusal(file, diff)),
             true
         ),
         "step {i}: the model must receive Stella's refusal as the tool's error"
     );
 }
+
+/// How Gemini CLI ends a tool's result when a BeforeTool hook rewrote its input: here, the
+/// shell command Stella wrapped in `git stella exec`.
+const REWRITTEN: &str =
+    "\n\n[System] Tool input parameters were modified by a hook before execution.";
 
 /// The hunk of a refusal when another process appended `line` to `alpha\nbeta\n`.
 fn appended(line: &str) -> String {
@@ -310,6 +326,73 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
         mock: &mock,
     };
     let notes = w.repo.join("notes.txt");
+
+    // (1) `cat` through the shell arms the guard: another process edits the file, the
+    // session's write_file is refused.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "s1_",
+        vec![
+            ("run_shell_command", shell("cat notes.txt")),
+            ("write_file", write_file(&notes, "mine\n")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
+    );
+    let (_, result) = c.run("Rewrite notes.txt");
+    // The command ran, rewritten by Stella's hook, under the shell guard: the model saw what
+    // `cat` printed, and the session recorded the read.
+    let shown = assert_allowed(&mock, 0);
+    assert!(
+        shown.starts_with("<untrusted_context>\nOutput: alpha\nbeta\nProcess Group PGID: ")
+            && shown.ends_with(&format!("</untrusted_context>{REWRITTEN}")),
+        "{shown}"
+    );
+    assert_refused(&mock, 1, "notes.txt", &appended("gamma (another process)"));
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ngamma (another process)\n"
+    );
+    // The turn went on: the model answered after the refusal, and the run ended normally.
+    assert_eq!(mock.requests(), 3);
+    assert_eq!(result["response"], "Done.");
+    let log = w.ok(&["log", result["session_id"].as_str().unwrap()]);
+    assert!(
+        log.contains("exec cat notes.txt (1 read, 0 changed)")
+            && log.contains("refused write notes.txt"),
+        "{log}"
+    );
+
+    // (2) read_file → another process edits → the shell overwrites the file: refused by the
+    // shell guard, the other process's bytes kept, the refusal in the command's output.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "s2_",
+        vec![
+            ("read_file", read_file(&notes)),
+            ("run_shell_command", shell("printf 'x\\n' > notes.txt")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ndelta (another process)\n"))],
+    );
+    let (_, result) = c.run("Overwrite notes.txt");
+    assert_allowed(&mock, 0);
+    // A shell command that fails is no failed tool call: the model reads the refusal (the
+    // command's stderr), the shell's own error and the exit code in the command's output.
+    let (text, is_error) = told(&mock.result(1));
+    assert!(
+        !is_error
+            && text.starts_with(&format!(
+                "<untrusted_context>\nOutput: {}\n",
+                refusal("notes.txt", &appended("delta (another process)"))
+            ))
+            && text.contains(": notes.txt: Permission denied\nExit Code: 1\nProcess Group PGID: ")
+            && text.ends_with(&format!("</untrusted_context>{REWRITTEN}")),
+        "the model must see the refusal in the command's output: {text}"
+    );
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ndelta (another process)\n"
+    );
+    assert_eq!(result["response"], "Done.");
 
     // (3) A file with CRLF line endings: write_file of LF content (Gemini CLI keeps the file's
     // CRLF on disk), then the session's replace of its own file: allowed, no false refusal.
