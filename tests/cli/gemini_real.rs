@@ -451,6 +451,44 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
         (&json!(5), &json!(2))
     );
 
+    // (5) A shell command the model runs in a subfolder (`dir_path`) runs there under the shell
+    // guard too: the hook's rewrite keeps the model's other arguments.
+    std::fs::create_dir_all(w.repo.join("sub")).unwrap();
+    mock.script(
+        "s5_",
+        vec![(
+            "run_shell_command",
+            json!({
+                "command": "pwd && printf 'made here\\n' > made.txt",
+                "description": "Make a file.",
+                "dir_path": "sub",
+            }),
+        )],
+        vec![],
+    );
+    let (_, result) = c.run("Make a file in sub");
+    let shown = assert_allowed(&mock, 0);
+    let log = w.ok(&["log", result["session_id"].as_str().unwrap()]);
+    assert!(
+        log.contains("exec pwd && printf 'made here\\n' > made.txt (0 read, 1 changed)"),
+        "the command ran under the shell guard: {log}"
+    );
+    // PRODUCT GAP: Gemini CLI 0.61.0 builds the tool call from `hookSpecificOutput.tool_input`
+    // alone (its scheduler calls `tool.build(tool_input)`; the documented merge happens only
+    // between sequential hooks), so a rewrite that returns just `command` drops `dir_path`
+    // (and `is_background`, `description`): today the command runs in the repository's root,
+    // printing the root and writing made.txt there. The hook must return the model's whole
+    // `tool_input` with only `command` replaced.
+    assert!(
+        shown.starts_with(&format!(
+            "<untrusted_context>\nOutput: {}\n",
+            w.repo.join("sub").display()
+        )),
+        "the command must run in the folder the model named: {shown}"
+    );
+    assert_eq!(w.read("sub/made.txt"), "made here\n");
+    assert!(!w.repo.join("made.txt").exists());
+
     // Nothing but the main loop reached the model's endpoint in the whole test.
     assert_eq!(*mock.shared.others.lock().unwrap(), Vec::<String>::new());
     let _ = writeln!(
