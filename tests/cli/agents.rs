@@ -599,7 +599,12 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
         Some("installed Stella's hooks in .gemini/settings.json")
     );
     // Then the trust step Gemini CLI needs, and nothing else.
-    assert!(lines.next().unwrap().starts_with("next: Gemini CLI runs a project's hooks"));
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("next: Gemini CLI runs a project's hooks")
+    );
     assert_eq!(lines.next(), None, "{said}");
     let installed = read(".gemini/settings.json");
     assert_eq!(installed["theme"], "dark");

@@ -16,7 +16,7 @@
 //! chosen in the user's settings, usage statistics, telemetry, auto-update and the IDE turned
 //! off there, a pinned model (no routing call) and `--approval-mode yolo` (the mode that declares
 //! the write and shell tools). The scenarios run one after another in one test: the machine has
-//! 2 cores. Each run of the client starts node afresh: about 4 s a run, about 20 s in all.
+//! 2 cores. Each run of the client starts node afresh: 4 to 7 s a run, 20 to 30 s in all.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -216,8 +216,9 @@ impl Client<'_> {
     }
 }
 
-/// The user's own settings, as the notes on running Gemini CLI offline list them: API-key auth,
-/// and nothing that talks to anything but the model.
+/// The user's own settings: API-key auth (with `GOOGLE_GEMINI_BASE_URL` set and no auth chosen,
+/// Gemini CLI picks the `gateway` auth, which headless runs reject), and nothing that talks to
+/// anything but the model (the usage logger, telemetry, the update check, the IDE).
 fn user_settings(home: &Path) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
