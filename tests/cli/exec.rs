@@ -108,7 +108,10 @@ fn a_read_is_recorded_and_a_stale_overwrite_refused() {
     assert_eq!(log[0]["refused"][0]["path"], "a.txt");
     assert_eq!(log[0]["refused"][0]["intent"], "write");
     assert!(
-        log[0]["summary"].as_str().unwrap().ends_with("(0 read, 0 changed, 1 refused)"),
+        log[0]["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with("(0 read, 0 changed, 1 refused)"),
         "{}",
         log[0]
     );

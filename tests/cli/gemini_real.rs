@@ -474,12 +474,10 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
         log.contains("exec pwd && printf 'made here\\n' > made.txt (0 read, 1 changed)"),
         "the command ran under the shell guard: {log}"
     );
-    // PRODUCT GAP: Gemini CLI 0.61.0 builds the tool call from `hookSpecificOutput.tool_input`
-    // alone (its scheduler calls `tool.build(tool_input)`; the documented merge happens only
-    // between sequential hooks), so a rewrite that returns just `command` drops `dir_path`
-    // (and `is_background`, `description`): today the command runs in the repository's root,
-    // printing the root and writing made.txt there. The hook must return the model's whole
-    // `tool_input` with only `command` replaced.
+    // Gemini CLI 0.61.0 builds the tool call from `hookSpecificOutput.tool_input` alone (its
+    // scheduler calls `tool.build(tool_input)`; the documented merge happens only between
+    // sequential hooks), so the hook returns the model's whole input with only `command`
+    // replaced: `dir_path` holds, and the command runs in `sub/`.
     assert!(
         shown.starts_with(&format!(
             "<untrusted_context>\nOutput: {}\n",
