@@ -60,3 +60,16 @@ for host in claude-code:claude codex gemini; do
   read -r a b < <(RUNS=$((RUNS * 5)) best_pair call ref)
   printf '| %s | %s µs | %s | %s µs | **%s×** |\n' "hook $name, pre-write event" "$a" "$refname" "$b" "$(ratio "$a" "$b")"
 done
+
+# A shell command as Codex runs it under Stella's hooks: the pre-event that rewrites it, then the
+# rewritten command, which runs it under the shell guard and records the read. Against the same
+# `cat` run as Codex would run it without Stella (`bash -c`).
+[[ -n "${BASELINE:-}" ]] && exit 0
+printf '{"session_id":"bench-codex","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"cat notes.txt"},"tool_use_id":"call_bench_sh"}' \
+  "$repo" > "$WORK/codex-bash.json"
+rewritten=$("$BIN/git-stella" hook codex < "$WORK/codex-bash.json" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["hookSpecificOutput"]["updatedInput"]["command"])')
+call=(sh -c "'$BIN/git-stella' hook codex < '$WORK/codex-bash.json' >/dev/null && bash -c \"\$0\" >/dev/null" "$rewritten")
+ref=(bash -c "cat notes.txt >/dev/null")
+read -r a b < <(best_pair call ref)
+printf '| %s | %s µs | %s | %s µs | **%s×** |\n' "Codex shell command: hook + cat under the guard" "$a" "bash -c cat" "$b" "$(ratio "$a" "$b")"
