@@ -30,6 +30,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead, Read, Write};
 use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
@@ -116,6 +117,20 @@ pub enum Error {
         FORMATS_READ.end()
     )]
     UnsupportedFormat { format: u32, reader: String },
+    /// The bytes are damaged: the file ends early, an object does not inflate, the pack's
+    /// checksum does not match. Found before anything is decided from the artifact.
+    #[error("the artifact is corrupt or truncated: {why}")]
+    Corrupt { why: String },
+    /// The argument named a checkpoint ref this repository does not have.
+    #[error("no checkpoint ref '{name}' in this repository")]
+    NoRef { name: String },
+    /// The argument named a checkpoint ref, and there is no repository here to hold it.
+    #[error("'{name}' names a checkpoint ref, and there is no git repository here")]
+    NoRepository {
+        name: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
     #[error("could not read the artifact")]
     Io(#[from] io::Error),
     /// Writing the artifact out failed (a full disk, a closed pipe): what was written is not an
@@ -451,7 +466,8 @@ impl PackObjects {
     }
 }
 
-/// What the head of an artifact says, read without the rest of the file.
+/// What the head of an artifact says: the tip, its manifest, fingerprint and origins, read from a
+/// bundle whose every byte was checked first (see [`read_head`]).
 #[derive(Clone, Debug)]
 pub struct Head {
     pub refname: String,
@@ -472,27 +488,169 @@ impl Head {
     }
 }
 
-/// Read an artifact's head: the bundle header, then the tip commit, its tree, `stella.toml`,
-/// `fingerprint` and `origins` from the start of the pack, each checked against the id that names
-/// it. Refuses anything that is not a Stella artifact of a format this build reads.
-pub fn read_head(reader: impl Read) -> Result<Head, Error> {
-    let mut r = io::BufReader::with_capacity(64 * 1024, reader);
-    let mut line = Vec::new();
-    let read_line = |r: &mut io::BufReader<_>, line: &mut Vec<u8>| -> Result<(), Error> {
-        line.clear();
-        r.by_ref().take(4096).read_until(b'\n', line)?;
-        if line.is_empty() {
-            return Err(not_artifact(
-                "the file ends where a git bundle header belongs",
-            ));
+/// Where an artifact comes from: a bundle file, or a checkpoint ref already in the project's
+/// repository (fetched there with stock git).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    File(PathBuf),
+    Ref(String),
+}
+
+impl Source {
+    /// What a command-line argument names: a ref when nothing exists at that path (relative to
+    /// `cwd`) and it is spelled `refs/stella/checkpoints/…`; a file otherwise.
+    ///
+    /// A file wins over a ref of the same spelling, so an argument that named a file keeps naming
+    /// it; `./refs/stella/checkpoints/…` always names a file.
+    pub fn from_arg(cwd: &Path, arg: &Path) -> Source {
+        let path = cwd.join(arg);
+        let absent = matches!(std::fs::symlink_metadata(&path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound);
+        match arg.to_str() {
+            Some(name) if absent && name.starts_with(CHECKPOINTS) => Source::Ref(name.to_owned()),
+            _ => Source::File(path),
         }
+    }
+
+    /// Open the artifact, checked whole; `user_repo` opens the project's repository, which only a
+    /// ref needs.
+    pub fn open(
+        &self,
+        user_repo: impl FnOnce() -> Result<gix::Repository, gix::Error>,
+    ) -> Result<Opened, Error> {
+        match self {
+            Source::File(path) => Ok(Opened {
+                head: read_file(path)?,
+                file: path.clone(),
+                _packed: None,
+            }),
+            Source::Ref(name) => {
+                let repo = user_repo().map_err(|source| Error::NoRepository {
+                    name: name.clone(),
+                    source: Box::new(source),
+                })?;
+                pack_ref(&repo, name)
+            }
+        }
+    }
+}
+
+impl From<&Path> for Source {
+    fn from(path: &Path) -> Self {
+        Source::File(path.to_owned())
+    }
+}
+
+impl From<&PathBuf> for Source {
+    fn from(path: &PathBuf) -> Self {
+        Source::File(path.clone())
+    }
+}
+
+impl From<PathBuf> for Source {
+    fn from(path: PathBuf) -> Self {
+        Source::File(path)
+    }
+}
+
+/// An artifact read and checked whole: its head, and a bundle file that holds it.
+#[derive(Debug)]
+pub struct Opened {
+    pub head: Head,
+    /// The file named; for a ref, a bundle Stella packed from it into a private temporary folder
+    /// that lives as long as this value.
+    pub file: PathBuf,
+    _packed: Option<tempfile::TempDir>,
+}
+
+/// Pack the checkpoint ref `name` of `repo` into a bundle in a private temporary folder, as
+/// `checkpoint` writes one, and read that back like any file: a ref and a file meet the same
+/// checks.
+pub fn pack_ref(repo: &gix::Repository, name: &str) -> Result<Opened, Error> {
+    let no_ref = || Error::NoRef {
+        name: name.to_owned(),
+    };
+    let tip = repo
+        .try_find_reference(name)
+        .map_err(|_| no_ref())?
+        .ok_or_else(no_ref)?
+        .peel_to_id()
+        .map_err(|_| no_ref())?
+        .detach();
+    let dir = tempfile::Builder::new()
+        .prefix("stella-checkpoint-")
+        .tempdir()?;
+    let file = dir.path().join("checkpoint.stella.bundle");
+    let mut out = io::BufWriter::new(std::fs::File::create(&file)?);
+    write_bundle(repo, name, tip, &mut out)?;
+    out.flush()?;
+    drop(out);
+    Ok(Opened {
+        head: read_file(&file)?,
+        file,
+        _packed: Some(dir),
+    })
+}
+
+/// Read the artifact at `path` (see [`read_head`]), whatever the order of its pack.
+///
+/// A pack in Stella's order is read and checked in one pass. Any other order (stock `git bundle
+/// create` puts every commit first) is indexed whole by stock `git index-pack` in a private
+/// temporary repository, which checks the pack's checksum and every object, and the head is read
+/// from there.
+pub fn read_file(path: &Path) -> Result<Head, Error> {
+    match read_streaming(std::fs::File::open(path)?)? {
+        Streamed::Head(head) => Ok(*head),
+        Streamed::OtherOrder => read_indexed(path),
+    }
+}
+
+/// Read an artifact in Stella's order from a stream: the bundle header, then the tip commit, its
+/// tree, `stella.toml`, `fingerprint` and `origins` at the start of the pack, each checked
+/// against the id that names it; then every other entry, each inflated whole, and the pack's
+/// trailing checksum against every byte before it. Nothing is decided before the whole pack
+/// checked out: a damaged or truncated artifact is [`Error::Corrupt`], whatever it claims.
+///
+/// A pack in another order cannot be read in one pass: [`read_file`] reads it.
+pub fn read_head(reader: impl Read) -> Result<Head, Error> {
+    match read_streaming(reader)? {
+        Streamed::Head(head) => Ok(*head),
+        Streamed::OtherOrder => Err(not_artifact(
+            "its pack does not start with the artifact's head; read it from a file, which is indexed whole",
+        )),
+    }
+}
+
+/// What a streaming read found.
+enum Streamed {
+    Head(Box<Head>),
+    /// The pack is not in Stella's order: its head must be looked up, not read in passing.
+    OtherOrder,
+}
+
+fn corrupt(why: impl Into<String>) -> Error {
+    Error::Corrupt { why: why.into() }
+}
+
+/// Read the bundle header up to the pack: the one ref under [`CHECKPOINTS`] and its tip. Other
+/// refs may travel beside it; prerequisites may not (an artifact is self-contained).
+fn read_bundle_header(r: &mut impl BufRead) -> Result<(String, ObjectId), Error> {
+    // Past the signature the file is a bundle: ending early is a truncation.
+    let read_line = |r: &mut dyn BufRead, line: &mut Vec<u8>, signed: bool| {
+        line.clear();
+        r.take(4096).read_until(b'\n', line)?;
         if line.last() != Some(&b'\n') {
-            return Err(not_artifact("it is not a git bundle"));
+            return Err(match (signed, line.is_empty()) {
+                (true, _) => corrupt("the file ends inside the bundle header"),
+                (false, true) => not_artifact("the file ends where a git bundle header belongs"),
+                (false, false) => not_artifact("it is not a git bundle"),
+            });
         }
         line.pop();
         Ok(())
     };
-    read_line(&mut r, &mut line)?;
+    let mut line = Vec::new();
+    read_line(r, &mut line, false)?;
     match line.as_slice() {
         b"# v2 git bundle" => {}
         b"# v3 git bundle" => {
@@ -504,7 +662,7 @@ pub fn read_head(reader: impl Read) -> Result<Head, Error> {
     }
     let mut refs = Vec::new();
     loop {
-        read_line(&mut r, &mut line)?;
+        read_line(r, &mut line, true)?;
         if line.is_empty() {
             break;
         }
@@ -522,48 +680,450 @@ pub fn read_head(reader: impl Read) -> Result<Head, Error> {
             .map_err(|_| not_artifact("a bundle ref line has a malformed id"))?;
         refs.push((id, name.to_owned()));
     }
-    let [(tip, refname)] = refs.as_slice() else {
-        return Err(not_artifact(format!(
-            "the bundle holds {} refs; an artifact holds exactly one under {CHECKPOINTS}",
+    let checkpoints: Vec<&(ObjectId, String)> = refs
+        .iter()
+        .filter(|(_, name)| name.starts_with(CHECKPOINTS))
+        .collect();
+    match (checkpoints.as_slice(), refs.as_slice()) {
+        ([(tip, name)], _) => Ok((name.clone(), *tip)),
+        ([], [(_, name)]) => Err(not_artifact(format!(
+            "the bundle's ref is '{name}', not one under {CHECKPOINTS}: it is a plain git bundle"
+        ))),
+        ([], _) => Err(not_artifact(format!(
+            "the bundle holds {} refs, none under {CHECKPOINTS}: it is a plain git bundle",
             refs.len()
-        )));
-    };
-    if !refname.starts_with(CHECKPOINTS) {
-        return Err(not_artifact(format!(
-            "the bundle's ref is '{refname}', not one under {CHECKPOINTS}: it is a plain git bundle"
-        )));
+        ))),
+        (many, _) => Err(not_artifact(format!(
+            "the bundle holds {} refs under {CHECKPOINTS}; an artifact holds exactly one",
+            many.len()
+        ))),
     }
+}
+
+/// The pack as it streams by: every byte handed out is hashed for the trailing checksum, and
+/// counted.
+struct Tap<'a, R> {
+    inner: &'a mut io::BufReader<R>,
+    hasher: gix::hash::Hasher,
+    /// Bytes of the pack handed out so far.
+    pos: u64,
+}
+
+impl<R: Read> Read for Tap<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let available = self.fill_buf()?;
+            let n = available.len().min(buf.len());
+            buf[..n].copy_from_slice(&available[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for Tap<'_, R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.hasher.update(&self.inner.buffer()[..n]);
+        self.pos += n as u64;
+        self.inner.consume(n);
+    }
+}
+
+/// What a pack entry holds, as its header says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stored {
+    Whole(gix::objs::Kind),
+    /// A delta against the entry that many bytes before this one.
+    OffsetDelta(u64),
+    /// A delta against the object of a given id.
+    RefDelta,
+}
+
+/// Walks a pack entry by entry, checking each as it goes.
+struct PackReader<'a, R> {
+    tap: Tap<'a, R>,
+    hash: gix::hash::Kind,
+    count: u32,
+    /// Entries begun so far.
+    index: u32,
+    /// Where each entry begun so far starts in the pack, ascending.
+    starts: Vec<u64>,
+    zlib: gix_zlib::Decompress,
+}
+
+impl<R: Read> PackReader<'_, R> {
+    /// Begin the next entry: what it holds and how many bytes it inflates to.
+    fn next_entry(&mut self) -> Result<(Stored, u64), Error> {
+        self.index += 1;
+        self.starts.push(self.tap.pos);
+        let (index, count) = (self.index, self.count);
+        let ends = || corrupt(format!("the file ends inside object {index} of {count}"));
+        let r = &mut self.tap;
+        let mut byte = [0u8; 1];
+        r.read_exact(&mut byte).map_err(|_| ends())?;
+        let type_id = (byte[0] >> 4) & 0b111;
+        let mut size = u64::from(byte[0] & 0b1111);
+        let mut shift = 4;
+        while byte[0] & 0x80 != 0 {
+            r.read_exact(&mut byte).map_err(|_| ends())?;
+            if shift > 57 {
+                return Err(corrupt(format!(
+                    "object {index} of {count} has a malformed size"
+                )));
+            }
+            size |= u64::from(byte[0] & 0x7f) << shift;
+            shift += 7;
+        }
+        let stored = match type_id {
+            1 => Stored::Whole(gix::objs::Kind::Commit),
+            2 => Stored::Whole(gix::objs::Kind::Tree),
+            3 => Stored::Whole(gix::objs::Kind::Blob),
+            4 => Stored::Whole(gix::objs::Kind::Tag),
+            6 => {
+                // git's offset encoding: base 128, big-endian, each continuation adding one.
+                r.read_exact(&mut byte).map_err(|_| ends())?;
+                let mut offset = u64::from(byte[0] & 0x7f);
+                while byte[0] & 0x80 != 0 {
+                    r.read_exact(&mut byte).map_err(|_| ends())?;
+                    if offset > u64::MAX >> 8 {
+                        return Err(corrupt(format!(
+                            "object {index} of {count} has a malformed delta offset"
+                        )));
+                    }
+                    offset = ((offset + 1) << 7) | u64::from(byte[0] & 0x7f);
+                }
+                let start = self.starts[self.starts.len() - 1];
+                let base = start.checked_sub(offset);
+                if base.is_none_or(|b| self.starts.binary_search(&b).is_err()) {
+                    return Err(corrupt(format!(
+                        "object {index} of {count} is a delta against a place in the pack where no object starts"
+                    )));
+                }
+                Stored::OffsetDelta(offset)
+            }
+            7 => {
+                let mut id = vec![0u8; self.hash.len_in_bytes()];
+                r.read_exact(&mut id).map_err(|_| ends())?;
+                Stored::RefDelta
+            }
+            t => {
+                return Err(corrupt(format!(
+                    "object {index} of {count} has the unknown type {t}"
+                )));
+            }
+        };
+        Ok((stored, size))
+    }
+
+    /// Inflate the current entry's data whole: it must be one complete zlib stream of exactly
+    /// `size` bytes. Kept in `keep` when given.
+    fn inflate(&mut self, size: u64, mut keep: Option<&mut Vec<u8>>) -> Result<(), Error> {
+        use gix_zlib::{FlushDecompress, Status};
+        let (index, count) = (self.index, self.count);
+        let state = &mut self.zlib;
+        state.reset();
+        let mut scratch = vec![0u8; 64 * 1024];
+        let mut produced = 0u64;
+        loop {
+            let (status, consumed, written, eof) = {
+                let input = self.tap.fill_buf()?;
+                let eof = input.is_empty();
+                let (in0, out0) = (state.total_in(), state.total_out());
+                let flush = if eof {
+                    FlushDecompress::Finish
+                } else {
+                    FlushDecompress::None
+                };
+                let status = state.decompress(input, &mut scratch, flush).map_err(|_| {
+                    corrupt(format!(
+                        "object {index} of {count} does not inflate ({})",
+                        state.error_message().unwrap_or("corrupt deflate stream")
+                    ))
+                })?;
+                (
+                    status,
+                    (state.total_in() - in0) as usize,
+                    (state.total_out() - out0) as usize,
+                    eof,
+                )
+            };
+            self.tap.consume(consumed);
+            produced += written as u64;
+            if produced > size {
+                return Err(corrupt(format!(
+                    "object {index} of {count} inflates to more than the {size} bytes its header says"
+                )));
+            }
+            if let Some(keep) = keep.as_deref_mut() {
+                keep.extend_from_slice(&scratch[..written]);
+            }
+            match status {
+                Status::StreamEnd => break,
+                _ if eof => {
+                    return Err(corrupt(format!(
+                        "the file ends inside object {index} of {count}"
+                    )));
+                }
+                _ if consumed == 0 && written == 0 => {
+                    return Err(corrupt(format!(
+                        "object {index} of {count} does not inflate"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if produced != size {
+            return Err(corrupt(format!(
+                "object {index} of {count} inflates to {produced} bytes where its header says {size}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The next entry as a head object: whole, of `kind`, hashing to `expected`. `None` when it is
+    /// anything else, which a pack in another order gives.
+    fn head_object(
+        &mut self,
+        expected: ObjectId,
+        kind: gix::objs::Kind,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let (stored, size) = self.next_entry()?;
+        if stored != Stored::Whole(kind) {
+            return Ok(None);
+        }
+        if size > MAX_HEAD_OBJECT {
+            return Err(not_artifact(format!(
+                "a head object claims {size} bytes, more than an artifact's head may hold"
+            )));
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        self.inflate(size, Some(&mut data))?;
+        let id = gix::objs::compute_hash(expected.kind(), kind, &data)
+            .map_err(|_| not_artifact("an object could not be hashed"))?;
+        Ok((id == expected).then_some(data))
+    }
+
+    /// Every remaining entry inflated whole, then the trailing checksum against every byte of
+    /// the pack before it, then the end of the file.
+    fn check_rest(mut self) -> Result<(), Error> {
+        while self.index < self.count {
+            let (_, size) = self.next_entry()?;
+            self.inflate(size, None)?;
+        }
+        let Tap { inner, hasher, .. } = self.tap;
+        let computed = hasher
+            .try_finalize()
+            .map_err(|e| corrupt(format!("the pack could not be hashed: {e}")))?;
+        let mut trailer = vec![0u8; self.hash.len_in_bytes()];
+        inner
+            .read_exact(&mut trailer)
+            .map_err(|_| corrupt("the file ends before the pack's checksum"))?;
+        if trailer != computed.as_bytes() {
+            let said: String = trailer.iter().map(|b| format!("{b:02x}")).collect();
+            return Err(corrupt(format!(
+                "the pack's checksum is wrong: it says {said}, its bytes hash to {computed}"
+            )));
+        }
+        if !inner.fill_buf()?.is_empty() {
+            return Err(corrupt("bytes follow the pack's checksum"));
+        }
+        Ok(())
+    }
+}
+
+/// Read a bundle in Stella's order in one pass (see [`read_head`]).
+fn read_streaming(reader: impl Read) -> Result<Streamed, Error> {
+    let mut r = io::BufReader::with_capacity(256 * 1024, reader);
+    let (refname, tip) = read_bundle_header(&mut r)?;
+    let hash = tip.kind();
+    let mut tap = Tap {
+        inner: &mut r,
+        hasher: gix::hash::hasher(hash),
+        pos: 0,
+    };
     let mut header = [0u8; 12];
-    r.read_exact(&mut header)
-        .map_err(|_| not_artifact("the pack is truncated"))?;
+    tap.read_exact(&mut header)
+        .map_err(|_| corrupt("the file ends inside the pack's header"))?;
     if &header[..4] != b"PACK" || header[4..8] != [0, 0, 0, 2] {
         return Err(not_artifact("the bundle does not hold a version 2 pack"));
     }
-    let objects = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
-    if objects < 5 {
-        return Err(not_artifact("the pack is too small to hold an artifact"));
+    let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    if count < 5 {
+        return Ok(Streamed::OtherOrder);
     }
-    let kind = tip.kind();
-    let commit = read_object(&mut r, *tip, gix::objs::Kind::Commit)?;
-    let commit = gix::objs::CommitRef::from_bytes(&commit, kind)
-        .map_err(|_| not_artifact("the tip commit does not parse"))?;
-    let tree_id = commit.tree();
-    let tree_bytes = read_object(&mut r, tree_id, gix::objs::Kind::Tree)?;
-    let tree = gix::objs::TreeRef::from_bytes(&tree_bytes, kind)
+    let mut pack = PackReader {
+        tap,
+        hash,
+        count,
+        index: 0,
+        starts: Vec::new(),
+        zlib: gix_zlib::Decompress::default(),
+    };
+    let Some(commit) = pack.head_object(tip, gix::objs::Kind::Commit)? else {
+        return Ok(Streamed::OtherOrder);
+    };
+    let tree_id = gix::objs::CommitRef::from_bytes(&commit, hash)
+        .map_err(|_| not_artifact("the tip commit does not parse"))?
+        .tree();
+    let Some(tree) = pack.head_object(tree_id, gix::objs::Kind::Tree)? else {
+        return Ok(Streamed::OtherOrder);
+    };
+    let entries = head_entries(&tree, hash)?;
+    let mut blobs = Vec::new();
+    for id in entries {
+        let Some(id) = id else {
+            return Ok(Streamed::OtherOrder);
+        };
+        let Some(blob) = pack.head_object(id, gix::objs::Kind::Blob)? else {
+            return Ok(Streamed::OtherOrder);
+        };
+        blobs.push(blob);
+    }
+    pack.check_rest()?;
+    let [manifest, fingerprint, origins] = <[Vec<u8>; 3]>::try_from(blobs).expect("three");
+    parse_head(
+        refname,
+        tip,
+        tree_id,
+        [Some(manifest), Some(fingerprint), Some(origins)],
+        count,
+    )
+    .map(|head| Streamed::Head(Box::new(head)))
+}
+
+/// The head's three blobs, by name, in the tip tree: `stella.toml`, `fingerprint`, `origins`.
+const HEAD_BLOBS: [&str; 3] = ["stella.toml", "fingerprint", "origins"];
+
+/// The ids of [`HEAD_BLOBS`] in a tip tree; `None` for one it lacks (or holds as something else
+/// than a file).
+fn head_entries(tree: &[u8], hash: gix::hash::Kind) -> Result<[Option<ObjectId>; 3], Error> {
+    let tree = gix::objs::TreeRef::from_bytes(tree, hash)
         .map_err(|_| not_artifact("the tip tree does not parse"))?;
-    let id_of = |name: &str| {
+    Ok(HEAD_BLOBS.map(|name| {
         tree.entries
             .iter()
             .find(|e| e.filename == name.as_bytes().as_bstr() && e.mode.is_blob())
             .map(|e| e.oid.to_owned())
-            .ok_or_else(|| not_artifact(format!("its tree has no '{name}'")))
+    }))
+}
+
+/// Read a bundle in any order: stock `git index-pack` indexes its pack in a private temporary
+/// repository (checking the pack's checksum and every object it carries), `git rev-list` checks
+/// that the tip's history is all there, and the head is looked up by name.
+fn read_indexed(path: &Path) -> Result<Head, Error> {
+    use std::process::{Command, Stdio};
+    let mut r = io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
+    let (refname, tip) = read_bundle_header(&mut r)?;
+    let mut header = [0u8; 12];
+    r.read_exact(&mut header)
+        .map_err(|_| corrupt("the file ends inside the pack's header"))?;
+    if &header[..4] != b"PACK" || header[4..8] != [0, 0, 0, 2] {
+        return Err(not_artifact("the bundle does not hold a version 2 pack"));
+    }
+    let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    let dir = tempfile::Builder::new()
+        .prefix("stella-artifact-")
+        .tempdir()?;
+    let git = |args: &[&str]| {
+        let mut cmd = Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(dir.path())
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        crate::child::die_with_parent(&mut cmd);
+        cmd
     };
-    let (manifest_id, fingerprint_id, origins_id) = (
-        id_of("stella.toml")?,
-        id_of("fingerprint")?,
-        id_of("origins")?,
-    );
-    let manifest_bytes = read_object(&mut r, manifest_id, gix::objs::Kind::Blob)?;
+    let said = |stderr: &[u8]| {
+        let said = String::from_utf8_lossy(stderr);
+        said.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let format = format!("--object-format={}", tip.kind());
+    let out = git(&["init", "-q", "--bare", &format])
+        .stdin(Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!("git init failed: {}", said(&out.stderr))).into());
+    }
+    let mut child = git(&["index-pack", "--stdin"])
+        .stdin(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    // A refusal closes the pipe early; git's message says why, not the broken pipe.
+    let copied = stdin
+        .write_all(&header)
+        .and_then(|()| io::copy(&mut r, &mut stdin).map(drop));
+    drop(stdin);
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        return Err(corrupt(format!(
+            "git index-pack says: {}",
+            said(&out.stderr)
+        )));
+    }
+    copied?;
+    let repo = gix::open_opts(dir.path(), gix::open::Options::isolated())
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let commit = match repo.find_object(tip) {
+        Ok(object) if object.kind == gix::objs::Kind::Commit => object.into_commit(),
+        Ok(object) => {
+            return Err(not_artifact(format!(
+                "the bundle's tip is a {}, not a commit",
+                object.kind
+            )));
+        }
+        Err(_) => {
+            return Err(corrupt(format!(
+                "the bundle names its tip {tip}, which its pack does not hold"
+            )));
+        }
+    };
+    let out = git(&["rev-list", "--objects", "--quiet", &tip.to_string()])
+        .stdin(Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(corrupt(format!(
+            "its pack lacks objects the tip's history needs: {}",
+            said(&out.stderr)
+        )));
+    }
+    let tree = commit
+        .tree()
+        .map_err(|_| not_artifact("the tip commit does not parse"))?;
+    let mut blobs = [None, None, None];
+    for (blob, id) in blobs.iter_mut().zip(head_entries(&tree.data, tip.kind())?) {
+        if let Some(id) = id {
+            let object = repo
+                .find_object(id)
+                .map_err(|_| corrupt(format!("its pack lacks the object {id}")))?;
+            *blob = Some(object.detach().data);
+        }
+    }
+    parse_head(refname, tip, tree.id, blobs, count)
+}
+
+/// Read what the head's blobs say, in this order: the manifest first (so a format outside the
+/// window is refused before anything else is read), then the fingerprint and origins.
+fn parse_head(
+    refname: String,
+    tip: ObjectId,
+    tree: ObjectId,
+    [manifest, fingerprint, origins]: [Option<Vec<u8>>; 3],
+    objects: u32,
+) -> Result<Head, Error> {
+    let missing = |name: &str| not_artifact(format!("its tree has no '{name}'"));
+    let manifest_bytes = manifest.ok_or_else(|| missing("stella.toml"))?;
     let manifest_text =
         String::from_utf8(manifest_bytes).map_err(|_| not_artifact("stella.toml is not UTF-8"))?;
     let table: toml::Table = manifest_text.parse().map_err(|e: toml::de::Error| {
@@ -577,19 +1137,18 @@ pub fn read_head(reader: impl Read) -> Result<Head, Error> {
     check_format(format)?;
     let manifest: Manifest = toml::from_str(&manifest_text)
         .map_err(|e| not_artifact(format!("stella.toml is malformed: {}", e.message())))?;
-    let fingerprint = read_object(&mut r, fingerprint_id, gix::objs::Kind::Blob)?;
-    let fingerprint = parse_sums(&fingerprint)?
+    let fingerprint = parse_sums(&fingerprint.ok_or_else(|| missing("fingerprint"))?)?
         .into_iter()
         .map(|(p, d)| {
             d.map(|d| (p, d))
                 .ok_or_else(|| not_artifact("the fingerprint has a line without a digest"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let origins = parse_sums(&read_object(&mut r, origins_id, gix::objs::Kind::Blob)?)?;
+    let origins = parse_sums(&origins.ok_or_else(|| missing("origins"))?)?;
     Ok(Head {
-        refname: refname.clone(),
-        tip: *tip,
-        tree: tree_id,
+        refname,
+        tip,
+        tree,
         manifest,
         manifest_text,
         fingerprint,
@@ -610,67 +1169,6 @@ pub fn check_format(format: u32) -> Result<(), Error> {
         "no version of git-stella reads it".to_owned()
     };
     Err(Error::UnsupportedFormat { format, reader })
-}
-
-/// Read the next pack entry, which must be a whole object of `kind` hashing to `expected`.
-fn read_object(
-    r: &mut impl BufRead,
-    expected: ObjectId,
-    kind: gix::objs::Kind,
-) -> Result<Vec<u8>, Error> {
-    let truncated = || not_artifact("the pack is truncated");
-    let mut byte = [0u8; 1];
-    r.read_exact(&mut byte).map_err(|_| truncated())?;
-    let type_id = (byte[0] >> 4) & 0b111;
-    let mut size = u64::from(byte[0] & 0b1111);
-    let mut shift = 4;
-    while byte[0] & 0x80 != 0 {
-        r.read_exact(&mut byte).map_err(|_| truncated())?;
-        if shift > 56 {
-            return Err(not_artifact("a pack entry's size is malformed"));
-        }
-        size |= u64::from(byte[0] & 0x7f) << shift;
-        shift += 7;
-    }
-    let found = match type_id {
-        1 => gix::objs::Kind::Commit,
-        2 => gix::objs::Kind::Tree,
-        3 => gix::objs::Kind::Blob,
-        4 => gix::objs::Kind::Tag,
-        _ => {
-            return Err(not_artifact(
-                "its head is not stored whole (a delta or an unknown entry where the format puts the tip)",
-            ));
-        }
-    };
-    if found != kind {
-        return Err(not_artifact(format!(
-            "the pack does not start with the artifact's head (found a {found} where a {kind} belongs)"
-        )));
-    }
-    if size > MAX_HEAD_OBJECT {
-        return Err(not_artifact(format!(
-            "a head object claims {size} bytes, more than an artifact's head may hold"
-        )));
-    }
-    let mut data = vec![0u8; size as usize];
-    let mut state = gix_zlib::Decompress::default();
-    let n = gix_zlib::stream::inflate::read(r, &mut state, &mut data)
-        .map_err(|_| not_artifact("a pack entry is corrupt"))?;
-    // Drain the end of the zlib stream; any byte beyond the claimed size is corruption.
-    let extra = gix_zlib::stream::inflate::read(r, &mut state, &mut [0u8; 1])
-        .map_err(|_| not_artifact("a pack entry is corrupt"))?;
-    if n != data.len() || extra != 0 {
-        return Err(not_artifact("a pack entry's size does not match its data"));
-    }
-    let id = gix::objs::compute_hash(expected.kind(), kind, &data)
-        .map_err(|_| not_artifact("an object could not be hashed"))?;
-    if id != expected {
-        return Err(not_artifact(format!(
-            "an object in its head is not the one its tree names ({id} where {expected} belongs)"
-        )));
-    }
-    Ok(data)
 }
 
 impl crate::session::Session<'_> {
@@ -927,13 +1425,16 @@ mod tests {
 
     #[test]
     fn garbage_is_not_an_artifact() {
-        for bytes in [
-            &b""[..],
-            b"garbage",
-            b"# v3 git bundle\n@filter=x\n\n",
-            b"# v2 git bundle\n",
-        ] {
+        for bytes in [&b""[..], b"garbage", b"# v3 git bundle\n@filter=x\n\n"] {
             assert!(matches!(read_head(bytes), Err(Error::NotAnArtifact { .. })));
+        }
+        // Past the signature, a file that ends is a truncated bundle.
+        for bytes in [
+            &b"# v2 git bundle\n"[..],
+            b"# v2 git bundle\nabc",
+            b"# v2 git bundle\n0000000000000000000000000000000000000000 refs/stella/checkpoints/x\n\nPA",
+        ] {
+            assert!(matches!(read_head(bytes), Err(Error::Corrupt { .. })));
         }
     }
 }

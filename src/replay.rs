@@ -128,10 +128,10 @@ pub fn verify_in(root: &Path, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, E
     Ok(out)
 }
 
-/// Read the head of the artifact at `path`.
+/// Read the artifact at `path`, checked whole, whatever the order of its pack (see
+/// [`artifact::read_file`]).
 pub fn read_head_file(path: &Path) -> Result<Head, Error> {
-    let file = std::fs::File::open(path)?;
-    artifact::read_head(file)
+    artifact::read_file(path)
 }
 
 /// Reject paths an artifact may never name: `.git` anywhere, `.stella` at the top, and two paths
@@ -162,7 +162,11 @@ impl Context {
         verify_in(&self.ws.root, head)
     }
 
-    /// Start a new session from the artifact at `file` (see the [module docs](self)).
+    /// Start a new session from an artifact: a file, or a checkpoint ref in this repository (see
+    /// the [module docs](self)).
+    ///
+    /// The artifact is checked whole first (its pack's checksum, every object it carries): a
+    /// damaged one is [`Error::Corrupt`] before any verdict, write or session.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -188,8 +192,13 @@ impl Context {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn replay(&self, file: &Path, options: &Options) -> Result<Outcome, Error> {
-        let head = read_head_file(file)?;
+    pub fn replay(
+        &self,
+        source: impl Into<artifact::Source>,
+        options: &Options,
+    ) -> Result<Outcome, Error> {
+        let opened = source.into().open(|| self.ws.user_repo())?;
+        let (head, file) = (opened.head.clone(), opened.file.as_path());
         let paths: Vec<&RelPath> = head.fingerprint.iter().map(|(p, _)| p).collect();
         check_paths(paths.iter().copied())?;
         if let Some(id) = &options.as_id

@@ -214,7 +214,7 @@ fn inspect_refuses_what_is_not_an_artifact() {
         (&empty, "the file ends where a git bundle header belongs"),
         (
             &plain,
-            "the bundle holds 2 refs; an artifact holds exactly one under refs/stella/checkpoints/",
+            "the bundle holds 2 refs, none under refs/stella/checkpoints/: it is a plain git bundle",
         ),
         (
             &v3,

@@ -41,7 +41,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let head = stella::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
+    let head = open_artifact(ctx, &args.file)?.head;
     let m = &head.manifest;
     if args.json {
         print_json(
@@ -111,4 +111,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     }
     ctx.say(format_args!("warning: {CONTENTS_WARNING}"));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Open the artifact an argument names: a file, or a checkpoint ref in this repository
+/// ([`stella::artifact::Source::from_arg`]), checked whole.
+pub fn open_artifact(ctx: &Ctx<'_>, arg: &std::path::Path) -> Result<stella::artifact::Opened> {
+    stella::artifact::Source::from_arg(&ctx.cwd, arg)
+        .open(|| stella::workspace::open_user_repo(ctx.settings.git_env_overrides, &ctx.cwd))
+        .map_err(artifact_err)
 }

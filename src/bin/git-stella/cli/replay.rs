@@ -119,8 +119,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         ignore_fingerprint: args.ignore_fingerprint,
         as_id: args.as_id.as_deref().map(parse_session_id).transpose()?,
     };
-    let file = ctx.cwd.join(&args.file);
-    let outcome = context.replay(&file, &options).map_err(artifact_err)?;
+    let source = stella::artifact::Source::from_arg(&ctx.cwd, &args.file);
+    let outcome = context.replay(source, &options).map_err(artifact_err)?;
     match &outcome {
         Outcome::Started(r) => tracing::info!(
             session = %r.id,

@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
-    let head = stella::replay::read_head_file(&ctx.cwd.join(&args.file)).map_err(artifact_err)?;
+    let head = super::inspect::open_artifact(ctx, &args.file)?.head;
     let mismatches = stella::replay::verify_in(&root, &head).map_err(artifact_err)?;
     let code = ExitCode::from(if mismatches.is_empty() { 0 } else { 1 });
     if args.json {
