@@ -42,5 +42,6 @@ mod recover;
 mod refusals;
 mod retention;
 mod shell_routes;
+mod transport;
 mod turns;
 mod undo;
