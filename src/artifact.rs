@@ -518,20 +518,36 @@ impl Source {
         &self,
         user_repo: impl FnOnce() -> Result<gix::Repository, gix::Error>,
     ) -> Result<Opened, Error> {
-        match self {
-            Source::File(path) => Ok(Opened {
-                head: read_file(path)?,
-                file: path.clone(),
-                _packed: None,
-            }),
+        self.open_with(user_repo, |_| ()).map(|(opened, ())| opened)
+    }
+
+    /// [`Source::open`], running `alongside` on the head while the rest is checked (see
+    /// [`read_file_with`]).
+    pub fn open_with<T: Send>(
+        &self,
+        user_repo: impl FnOnce() -> Result<gix::Repository, gix::Error>,
+        alongside: impl FnOnce(&Head) -> T + Send,
+    ) -> Result<(Opened, T), Error> {
+        let (file, packed) = match self {
+            Source::File(path) => (path.clone(), None),
             Source::Ref(name) => {
                 let repo = user_repo().map_err(|source| Error::NoRepository {
                     name: name.clone(),
                     source: Box::new(source),
                 })?;
-                pack_ref(&repo, name)
+                let (file, dir) = pack_ref(&repo, name)?;
+                (file, Some(dir))
             }
-        }
+        };
+        let (head, done) = read_file_with(&file, alongside)?;
+        Ok((
+            Opened {
+                head,
+                file,
+                _packed: packed,
+            },
+            done,
+        ))
     }
 }
 
@@ -564,9 +580,9 @@ pub struct Opened {
 }
 
 /// Pack the checkpoint ref `name` of `repo` into a bundle in a private temporary folder, as
-/// `checkpoint` writes one, and read that back like any file: a ref and a file meet the same
-/// checks.
-pub fn pack_ref(repo: &gix::Repository, name: &str) -> Result<Opened, Error> {
+/// `checkpoint` writes one; the bundle's path, and the folder, which is removed when dropped.
+/// [`Source::open`] reads it back like any file: a ref and a file meet the same checks.
+pub fn pack_ref(repo: &gix::Repository, name: &str) -> Result<(PathBuf, tempfile::TempDir), Error> {
     let no_ref = || Error::NoRef {
         name: name.to_owned(),
     };
@@ -585,11 +601,7 @@ pub fn pack_ref(repo: &gix::Repository, name: &str) -> Result<Opened, Error> {
     write_bundle(repo, name, tip, &mut out)?;
     out.flush()?;
     drop(out);
-    Ok(Opened {
-        head: read_file(&file)?,
-        file,
-        _packed: Some(dir),
-    })
+    Ok((file, dir))
 }
 
 /// Read the artifact at `path` (see [`read_head`]), whatever the order of its pack.
@@ -599,10 +611,27 @@ pub fn pack_ref(repo: &gix::Repository, name: &str) -> Result<Opened, Error> {
 /// temporary repository, which checks the pack's checksum and every object, and the head is read
 /// from there.
 pub fn read_file(path: &Path) -> Result<Head, Error> {
-    match read_streaming(std::fs::File::open(path)?)? {
-        Streamed::Head(head) => Ok(*head),
-        Streamed::OtherOrder => read_indexed(path),
-    }
+    read_file_with(path, |_| ()).map(|(head, ())| head)
+}
+
+/// [`read_file`], running `alongside` on the head while the rest of the pack is checked (a pack
+/// in Stella's order gives its head first; `verify` re-hashes the tree meanwhile). Its result
+/// comes back only with an artifact that checked out whole.
+pub fn read_file_with<T: Send>(
+    path: &Path,
+    alongside: impl FnOnce(&Head) -> T + Send,
+) -> Result<(Head, T), Error> {
+    let mut alongside = Some(alongside);
+    let head = match read_streaming(std::fs::File::open(path)?, &mut alongside)? {
+        Streamed::Head(head, Some(done)) => return Ok((*head, done)),
+        Streamed::Head(head, None) => *head,
+        Streamed::OtherOrder => read_indexed(path)?,
+    };
+    let alongside = alongside
+        .take()
+        .expect("not run: the head was read after the pack");
+    let done = alongside(&head);
+    Ok((head, done))
 }
 
 /// Read an artifact in Stella's order from a stream: the bundle header, then the tip commit, its
@@ -613,17 +642,17 @@ pub fn read_file(path: &Path) -> Result<Head, Error> {
 ///
 /// A pack in another order cannot be read in one pass: [`read_file`] reads it.
 pub fn read_head(reader: impl Read) -> Result<Head, Error> {
-    match read_streaming(reader)? {
-        Streamed::Head(head) => Ok(*head),
+    match read_streaming(reader, &mut None::<fn(&Head)>)? {
+        Streamed::Head(head, _) => Ok(*head),
         Streamed::OtherOrder => Err(not_artifact(
             "its pack does not start with the artifact's head; read it from a file, which is indexed whole",
         )),
     }
 }
 
-/// What a streaming read found.
-enum Streamed {
-    Head(Box<Head>),
+/// What a streaming read found: the head, and what ran alongside the check of the pack.
+enum Streamed<T> {
+    Head(Box<Head>, Option<T>),
     /// The pack is not in Stella's order: its head must be looked up, not read in passing.
     OtherOrder,
 }
@@ -700,11 +729,69 @@ fn read_bundle_header(r: &mut impl BufRead) -> Result<(String, ObjectId), Error>
     }
 }
 
+/// The pack's checksum, computed on a second thread while the reading thread inflates: hashing
+/// every byte on the reading thread doubled what reading the pack costs.
+struct Checksum {
+    pending: Vec<u8>,
+    chunks: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    worker: Option<std::thread::JoinHandle<gix::hash::Hasher>>,
+}
+
+impl Checksum {
+    const CHUNK: usize = 1 << 20;
+
+    fn new(kind: gix::hash::Kind) -> Checksum {
+        // A few chunks in flight bound the memory; the reader waits when the hasher lags.
+        let (chunks, receive) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let worker = std::thread::spawn(move || {
+            let mut hasher = gix::hash::hasher(kind);
+            for chunk in receive {
+                hasher.update(&chunk);
+            }
+            hasher
+        });
+        Checksum {
+            pending: Vec::with_capacity(Self::CHUNK),
+            chunks: Some(chunks),
+            worker: Some(worker),
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= Self::CHUNK {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        let full = std::mem::replace(&mut self.pending, Vec::with_capacity(Self::CHUNK));
+        if let Some(chunks) = &self.chunks {
+            // The worker only stops when the channel closes.
+            let _ = chunks.send(full);
+        }
+    }
+
+    fn finish(mut self) -> Result<ObjectId, Error> {
+        self.send();
+        self.chunks = None;
+        let hasher = self
+            .worker
+            .take()
+            .expect("finished once")
+            .join()
+            .map_err(|_| corrupt("the pack could not be hashed"))?;
+        hasher
+            .try_finalize()
+            .map_err(|e| corrupt(format!("the pack could not be hashed: {e}")))
+    }
+}
+
 /// The pack as it streams by: every byte handed out is hashed for the trailing checksum, and
 /// counted.
 struct Tap<'a, R> {
     inner: &'a mut io::BufReader<R>,
-    hasher: gix::hash::Hasher,
+    hasher: Checksum,
     /// Bytes of the pack handed out so far.
     pos: u64,
 }
@@ -754,6 +841,8 @@ struct PackReader<'a, R> {
     /// Where each entry begun so far starts in the pack, ascending.
     starts: Vec<u64>,
     zlib: gix_zlib::Decompress,
+    /// Where entries inflate to when their bytes are not kept.
+    scratch: Vec<u8>,
 }
 
 impl<R: Read> PackReader<'_, R> {
@@ -825,9 +914,8 @@ impl<R: Read> PackReader<'_, R> {
     fn inflate(&mut self, size: u64, mut keep: Option<&mut Vec<u8>>) -> Result<(), Error> {
         use gix_zlib::{FlushDecompress, Status};
         let (index, count) = (self.index, self.count);
-        let state = &mut self.zlib;
+        let (state, scratch) = (&mut self.zlib, &mut self.scratch);
         state.reset();
-        let mut scratch = vec![0u8; 64 * 1024];
         let mut produced = 0u64;
         loop {
             let (status, consumed, written, eof) = {
@@ -839,7 +927,7 @@ impl<R: Read> PackReader<'_, R> {
                 } else {
                     FlushDecompress::None
                 };
-                let status = state.decompress(input, &mut scratch, flush).map_err(|_| {
+                let status = state.decompress(input, scratch, flush).map_err(|_| {
                     corrupt(format!(
                         "object {index} of {count} does not inflate ({})",
                         state.error_message().unwrap_or("corrupt deflate stream")
@@ -916,9 +1004,7 @@ impl<R: Read> PackReader<'_, R> {
             self.inflate(size, None)?;
         }
         let Tap { inner, hasher, .. } = self.tap;
-        let computed = hasher
-            .try_finalize()
-            .map_err(|e| corrupt(format!("the pack could not be hashed: {e}")))?;
+        let computed = hasher.finish()?;
         let mut trailer = vec![0u8; self.hash.len_in_bytes()];
         inner
             .read_exact(&mut trailer)
@@ -937,13 +1023,16 @@ impl<R: Read> PackReader<'_, R> {
 }
 
 /// Read a bundle in Stella's order in one pass (see [`read_head`]).
-fn read_streaming(reader: impl Read) -> Result<Streamed, Error> {
+fn read_streaming<T: Send>(
+    reader: impl Read,
+    alongside: &mut Option<impl FnOnce(&Head) -> T + Send>,
+) -> Result<Streamed<T>, Error> {
     let mut r = io::BufReader::with_capacity(256 * 1024, reader);
     let (refname, tip) = read_bundle_header(&mut r)?;
     let hash = tip.kind();
     let mut tap = Tap {
         inner: &mut r,
-        hasher: gix::hash::hasher(hash),
+        hasher: Checksum::new(hash),
         pos: 0,
     };
     let mut header = [0u8; 12];
@@ -963,6 +1052,7 @@ fn read_streaming(reader: impl Read) -> Result<Streamed, Error> {
         index: 0,
         starts: Vec::new(),
         zlib: gix_zlib::Decompress::default(),
+        scratch: vec![0u8; 256 * 1024],
     };
     let Some(commit) = pack.head_object(tip, gix::objs::Kind::Commit)? else {
         return Ok(Streamed::OtherOrder);
@@ -984,16 +1074,26 @@ fn read_streaming(reader: impl Read) -> Result<Streamed, Error> {
         };
         blobs.push(blob);
     }
-    pack.check_rest()?;
     let [manifest, fingerprint, origins] = <[Vec<u8>; 3]>::try_from(blobs).expect("three");
-    parse_head(
+    // Read now, so `alongside` can start; surfaced only after the pack checked out.
+    let parsed = parse_head(
         refname,
         tip,
         tree_id,
         [Some(manifest), Some(fingerprint), Some(origins)],
         count,
-    )
-    .map(|head| Streamed::Head(Box::new(head)))
+    );
+    let (checked, done) = std::thread::scope(|scope| {
+        let work = match (&parsed, alongside.take()) {
+            (Ok(head), Some(work)) => Some(scope.spawn(move || work(head))),
+            _ => None,
+        };
+        let checked = pack.check_rest();
+        let done = work.map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (checked, done)
+    });
+    checked?;
+    Ok(Streamed::Head(Box::new(parsed?), done))
 }
 
 /// The head's three blobs, by name, in the tip tree: `stella.toml`, `fingerprint`, `origins`.

@@ -41,7 +41,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let head = open_artifact(ctx, &args.file)?.head;
+    let head = open_artifact(ctx, &args.file, |_| ())?.0.head;
     let m = &head.manifest;
     if args.json {
         print_json(
@@ -114,9 +114,17 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 }
 
 /// Open the artifact an argument names: a file, or a checkpoint ref in this repository
-/// ([`stella::artifact::Source::from_arg`]), checked whole.
-pub fn open_artifact(ctx: &Ctx<'_>, arg: &std::path::Path) -> Result<stella::artifact::Opened> {
+/// ([`stella::artifact::Source::from_arg`]), checked whole; `alongside` runs on its head while
+/// the rest is checked ([`stella::artifact::read_file_with`]).
+pub fn open_artifact<T: Send>(
+    ctx: &Ctx<'_>,
+    arg: &std::path::Path,
+    alongside: impl FnOnce(&stella::artifact::Head) -> T + Send,
+) -> Result<(stella::artifact::Opened, T)> {
     stella::artifact::Source::from_arg(&ctx.cwd, arg)
-        .open(|| stella::workspace::open_user_repo(ctx.settings.git_env_overrides, &ctx.cwd))
+        .open_with(
+            || stella::workspace::open_user_repo(ctx.settings.git_env_overrides, &ctx.cwd),
+            alongside,
+        )
         .map_err(artifact_err)
 }

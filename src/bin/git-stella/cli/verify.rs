@@ -31,8 +31,12 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
-    let head = super::inspect::open_artifact(ctx, &args.file)?.head;
-    let mismatches = stella::replay::verify_in(&root, &head).map_err(artifact_err)?;
+    // The tree is re-hashed while the rest of the artifact is checked; the verdict waits for both.
+    let (opened, mismatches) = super::inspect::open_artifact(ctx, &args.file, |head| {
+        stella::replay::verify_in(&root, head)
+    })?;
+    let head = opened.head;
+    let mismatches = mismatches.map_err(artifact_err)?;
     let code = ExitCode::from(if mismatches.is_empty() { 0 } else { 1 });
     if args.json {
         let files: Vec<_> = head
