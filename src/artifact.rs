@@ -13,12 +13,18 @@
 //! | `transcript/<name>` | the conversation, verbatim |
 //! | `base` | a gitlink (mode 160000) naming the base commit, SHA-1 repositories only |
 //!
-//! The pack must begin with the tip commit, its tree, `stella.toml`, `fingerprint` and `origins`,
-//! stored whole, so `inspect`, `verify` and replay's checks read only the head of the file; `git
-//! bundle create` orders every commit of the history first. So Stella writes those five entries
-//! itself and appends the rest as stock `git pack-objects` packs it (reusing the store's
-//! compressed data: recompressing 50 MB in-process measured 4.8× `git bundle create`). An
-//! unchanged session gives identical bytes; the cost against `git bundle create` is in `bench/`.
+//! Stella writes the pack beginning with the tip commit, its tree, `stella.toml`, `fingerprint` and
+//! `origins`, stored whole, so a reader has the head after a few kilobytes and reads the rest in
+//! the same pass; `git bundle create` orders every commit of the history first. So Stella writes
+//! those five entries itself and appends the rest as stock `git pack-objects` packs it (reusing
+//! the store's compressed data: recompressing 50 MB in-process measured 4.8× `git bundle
+//! create`). An unchanged session gives identical bytes; the cost against `git bundle create` is
+//! in `bench/`.
+//!
+//! Reading accepts any valid bundle whose refs include one checkpoint ref, in any pack order
+//! (an artifact travels through stock git: pushed, fetched, bundled again), and a checkpoint ref
+//! already in the project's repository ([`Source`]). Every byte is checked before anything is
+//! decided from it ([`read_head`], [`read_file`]): a damaged artifact is [`Error::Corrupt`].
 //!
 //! **Contents warning.** An artifact holds the conversation verbatim — the full bytes of every
 //! file the agent read, whatever commands printed, anything it read outside the workspace — and,
@@ -1084,9 +1090,9 @@ fn read_streaming<T: Send>(
         count,
     );
     let (checked, done) = std::thread::scope(|scope| {
-        let work = match (&parsed, alongside.take()) {
-            (Ok(head), Some(work)) => Some(scope.spawn(move || work(head))),
-            _ => None,
+        let work = match &parsed {
+            Ok(head) => alongside.take().map(|work| scope.spawn(move || work(head))),
+            Err(_) => None,
         };
         let checked = pack.check_rest();
         let done = work.map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));

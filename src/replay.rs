@@ -463,7 +463,7 @@ impl Context {
             cmd
         };
         let mut reader = io::BufReader::with_capacity(1 << 20, std::fs::File::open(file)?);
-        // The bundle header (read_head checked it) ends at the first empty line; the pack follows.
+        // The bundle header (the reader checked it) ends at the first empty line; the pack follows.
         let mut line = Vec::new();
         loop {
             line.clear();

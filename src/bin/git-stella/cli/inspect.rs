@@ -11,7 +11,10 @@ use stella::text::escape_controls;
 
 /// Show an artifact's manifest, base commit, fingerprint and what it holds
 ///
-/// Reads only the head of the file, changes nothing, and works outside a git repository.
+/// Checks the whole artifact first (the pack's checksum, every object it carries) and changes
+/// nothing. FILE may also name a checkpoint ref fetched into this repository with stock git
+/// (refs/stella/checkpoints/<id>, when no file has that name); a file works outside a git
+/// repository.
 /// Always shows the contents warning: an artifact holds the conversation verbatim and the full
 /// bytes of every file the session read, secrets included; Stella does not encrypt, redact or
 /// expire it.
@@ -23,14 +26,15 @@ use stella::text::escape_controls;
 #[command(after_long_help = "Examples:
   git stella inspect agent-1.stella.bundle
   git stella inspect --json agent-1.stella.bundle | jq .fingerprint
+  git stella inspect refs/stella/checkpoints/agent-1    # after a git fetch of it
 
 Exit status:
   0  shown
   2  the file cannot be read, is not a Stella artifact (garbage, a plain
-     git bundle, a truncated head), or has a format this build does not
-     read")]
+     git bundle), is corrupt or truncated, or has a format this build
+     does not read")]
 pub struct Args {
-    /// The artifact
+    /// The artifact: a file, or a checkpoint ref in this repository
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print JSON: {format, session, base, object_format, producer, started, last_step, steps,

@@ -10,6 +10,12 @@ use stella::text::escape_controls;
 
 /// Start a new session from an artifact, refused when it does not belong to this tree
 ///
+/// The whole artifact is checked first (the pack's checksum, every object it carries): a corrupt
+/// or truncated one is an error (exit 2) before any check of the tree, write or session, even
+/// with --ignore-fingerprint. FILE may also name a checkpoint ref fetched into this repository
+/// with stock git (refs/stella/checkpoints/<id>, when no file has that name): Stella itself
+/// uploads nothing and opens no network connection.
+///
 /// Apply (the default): re-hash every path in the artifact's fingerprint here; any mismatch
 /// refuses (exit 1), names each file, and consumes nothing. On success the artifact's objects
 /// are imported into this workspace's store (with git's object checks on) and a new session
@@ -33,6 +39,8 @@ use stella::text::escape_controls;
   git stella replay --materialize agent-1.stella.bundle    # a fresh clone at the base
   git stella replay --materialize --as 0bb3a8b0-21cf agent-1.stella.bundle
   git stella replay --ignore-fingerprint agent-1.stella.bundle
+  git fetch origin refs/stella/checkpoints/agent-1:refs/stella/checkpoints/agent-1
+  git stella replay refs/stella/checkpoints/agent-1
 
 Exit status:
   0  a new session started; its id is printed
@@ -40,10 +48,10 @@ Exit status:
      would overwrite someone's work; nothing was consumed or written.
      Or a file changed while materialize ran: the files before it were
      written, no session was started
-  2  an error: not a readable artifact, an unsupported format, a hostile
-     path, an existing --as id")]
+  2  an error: not a readable artifact, a corrupt or truncated one, an
+     unsupported format, a hostile path, an existing --as id")]
 pub struct Args {
-    /// The artifact
+    /// The artifact: a file, or a checkpoint ref in this repository
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Write the session's files into the tree first

@@ -8,7 +8,10 @@ use super::{Ctx, Result};
 /// Check an artifact against this tree without consuming it
 ///
 /// Re-hashes every path in the artifact's fingerprint here. Exit 0 when all match; exit 1 when
-/// not, naming each path and how it differs (changed, missing). Nothing is written anywhere.
+/// not, naming each path and how it differs (changed, missing). Nothing is written anywhere. The
+/// whole artifact is checked first (the pack's checksum, every object it carries): a corrupt or
+/// truncated one is an error, never a verdict. FILE may also name a checkpoint ref fetched into
+/// this repository (refs/stella/checkpoints/<id>, when no file has that name).
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella verify agent-1.stella.bundle
@@ -17,10 +20,10 @@ Exit status:
   0  every file of the fingerprint matches this tree
   1  some do not; each is named with how it differs (changed, missing,
      unreadable)
-  2  an error: not a git tree, not a readable artifact, an unsupported
-     format")]
+  2  an error: not a git tree, not a readable artifact, a corrupt or
+     truncated one, an unsupported format")]
 pub struct Args {
-    /// The artifact
+    /// The artifact: a file, or a checkpoint ref in this repository
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print JSON: {session, matches, files: [{path, state (match, changed, missing,
