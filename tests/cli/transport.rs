@@ -116,6 +116,30 @@ fn a_checkpoint_pushed_fetched_and_bundled_again_by_stock_git_replays() {
         shown.starts_with(&format!("format      1\nsession     {s}\n")),
         "{shown}"
     );
+    // Stella's own order is read in one pass, without git; stock git's order needs git to index
+    // it: with no git on PATH the one is read and the other is not.
+    let no_git = b.base().join("no-git");
+    std::fs::create_dir_all(&no_git).unwrap();
+    let inspect_without_git = |artifact: &Path| {
+        b.stella()
+            .env("PATH", &no_git)
+            .args(["inspect", artifact.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&inspect_without_git(&artifact)), 0);
+    assert_eq!(code(&inspect_without_git(&rebundled)), 2);
+    // A bundle of several refs, one of them the checkpoint.
+    let both = b.base().join("both.bundle");
+    b.git(&[
+        "bundle",
+        "create",
+        "-q",
+        both.to_str().unwrap(),
+        "main",
+        &name,
+    ]);
+    assert!(b.ok(&["inspect", both.to_str().unwrap()]).contains(&s));
     let out = b.run(&["verify", file]);
     assert_eq!(code(&out), 1, "B is at the base: {}", stderr(&out));
 
