@@ -991,6 +991,11 @@ impl<R: Read> PackReader<'_, R> {
             return Ok(None);
         }
         if size > MAX_HEAD_OBJECT {
+            // A large file may open a pack in another order; a commit or tree that large is a
+            // hostile claim, refused before anything is allocated for it.
+            if kind == gix::objs::Kind::Blob {
+                return Ok(None);
+            }
             return Err(not_artifact(format!(
                 "a head object claims {size} bytes, more than an artifact's head may hold"
             )));
@@ -1144,6 +1149,16 @@ fn read_indexed(path: &Path) -> Result<Head, Error> {
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        // The scratch repository is the only one git may touch: none of the caller's.
+        for var in [
+            "GIT_WORK_TREE",
+            "GIT_COMMON_DIR",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            "GIT_INDEX_FILE",
+        ] {
+            cmd.env_remove(var);
+        }
         crate::child::die_with_parent(&mut cmd);
         cmd
     };
@@ -1208,8 +1223,21 @@ fn read_indexed(path: &Path) -> Result<Head, Error> {
         .tree()
         .map_err(|_| not_artifact("the tip commit does not parse"))?;
     let mut blobs = [None, None, None];
-    for (blob, id) in blobs.iter_mut().zip(head_entries(&tree.data, tip.kind())?) {
+    for ((blob, id), name) in blobs
+        .iter_mut()
+        .zip(head_entries(&tree.data, tip.kind())?)
+        .zip(HEAD_BLOBS)
+    {
         if let Some(id) = id {
+            let size = repo
+                .find_header(id)
+                .map_err(|_| corrupt(format!("its pack lacks the object {id}")))?
+                .size();
+            if size > MAX_HEAD_OBJECT {
+                return Err(not_artifact(format!(
+                    "its '{name}' holds {size} bytes, more than an artifact's head may hold"
+                )));
+            }
             let object = repo
                 .find_object(id)
                 .map_err(|_| corrupt(format!("its pack lacks the object {id}")))?;
