@@ -194,7 +194,9 @@ fn a_ref_is_named_only_where_no_file_has_that_name() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        format!("error: no checkpoint ref '{name}' in this repository\n")
+        format!(
+            "error: no checkpoint ref '{name}' in this repository\nhint: fetch it first: git fetch <remote> {name}:{name}\n"
+        )
     );
     // A file of that spelling wins over the ref.
     let file = a.repo.join(&name);

@@ -130,5 +130,22 @@ pub fn open_artifact<T: Send>(
             || stella::workspace::open_user_repo(ctx.settings.git_env_overrides, &ctx.cwd),
             alongside,
         )
-        .map_err(artifact_err)
+        .map_err(source_err)
+}
+
+/// [`artifact_err`], with a hint where the fix is a git command: fetch a ref that is not here,
+/// fetch or copy a damaged artifact again.
+pub fn source_err(e: stella::artifact::Error) -> super::CliError {
+    use stella::artifact::Error;
+    let hint = match &e {
+        Error::NoRef { name } => Some(format!("fetch it first: git fetch <remote> {name}:{name}")),
+        Error::Corrupt { .. } => {
+            Some("fetch or copy the artifact again: this copy was not used".to_owned())
+        }
+        _ => None,
+    };
+    let mut err = artifact_err(e);
+    // The name is the caller's own argument; escaped all the same, as every other line is.
+    err.hint = err.hint.or(hint.map(|h| escape_controls(&h).into_owned()));
+    err
 }

@@ -2,7 +2,6 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::checkpoint::artifact_err;
 use super::verify::print_mismatches;
 use super::{Ctx, Result, parse_session_id};
 use stella::replay::{Options, Outcome};
@@ -128,7 +127,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         as_id: args.as_id.as_deref().map(parse_session_id).transpose()?,
     };
     let source = stella::artifact::Source::from_arg(&ctx.cwd, &args.file);
-    let outcome = context.replay(source, &options).map_err(artifact_err)?;
+    let outcome = context
+        .replay(source, &options)
+        .map_err(super::inspect::source_err)?;
     match &outcome {
         Outcome::Started(r) => tracing::info!(
             session = %r.id,
