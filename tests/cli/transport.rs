@@ -217,11 +217,13 @@ fn a_ref_is_named_only_where_no_file_has_that_name() {
 }
 
 /// The places a command can run: A, where the session was made and whose store already holds
-/// every object of the artifact; and B, a clone whose tree holds the session's bytes (so only
-/// the damage can stop a replay) and whose store holds none of them.
+/// every object of the artifact; B, a clone whose tree holds the session's bytes (so only the
+/// damage can stop a replay) and whose store holds none of them; C, a clone at the base, where
+/// an intact artifact does not match (so a fingerprint verdict would say so).
 struct Places {
     a: World,
     b: World,
+    c: World,
     /// Stella's own artifact, and the same checkpoint bundled by stock git.
     artifacts: Vec<(&'static str, Vec<u8>)>,
 }
@@ -245,7 +247,9 @@ fn places() -> Places {
             .unwrap()
             .success()
     );
+    let c = World::clone_of(&a);
     Places {
+        c,
         artifacts: vec![
             ("written by stella", std::fs::read(&artifact).unwrap()),
             ("bundled by stock git", std::fs::read(&rebundled).unwrap()),
@@ -266,6 +270,7 @@ fn refused_as_corrupt(p: &Places, what: &str, damaged: &[u8]) {
     for (place, w) in [
         ("A (store holds its objects)", &p.a),
         ("B (fresh store)", &p.b),
+        ("C (tree at the base)", &p.c),
     ] {
         let file = w.base().join("damaged.bundle");
         std::fs::write(&file, damaged).unwrap();
@@ -318,6 +323,12 @@ fn intact_ones_pass(p: &Places) {
             w.ok(&["replay", file]);
             w.ok(&["replay", "--ignore-fingerprint", file]);
         }
+        // In C the intact artifact gets a verdict: the damaged one above got none.
+        let file = p.c.base().join("intact.bundle");
+        std::fs::write(&file, bytes).unwrap();
+        let out = p.c.run(&["verify", file.to_str().unwrap()]);
+        assert_eq!(code(&out), 1, "{how}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("the artifact does not match this tree"));
     }
 }
 
