@@ -535,7 +535,20 @@ impl Source {
         alongside: impl FnOnce(&Head) -> T + Send,
     ) -> Result<(Opened, T), Error> {
         let (file, packed) = match self {
-            Source::File(path) => (path.clone(), None),
+            Source::File(path) if std::fs::metadata(path)?.is_file() => (path.clone(), None),
+            // A pipe (`/dev/stdin`, `<(…)`) can be read once; another order, and the import,
+            // read the file again: it is copied to a private temporary file first.
+            Source::File(path) => {
+                let dir = tempfile::Builder::new()
+                    .prefix("stella-artifact-")
+                    .tempdir()?;
+                let file = dir.path().join("artifact.stella.bundle");
+                io::copy(
+                    &mut std::fs::File::open(path)?,
+                    &mut std::fs::File::create(&file)?,
+                )?;
+                (file, Some(dir))
+            }
             Source::Ref(name) => {
                 let repo = user_repo().map_err(|source| Error::NoRepository {
                     name: name.clone(),
@@ -579,8 +592,8 @@ impl From<PathBuf> for Source {
 #[derive(Debug)]
 pub struct Opened {
     pub head: Head,
-    /// The file named; for a ref, a bundle Stella packed from it into a private temporary folder
-    /// that lives as long as this value.
+    /// The file named; for a ref, a bundle Stella packed from it, and for a pipe, a copy of what
+    /// came through it, each in a private temporary folder that lives as long as this value.
     pub file: PathBuf,
     _packed: Option<tempfile::TempDir>,
 }

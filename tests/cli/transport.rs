@@ -185,6 +185,38 @@ fn a_checkpoint_ref_fetched_with_stock_git_replays_straight_from_the_ref() {
 }
 
 #[test]
+fn an_artifact_through_a_pipe_is_read_whatever_its_order() {
+    let a = World::new();
+    let (s, artifact) = session_with_work(&a);
+    let b = World::clone_of(&a);
+    let name = push_and_fetch(&a, &b, &s, &artifact);
+    let rebundled = std::fs::read(rebundle(&b, &name)).unwrap();
+    let mut inspect = b.stella();
+    inspect.args(["inspect", "/dev/stdin"]);
+    let out = feed(inspect, &rebundled);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("session     {s}\n")));
+    // As `ssh host cat agent.bundle | git stella replay --materialize /dev/stdin` would.
+    let mut replay = b.stella();
+    replay.args(["replay", "--materialize", "/dev/stdin"]);
+    let out = feed(replay, &std::fs::read(&artifact).unwrap());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for (path, bytes) in WORK {
+        assert_eq!(b.read(path), bytes);
+    }
+    // Damage through a pipe is damage.
+    let mut verify = b.stella();
+    verify.args(["verify", "/dev/stdin"]);
+    let out = feed(verify, &rebundled[..rebundled.len() - 1]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with("error: the artifact is corrupt or truncated: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_ref_is_named_only_where_no_file_has_that_name() {
     let a = World::new();
     let (s, artifact) = session_with_work(&a);
