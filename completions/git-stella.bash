@@ -1680,7 +1680,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__replay)
-            opts="-C -q -v -h --materialize --ignore-fingerprint --as --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --materialize --dry-run --ignore-fingerprint --as --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0

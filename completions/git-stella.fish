@@ -323,8 +323,9 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l color -
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l materialize -d 'Write the session\'s files into the tree first'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l dry-run -d 'With --materialize: print what would be written, kept and refused; write, import and start nothing'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l ignore-fingerprint -d 'Replay even when the fingerprint does not match this tree'
-complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l json -d 'Print JSON: {outcome (started, mismatch, blocked, changed), session, from, written, mismatches, blocked, changed}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l json -d 'Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written, mismatches, blocked, changed, write, keep}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l no-pager -d 'Do not pipe log, diff or recover into a pager'

@@ -342,6 +342,18 @@ pub fn write_bundle(
     tip: ObjectId,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
+    write_bundle_with(repo, refname, tip, out, false)
+}
+
+/// [`write_bundle`], with git's progress lines on this process's stderr when `progress` (the
+/// caller decides: a terminal, and not quiet).
+pub fn write_bundle_with(
+    repo: &gix::Repository,
+    refname: &str,
+    tip: ObjectId,
+    out: &mut dyn Write,
+    progress: bool,
+) -> Result<(), Error> {
     let to_io = |e: gix::Error| io::Error::other(e.to_string());
     let commit = repo.find_commit(tip).map_err(to_io)?;
     let tree = commit.tree().map_err(to_io)?;
@@ -353,7 +365,7 @@ pub fn write_bundle(
         head.push(entry.object_id());
     }
     let ids = objects_to_pack(repo, tip, &head).map_err(to_io)?;
-    let mut rest = PackObjects::spawn(repo, &ids[head.len()..])?;
+    let mut rest = PackObjects::spawn(repo, &ids[head.len()..], progress)?;
     // git's pack header says how many entries it holds; the total goes in ours.
     let mut git_header = [0u8; 12];
     rest.stdout.read_exact(&mut git_header)?;
@@ -423,19 +435,24 @@ struct PackObjects {
 }
 
 impl PackObjects {
-    fn spawn(repo: &gix::Repository, ids: &[ObjectId]) -> io::Result<PackObjects> {
+    fn spawn(repo: &gix::Repository, ids: &[ObjectId], progress: bool) -> io::Result<PackObjects> {
         use std::process::{Command, Stdio};
         // Killed with Stella: a pack nobody reads is work for nobody.
         let mut child = crate::child::die_with_parent(
             Command::new("git")
                 .arg("--git-dir")
                 .arg(repo.git_dir())
-                .args(["-c", "pack.threads=1", "pack-objects", "--stdout", "-q"])
+                .args(["-c", "pack.threads=1", "pack-objects", "--stdout"])
+                .arg(if progress { "--progress" } else { "-q" })
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
-                .stderr(Stdio::null()),
+                .stderr(if progress {
+                    Stdio::inherit()
+                } else {
+                    Stdio::null()
+                }),
         )
         .spawn()?;
         let mut list = String::with_capacity(ids.len() * 41);
@@ -1358,6 +1375,16 @@ impl crate::session::Session<'_> {
     /// # Ok(()) }
     /// ```
     pub fn checkpoint(&self, out: &mut dyn Write) -> Result<Checkpoint, Error> {
+        self.checkpoint_with(out, false)
+    }
+
+    /// [`Session::checkpoint`], with git's progress lines on this process's stderr while the
+    /// pack is written, when `progress`.
+    pub fn checkpoint_with(
+        &self,
+        out: &mut dyn Write,
+        progress: bool,
+    ) -> Result<Checkpoint, Error> {
         let id = self.id;
         let journal = self.ctx.journal();
         let tip = journal.tip(id)?;
@@ -1503,7 +1530,14 @@ impl crate::session::Session<'_> {
                 .map_err(git("write a commit"))?
                 .detach();
         }
-        write_bundle(repo, &format!("{CHECKPOINTS}{id}"), commit_id, out).map_err(|e| match e {
+        write_bundle_with(
+            repo,
+            &format!("{CHECKPOINTS}{id}"),
+            commit_id,
+            out,
+            progress,
+        )
+        .map_err(|e| match e {
             Error::Io(io) => Error::Write(io),
             e => e,
         })?;

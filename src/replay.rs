@@ -65,6 +65,32 @@ pub struct Options {
     pub ignore_fingerprint: bool,
     /// The new session's id (minted when `None`); an existing id is an error.
     pub as_id: Option<SessionId>,
+    /// With `materialize`: decide every path and say so ([`Outcome::Plan`]), writing, importing
+    /// and starting nothing.
+    pub dry_run: bool,
+    /// git's progress lines on this process's stderr while the objects are imported.
+    pub progress: bool,
+}
+
+/// What a materialize would do to one path it may write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Over {
+    /// Nothing is there.
+    Nothing,
+    /// The bytes the session started from.
+    Origin,
+    /// The base commit's version.
+    Base,
+}
+
+impl Over {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Over::Nothing => "absent here",
+            Over::Origin => "holds the bytes the session started from",
+            Over::Base => "holds the base commit's version",
+        }
+    }
 }
 
 /// A replay that started a session.
@@ -95,6 +121,15 @@ pub enum Outcome {
     Changed {
         path: RelPath,
         written: Vec<RelPath>,
+    },
+    /// A dry run of materialize: the paths it would write (and what they hold now), those that
+    /// already hold the session's bytes, and those it would refuse. Nothing was written,
+    /// imported or started. The artifact was checked whole; its files are checked against its
+    /// fingerprint only when it is really replayed.
+    Plan {
+        write: Vec<(RelPath, Over)>,
+        keep: Vec<RelPath>,
+        blocked: Vec<Blocked>,
     },
 }
 
@@ -217,10 +252,20 @@ impl Context {
         let mut written = Vec::new();
         let mut to_write = Vec::new();
         if options.materialize {
-            let blocked = self.plan_materialize(&head, base.as_deref(), &mut to_write)?;
+            let mut planned = Vec::new();
+            let mut keep = Vec::new();
+            let blocked = self.plan_materialize(&head, base.as_deref(), &mut planned, &mut keep)?;
+            if options.dry_run {
+                return Ok(Outcome::Plan {
+                    write: planned.into_iter().map(|(p, _, over)| (p, over)).collect(),
+                    keep,
+                    blocked,
+                });
+            }
             if !blocked.is_empty() {
                 return Ok(Outcome::Blocked(blocked));
             }
+            to_write = planned.into_iter().map(|(p, d, _)| (p, d)).collect();
         } else {
             let mismatches = self.verify(&head)?;
             if !mismatches.is_empty() && !options.ignore_fingerprint {
@@ -229,7 +274,7 @@ impl Context {
         }
 
         // From here on the artifact is consumed: its objects enter the store.
-        self.import(file, &head)?;
+        self.import(file, &head, options.progress)?;
         let files = self.artifact_files(&head)?;
         let writes = check_writes(&self.journal(), &head, &files, to_write)?;
         // Nothing was written before this point; from here on only what was checked is.
@@ -338,12 +383,14 @@ impl Context {
     }
 
     /// Decide, for every path, whether materialize may write it; collect the ones to write, with
-    /// what each held when checked (`None`: absent).
+    /// what each held when checked (`None`: absent), and the ones that already hold the
+    /// session's bytes.
     fn plan_materialize(
         &self,
         head: &Head,
         base: Option<&str>,
-        to_write: &mut Vec<(RelPath, Option<Digest>)>,
+        to_write: &mut Vec<(RelPath, Option<Digest>, Over)>,
+        keep: &mut Vec<RelPath>,
     ) -> Result<Vec<Blocked>, Error> {
         let origins: std::collections::HashMap<&RelPath, Option<Digest>> =
             head.origins.iter().map(|(p, d)| (p, *d)).collect();
@@ -375,12 +422,13 @@ impl Context {
                     continue;
                 }
                 Ok(None) => {
-                    to_write.push((path.clone(), None));
+                    to_write.push((path.clone(), None, Over::Nothing));
                     continue;
                 }
                 Ok(Some(now)) => now,
             };
             if now == *digest {
+                keep.push(path.clone());
                 continue;
             }
             let at_origin = origins.get(path).copied().flatten() == Some(now);
@@ -389,7 +437,8 @@ impl Context {
                 .and_then(|t| t.get(path.as_bytes()))
                 .is_some_and(|d| *d == now);
             if at_origin || at_base {
-                to_write.push((path.clone(), Some(now)));
+                let over = if at_origin { Over::Origin } else { Over::Base };
+                to_write.push((path.clone(), Some(now), over));
             } else {
                 blocked.push(block(
                     "it holds bytes that are neither the session's, where the session started, nor the base commit's: someone's work",
@@ -435,7 +484,7 @@ impl Context {
     /// index-pack through a pipe from this process, so it stops when Stella is killed: `git
     /// fetch` from the file would hand the file itself to an index-pack of its own, which would
     /// run on.
-    fn import(&self, file: &Path, head: &Head) -> Result<(), Error> {
+    fn import(&self, file: &Path, head: &Head, progress: bool) -> Result<(), Error> {
         use std::io::BufRead;
         use std::process::{Command, Stdio};
         let refused = |stderr: &[u8]| {
@@ -445,9 +494,13 @@ impl Context {
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect();
-            Error::NotAnArtifact {
-                why: format!("git refused its objects: {}", said.join("; ")),
-            }
+            let why = if said.is_empty() {
+                // Shown with the progress, on the terminal.
+                "git refused its objects (its message is above)".to_owned()
+            } else {
+                format!("git refused its objects: {}", said.join("; "))
+            };
+            Error::NotAnArtifact { why }
         };
         let git = |args: &[&str]| {
             let mut cmd = Command::new("git");
@@ -472,9 +525,13 @@ impl Context {
                 break;
             }
         }
-        let mut child = git(&["index-pack", "--stdin", "--fsck-objects"])
-            .stdin(Stdio::piped())
-            .spawn()?;
+        // With progress, git says how the import goes on this process's stderr, and its reason
+        // for a refusal too.
+        let mut index = git(&["index-pack", "--stdin", "--fsck-objects"]);
+        if progress {
+            index.arg("-v").stderr(Stdio::inherit());
+        }
+        let mut child = index.stdin(Stdio::piped()).spawn()?;
         // A refusal closes the pipe early; git's message says why, not the broken pipe.
         let copied = io::copy(&mut reader, &mut child.stdin.take().expect("piped"));
         let out = child.wait_with_output()?;

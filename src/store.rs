@@ -625,11 +625,18 @@ impl Store {
     /// (a writer creates objects before it moves its ref: those must survive).
     ///
     /// Runs stock `git gc` under the store lock: repacking is git's own job and git does it well.
-    pub fn gc(&self, grace: Duration) -> Result<(), Error> {
+    /// With `progress`, git's own progress lines go to this process's stderr (the caller
+    /// decides: a terminal, and not quiet).
+    pub fn gc(&self, grace: Duration, progress: bool) -> Result<(), Error> {
         let _lock = self.lock(WRITE_DEADLINE)?;
         let prune = format!("--prune={}.seconds.ago", grace.as_secs());
         let started = std::time::Instant::now();
-        self.git(&["gc", "--quiet", &prune])?;
+        if progress {
+            // git gc shows progress when its stderr is a terminal, as this one is.
+            self.git_shown(&["gc", &prune])?;
+        } else {
+            self.git(&["gc", "--quiet", &prune])?;
+        }
         tracing::info!(
             store = %self.dir.display(),
             ms = started.elapsed().as_millis() as u64,
@@ -734,6 +741,21 @@ impl Store {
     }
 
     fn git(&self, args: &[&str]) -> Result<(), Error> {
+        self.git_with(args, false)
+    }
+
+    /// [`Store::git`] with git's stderr (its progress, its complaints) shown where this
+    /// process's goes.
+    fn git_shown(&self, args: &[&str]) -> Result<(), Error> {
+        self.git_with(args, true)
+    }
+
+    fn git_with(&self, args: &[&str], shown: bool) -> Result<(), Error> {
+        let stderr = if shown {
+            std::process::Stdio::inherit()
+        } else {
+            std::process::Stdio::piped()
+        };
         let out = crate::child::die_with_parent(&mut std::process::Command::new("git"))
             .arg("--git-dir")
             .arg(&self.dir)
@@ -752,6 +774,8 @@ impl Store {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(stderr)
             .output()
             .map_err(|source| Error::Io {
                 op: "run git for",

@@ -253,7 +253,7 @@ fn round_trip_across_two_machines_with_materialize() {
     assert_eq!(
         stderr(&out),
         format!(
-            "stella: wrote 2 files of session {s}; it was made against base commit {base}, and the rest of the repository is not in the artifact\n"
+            "stella: replayed session {s} as {n}: 3 files guarded, 2 written\nstella: wrote 2 files of session {s}; it was made against base commit {base}, and the rest of the repository is not in the artifact\n"
         )
     );
     assert_eq!(b.read("src/lib.rs"), "pub fn one() { two() }\n");
@@ -497,4 +497,60 @@ fn checkpoint_takes_the_hosts_transcript_as_it_is_now() {
         ],
     );
     assert_eq!(stored + "\n", full);
+}
+
+#[test]
+fn a_dry_run_says_what_materialize_would_write_keep_and_refuse_and_does_nothing() {
+    let a = World::new();
+    let (s, artifact) = session_with_work(&a);
+    let b = World::clone_of(&a);
+    // notes.txt already holds the session's bytes; src/lib.rs the base's; src/new.rs is absent.
+    let art = artifact.to_str().unwrap();
+    let out = b.run(&["replay", "--materialize", "--dry-run", art]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "write   src/lib.rs  (holds the bytes the session started from)\n\
+write   src/new.rs  (absent here)\n\
+keep    notes.txt  (already holds the session's bytes)\n"
+    );
+    assert_eq!(
+        stderr(&out),
+        "stella: dry run: 2 to write, 1 kept, 0 refused; nothing was written\n"
+    );
+    assert_eq!(b.read("src/lib.rs"), "pub fn one() {}\n");
+    assert!(!b.repo.join("src/new.rs").exists());
+    assert_eq!(b.ok(&["session", "list"]), "", "no session started");
+    // Nothing was imported: the artifact's tip is not in the store.
+    let info: serde_json::Value = serde_json::from_str(&b.ok(&["inspect", "--json", art])).unwrap();
+    let tip = info["tip"].as_str().unwrap();
+    let store = b.ok(&["store-path"]);
+    let found = git_at(&b.repo, &b, &["--git-dir", &store, "cat-file", "-e", tip]);
+    assert!(!found.status.success(), "the dry run imported the artifact");
+    assert_eq!(info["session"], s.as_str());
+    // Someone's edit: the dry run names it, exits 1 as the real run would, and still writes
+    // nothing; from a subfolder, paths are shown from there; --json has the same plan.
+    b.write("src/lib.rs", "B's own work\n");
+    let mut cmd = b.stella_in(&b.repo.join("src"));
+    cmd.args(["replay", "--materialize", "--dry-run", art]);
+    let out = cmd.output().unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("refuse  lib.rs  (it holds bytes that are neither"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("write   new.rs  (absent here)"));
+    let out = b.run(&["replay", "--materialize", "--dry-run", "--json", art]);
+    assert_eq!(code(&out), 1);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["outcome"], "plan");
+    assert_eq!(json["blocked"][0]["path"], "src/lib.rs");
+    assert_eq!(json["keep"], serde_json::json!(["notes.txt"]));
+    assert_eq!(json["write"][0]["path"], "src/new.rs");
+    assert_eq!(b.read("src/lib.rs"), "B's own work\n");
+    assert!(!b.repo.join("src/new.rs").exists());
+    // --dry-run means nothing without --materialize.
+    let out = b.run(&["replay", "--dry-run", art]);
+    assert_eq!(code(&out), 2);
 }

@@ -743,7 +743,8 @@ fn strings_from_an_artifact_never_reach_the_terminal_raw() {
 
     let out = w.run(&["replay", "--materialize", a]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_tame("replay --materialize", &stderr(&out), 2);
+    // The summary, what was written, and that HEAD is not the base.
+    assert_tame("replay --materialize", &stderr(&out), 3);
     assert_tame("replay's id", &stdout(&out), 1);
     assert!(stderr(&out).contains(
         "stella: wrote 3 files of session evil\\x1b[31m\\r\\nrefusing to write: README; it was made against base commit cafe\\x1b]0;pwned\\x07,"

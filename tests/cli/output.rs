@@ -361,3 +361,43 @@ fn lists_show_paths_from_the_current_folder_and_json_from_the_root() {
     let (undo, _) = run(&sub, &["--session", "s", "undo", "g"]);
     assert!(undo.starts_with("restored g (version "), "{undo}");
 }
+
+#[test]
+fn checkpoint_replay_and_gc_show_progress_on_a_terminal_only() {
+    if !have("script", "a pseudo-terminal") {
+        return skipped("script");
+    }
+    let w = world();
+    w.ok(&["--session", "s", "read", "f"]);
+    let bundle = w.base().join("s.stella.bundle");
+    let bundle = bundle.to_str().unwrap();
+    // A terminal: git's own progress lines, then Stella's one-line summary.
+    let tty = on_tty(&w, &["--session", "s", "checkpoint", "-o", bundle], &[]);
+    assert!(tty.contains("Counting objects: 100%"), "{tty:?}");
+    assert!(
+        tty.contains("stella: checkpoint of session s: 2 files"),
+        "{tty:?}"
+    );
+    let tty = on_tty(&w, &["replay", "--as", "again", bundle], &[]);
+    assert!(tty.contains("Receiving objects: 100%"), "{tty:?}");
+    assert!(
+        tty.contains("stella: replayed session s as again: 2 files guarded"),
+        "{tty:?}"
+    );
+    let tty = on_tty(&w, &["gc"], &[]);
+    assert!(tty.contains("objects: 100%"), "{tty:?}");
+    assert!(tty.contains("stella: store repacked"), "{tty:?}");
+    // -q on a terminal, and any pipe: no progress.
+    let quiet = on_tty(
+        &w,
+        &["-q", "--session", "s", "checkpoint", "-o", bundle],
+        &[],
+    );
+    assert_eq!(quiet.trim(), bundle, "{quiet:?}");
+    let out = w.run(&["--session", "s", "checkpoint", "-o", bundle]);
+    assert!(!stderr(&out).contains("objects:"), "{}", stderr(&out));
+    let out = w.run(&["replay", "--as", "again-2", bundle]);
+    assert!(!stderr(&out).contains("objects:"), "{}", stderr(&out));
+    let out = w.run(&["gc"]);
+    assert_eq!(stderr(&out), "stella: store repacked\n");
+}

@@ -69,7 +69,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     };
     let cp = match &path {
-        None => context.session(&id).checkpoint(out).map_err(artifact_err)?,
+        None => context
+            .session(&id)
+            .checkpoint_with(out, ctx.progress)
+            .map_err(artifact_err)?,
         Some(path) => {
             let cant_write = |e: std::io::Error| {
                 let mut err = CliError::new(format!("could not write '{}'", path.display()));
@@ -82,7 +85,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             let mut writer = std::io::BufWriter::with_capacity(1 << 20, file.file());
             let cp = context
                 .session(&id)
-                .checkpoint(&mut writer)
+                .checkpoint_with(&mut writer, ctx.progress)
                 .map_err(artifact_err)?;
             writer.flush().map_err(cant_write)?;
             drop(writer);

@@ -111,7 +111,21 @@ fn collect(
         }
     }
     if !args.dry_run {
-        context.store().gc(Duration::from_secs(args.grace))?;
+        context
+            .store()
+            .gc(Duration::from_secs(args.grace), ctx.progress)?;
+        if !args.json {
+            ctx.say(format_args!(
+                "stella: store repacked{}",
+                match pruned.len() {
+                    0 => String::new(),
+                    n => format!(
+                        "; {} dropped first",
+                        stella::text::count(n as u64, "idle session")
+                    ),
+                }
+            ));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

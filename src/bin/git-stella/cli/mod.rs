@@ -423,6 +423,8 @@ pub struct Ctx<'a> {
     pub quiet: bool,
     /// Colours for standard output (off unless the command and the terminal call for them).
     pub paint: term::Paint,
+    /// Progress lines on stderr: it is a terminal, and not `--quiet` (git's rule).
+    pub progress: bool,
     pub err: &'a mut dyn Write,
 }
 
@@ -630,6 +632,7 @@ pub fn main_with(
             session: cli.global.session.clone(),
             quiet: cli.global.quiet,
             paint: term::Paint { on: shown.color },
+            progress: !cli.global.quiet && io::IsTerminal::is_terminal(&io::stderr()),
             err,
         };
         match shown.pager.as_deref().and_then(term::Pager::start) {

@@ -42,9 +42,11 @@ use stella::text::escape_controls;
   git stella replay refs/stella/checkpoints/agent-1
 
 Exit status:
-  0  a new session started; its id is printed
+  0  a new session started; its id is printed (with --dry-run: nothing
+     would be refused)
   1  refused: the fingerprint does not match this tree, or materialize
-     would overwrite someone's work; nothing was consumed or written.
+     would overwrite someone's work (with --dry-run: would refuse);
+     nothing was consumed or written.
      Or a file changed while materialize ran: the files before it were
      written, no session was started
   2  an error: not a readable artifact, a corrupt or truncated one, an
@@ -56,16 +58,29 @@ pub struct Args {
     /// Write the session's files into the tree first
     #[arg(long)]
     pub materialize: bool,
+    /// With --materialize: print what would be written, kept and refused; write, import and
+    /// start nothing
+    #[arg(long, requires = "materialize")]
+    pub dry_run: bool,
     /// Replay even when the fingerprint does not match this tree
     #[arg(long)]
     pub ignore_fingerprint: bool,
     /// Name the new session (an existing id is an error)
     #[arg(long = "as", value_name = "ID")]
     pub as_id: Option<String>,
-    /// Print JSON: {outcome (started, mismatch, blocked, changed), session, from, written,
-    /// mismatches, blocked, changed}
+    /// Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written,
+    /// mismatches, blocked, changed, write, keep}
     #[arg(long)]
     pub json: bool,
+}
+
+/// Paths materialize would refuse, and why, in JSON.
+fn blocked_json(blocked: &[stella::replay::Blocked]) -> serde_json::Value {
+    blocked
+        .iter()
+        .map(|b| serde_json::json!({"path": b.path.to_lossy(), "why": b.why}))
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// What `replay --json` prints: one shape for every outcome.
@@ -88,6 +103,8 @@ fn json_of(outcome: &Outcome) -> serde_json::Value {
         "mismatches": [],
         "blocked": [],
         "changed": null,
+        "write": [],
+        "keep": [],
     });
     match outcome {
         Outcome::Mismatch(m) => {
@@ -96,16 +113,26 @@ fn json_of(outcome: &Outcome) -> serde_json::Value {
         }
         Outcome::Blocked(blocked) => {
             value["outcome"] = "blocked".into();
-            value["blocked"] = blocked
-                .iter()
-                .map(|b| serde_json::json!({"path": b.path.to_lossy(), "why": b.why}))
-                .collect::<Vec<_>>()
-                .into();
+            value["blocked"] = blocked_json(blocked);
         }
         Outcome::Changed { path, written } => {
             value["outcome"] = "changed".into();
             value["changed"] = path.to_lossy().into();
             value["written"] = paths(written).into();
+        }
+        Outcome::Plan {
+            write,
+            keep,
+            blocked,
+        } => {
+            value["outcome"] = "plan".into();
+            value["write"] = write
+                .iter()
+                .map(|(p, over)| serde_json::json!({"path": p.to_lossy(), "over": over.as_str()}))
+                .collect::<Vec<_>>()
+                .into();
+            value["keep"] = paths(keep).into();
+            value["blocked"] = blocked_json(blocked);
         }
         Outcome::Started(r) => {
             let m = &r.head.manifest;
@@ -125,6 +152,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         materialize: args.materialize,
         ignore_fingerprint: args.ignore_fingerprint,
         as_id: args.as_id.as_deref().map(parse_session_id).transpose()?,
+        dry_run: args.dry_run,
+        progress: ctx.progress,
     };
     let source = stella::artifact::Source::from_arg(&ctx.cwd, &args.file);
     let outcome = context
@@ -140,6 +169,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Outcome::Mismatch(m) => tracing::info!(files = m.len(), "replay refused: fingerprint"),
         Outcome::Blocked(b) => tracing::info!(files = b.len(), "replay refused: materialize"),
         Outcome::Changed { path, .. } => tracing::info!(%path, "materialize stopped"),
+        Outcome::Plan { write, .. } => tracing::info!(files = write.len(), "dry run"),
     }
     if args.json {
         super::print_json(out, &json_of(&outcome))?;
@@ -193,11 +223,52 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             );
             Ok(ExitCode::from(1))
         }
+        Outcome::Plan {
+            write,
+            keep,
+            blocked,
+        } => {
+            let here = ctx.here(context.root());
+            for (p, over) in &write {
+                writeln!(out, "write   {}  ({})", ctx.shown(p, &here), over.as_str())?;
+            }
+            for p in &keep {
+                writeln!(
+                    out,
+                    "keep    {}  (already holds the session's bytes)",
+                    ctx.shown(p, &here)
+                )?;
+            }
+            for b in &blocked {
+                writeln!(
+                    out,
+                    "refuse  {}  ({})",
+                    ctx.shown(&b.path, &here),
+                    escape_controls(&b.why)
+                )?;
+            }
+            ctx.say(format_args!(
+                "stella: dry run: {} to write, {} kept, {} refused; nothing was written",
+                write.len(),
+                keep.len(),
+                blocked.len()
+            ));
+            Ok(ExitCode::from(if blocked.is_empty() { 0 } else { 1 }))
+        }
         Outcome::Started(r) => {
             let m = &r.head.manifest;
             // The session and base come from the file: escaped, never printed raw.
             let session = escape_controls(&m.session);
             let base = escape_controls(m.base_commit().unwrap_or("none"));
+            ctx.say(format_args!(
+                "stella: replayed session {session} as {}: {} guarded{}",
+                r.id,
+                stella::text::count(r.head.fingerprint.len() as u64, "file"),
+                match r.written.len() {
+                    0 => String::new(),
+                    n => format!(", {n} written"),
+                }
+            ));
             if !r.written.is_empty() {
                 ctx.say(format_args!(
                     "stella: wrote {} of session {session}; it was made against base commit {base}, and the rest of the repository is not in the artifact",
