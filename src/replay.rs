@@ -224,6 +224,7 @@ impl Context {
     ///     Outcome::Mismatch(files) => println!("{} files differ here: nothing replayed", files.len()),
     ///     Outcome::Blocked(files) => println!("{} files hold someone's work", files.len()),
     ///     Outcome::Changed { path, .. } => println!("{path} changed while it was being written"),
+    ///     Outcome::Plan { write, .. } => println!("a dry run: {} files to write", write.len()),
     /// }
     /// # Ok(()) }
     /// ```
