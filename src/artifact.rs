@@ -47,7 +47,7 @@ use crate::digest::Digest;
 use crate::journal::layout::{self, HostFile, SessionFile};
 use crate::journal::{Entry, RootFile, Seen};
 use crate::paths::RelPath;
-use crate::session::{Context, format_time};
+use crate::session::format_time;
 
 /// The format this build writes.
 pub const FORMAT: u32 = 1;
@@ -257,10 +257,6 @@ pub fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> 
     }
     Ok(out)
 }
-
-impl Context {}
-
-impl Context {}
 
 fn turn_err(e: crate::turn::TurnError) -> Error {
     match e {

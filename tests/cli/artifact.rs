@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::common::*;
 
 /// A session that read two files, edited one and created a third; returns (session, artifact).
-fn session_with_work(w: &World) -> (String, PathBuf) {
+pub fn session_with_work(w: &World) -> (String, PathBuf) {
     w.write("src/lib.rs", "pub fn one() {}\n");
     w.write("notes.txt", "alpha\nbeta\n");
     w.git(&["add", "."]);

@@ -14,22 +14,9 @@ const WORK: [(&str, &str); 3] = [
     ("notes.txt", "alpha\nbeta\n"),
 ];
 
-/// A session that read two committed files, edited one and created a third; returns (session,
-/// artifact written by `checkpoint`).
-fn session_with_work(w: &World) -> (String, PathBuf) {
-    w.write("src/lib.rs", "pub fn one() {}\n");
-    w.write("notes.txt", "alpha\nbeta\n");
-    w.git(&["add", "."]);
-    w.git(&["commit", "-q", "-m", "work"]);
-    let s = w.start();
-    w.ok(&["--session", &s, "read", "src/lib.rs", "notes.txt"]);
-    for (path, bytes) in &WORK[..2] {
-        let out = w.run_stdin(&["--session", &s, "write", path], bytes.as_bytes());
-        assert!(out.status.success(), "{}", stderr(&out));
-    }
-    let path = PathBuf::from(w.ok(&["--session", &s, "checkpoint"]));
-    (s, path)
-}
+/// The session of the artifact tests: it read two committed files, edited one and created a
+/// third, leaving [`WORK`]; (session, artifact written by `checkpoint`).
+use crate::artifact::session_with_work;
 
 /// Give `w`'s tree the session's bytes, so apply finds a matching fingerprint.
 fn match_the_session(w: &World) {
