@@ -330,7 +330,7 @@ fn objects_to_pack(
 /// pack starts with the tip commit, its tree, `stella.toml`, `fingerprint` and `origins`, then
 /// the rest of the history, every object stored whole, never descending into gitlinks.
 ///
-/// [`Context::checkpoint`] builds the tip and calls this; it is public for tools (and tests)
+/// [`crate::session::Session::checkpoint`] builds the tip and calls this; it is public for tools (and tests)
 /// that assemble an artifact's commit themselves.
 pub fn write_bundle(
     repo: &gix::Repository,
