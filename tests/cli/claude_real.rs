@@ -7,158 +7,87 @@
 //! The scenarios run one after another in one test: the machine has 2 cores.
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::model_mock::{self, ModelApi, Turn, rewrite, text_parts};
 
-/// Something to do when the mock is about to answer a step: another process editing a file,
-/// or telling the test to kill the client.
-type Action = Box<dyn FnOnce() + Send>;
-
-#[derive(Default)]
-struct Script {
-    /// Tool-use ids of this run start with it, so old turns (after `--resume`) never count.
-    prefix: String,
-    steps: Vec<(String, Value)>,
-    /// Run before answering step `i`, i.e. once the results of steps `0..i` arrived.
-    actions: HashMap<usize, Action>,
-}
-
-#[derive(Default)]
-struct Shared {
-    script: Mutex<Script>,
-    /// Every main-loop request body, as received.
-    requests: Mutex<Vec<Value>>,
-}
+/// The Anthropic Messages API as Claude Code speaks it.
+struct Messages;
 
 /// The model: a loopback HTTP server answering `POST /v1/messages` from a script.
-struct Mock {
-    port: u16,
-    shared: Arc<Shared>,
-}
+type Mock = model_mock::Mock<Messages>;
 
-impl Mock {
-    fn start() -> Mock {
-        let shared = Arc::new(Shared::default());
-        let s = Arc::clone(&shared);
-        let port = serve_loopback(move |request, conn| serve(request, conn, &s));
-        Mock { port, shared }
+impl ModelApi for Messages {
+    /// A tool's name and its input.
+    type Call = (&'static str, Value);
+    /// The result's text, and whether the tool failed.
+    type Result = (String, bool);
+
+    /// The main loop's requests offer the file tools and allow more than one token; any other
+    /// message is a side call the script does not count.
+    fn is_turn(request: &HttpRequest, body: &Value) -> bool {
+        request.method == "POST"
+            && request.path == "/v1/messages"
+            && body["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == "Edit"))
+            && body["max_tokens"].as_u64().unwrap_or(100) > 1
     }
 
-    fn script(&self, prefix: &str, steps: Vec<(&str, Value)>, actions: Vec<(usize, Action)>) {
-        *self.shared.script.lock().unwrap() = Script {
-            prefix: prefix.to_owned(),
-            steps: steps.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
-            actions: actions.into_iter().collect(),
-        };
-        self.shared.requests.lock().unwrap().clear();
-    }
-
-    /// The result the client sent back for step `i` of the current script: (text, is_error).
-    fn result(&self, i: usize) -> Option<(String, bool)> {
-        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
-        let requests = self.shared.requests.lock().unwrap();
-        requests
-            .iter()
-            .rev()
-            .find_map(|r| tool_results(r).remove(&id))
-    }
-
-    /// Whether any request of the current run contains `text` anywhere.
-    fn sent(&self, text: &str) -> bool {
-        self.shared
-            .requests
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|r| r.to_string().contains(text))
-    }
-
-    fn requests(&self) -> usize {
-        self.shared.requests.lock().unwrap().len()
-    }
-}
-
-/// Every tool result in a request: id → (text, is_error).
-fn tool_results(body: &Value) -> HashMap<String, (String, bool)> {
-    let mut out = HashMap::new();
-    for m in body["messages"].as_array().into_iter().flatten() {
-        for b in m["content"].as_array().into_iter().flatten() {
-            if b["type"] != "tool_result" {
-                continue;
+    /// Every tool result in a request: id → (text, is_error).
+    fn results(body: &Value) -> HashMap<String, (String, bool)> {
+        let mut out = HashMap::new();
+        for m in body["messages"].as_array().into_iter().flatten() {
+            for b in m["content"].as_array().into_iter().flatten() {
+                if b["type"] != "tool_result" {
+                    continue;
+                }
+                let text = text_parts(&b["content"]).unwrap_or_default();
+                let id = b["tool_use_id"].as_str().unwrap_or_default().to_owned();
+                out.insert(id, (text, b["is_error"] == true));
             }
-            let text = match &b["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                _ => String::new(),
-            };
-            let id = b["tool_use_id"].as_str().unwrap_or_default().to_owned();
-            out.insert(id, (text, b["is_error"] == true));
         }
+        out
     }
-    out
-}
 
-/// Answer one request; the main loop's streamed answer closes the connection.
-fn serve(request: HttpRequest, conn: &mut TcpStream, shared: &Shared) -> std::io::Result<bool> {
-    if request.method == "POST" && request.path == "/v1/messages" {
-        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        answer_messages(conn, shared, body)?;
-        return Ok(false);
+    fn answer(turn: &Turn<Self::Call>, body: &Value) -> String {
+        let call = turn
+            .call
+            .as_ref()
+            .map(|(name, input)| (turn.id.as_str(), *name, input));
+        message(call, body["stream"] == true)
     }
-    let reply = if request.path.ends_with("/count_tokens") {
-        r#"{"input_tokens":10}"#
-    } else {
-        "{}"
-    };
-    write!(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
-        reply.len()
-    )?;
-    Ok(true)
-}
 
-fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Result<()> {
-    let file_tools = request["tools"]
-        .as_array()
-        .is_some_and(|t| t.iter().any(|t| t["name"] == "Edit"));
-    let stream = request["stream"] == true;
-    let next = if file_tools && request["max_tokens"].as_u64().unwrap_or(100) > 1 {
-        shared.requests.lock().unwrap().push(request.clone());
-        let results = tool_results(&request);
-        let (n, action) = {
-            let mut script = shared.script.lock().unwrap();
-            let n = (0..script.steps.len())
-                .take_while(|i| results.contains_key(&format!("{}{i}", script.prefix)))
-                .count();
-            (n, script.actions.remove(&n))
+    /// Any other message gets the final answer; the other endpoints an empty one, on a
+    /// connection that stays open.
+    fn answer_other(request: &HttpRequest, body: &Value) -> String {
+        if request.method == "POST" && request.path == "/v1/messages" {
+            return message(None, body["stream"] == true);
+        }
+        let reply = if request.path.ends_with("/count_tokens") {
+            r#"{"input_tokens":10}"#
+        } else {
+            "{}"
         };
-        if let Some(action) = action {
-            action();
-        }
-        let script = shared.script.lock().unwrap();
-        script
-            .steps
-            .get(n)
-            .map(|(name, input)| (format!("{}{n}", script.prefix), name.clone(), input.clone()))
-    } else {
-        None
-    };
-    let (blocks, stop) = match &next {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+            reply.len()
+        )
+    }
+}
+
+/// The assistant's message making `call` (id, tool name, input), or saying "Done." without one:
+/// streamed as server-sent events when `stream`, else whole; either closes the connection.
+fn message(call: Option<(&str, &str, &Value)>, stream: bool) -> String {
+    let (blocks, stop) = match call {
         Some((id, name, input)) => (
             vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})],
             "tool_use",
@@ -175,8 +104,7 @@ fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std
         full["content"] = json!(blocks);
         full["stop_reason"] = json!(stop);
         let text = full.to_string();
-        return write!(
-            conn,
+        return format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
             text.len()
         );
@@ -221,8 +149,7 @@ fn answer_messages(conn: &mut TcpStream, shared: &Shared, request: Value) -> std
     for (name, data) in events {
         text.push_str(&format!("event: {name}\ndata: {data}\n\n"));
     }
-    conn.write_all(text.as_bytes())?;
-    conn.flush()
+    text
 }
 
 struct Client<'a> {
@@ -280,12 +207,6 @@ fn read(path: &Path) -> Value {
 
 fn edit(path: &Path, old: &str, new: &str) -> Value {
     json!({"file_path": path, "old_string": old, "new_string": new, "replace_all": false})
-}
-
-/// A file change made by "another process" when the mock reaches a step.
-fn rewrite(path: &Path, content: &'static str) -> Action {
-    let path = path.to_owned();
-    Box::new(move || std::fs::write(path, content).unwrap())
 }
 
 /// What the model was told when Stella refused an edit of notes.txt.
@@ -612,14 +533,7 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         ),
         "the model must be told its edit overwrote bytes it never saw"
     );
-    let told = mock
-        .shared
-        .requests
-        .lock()
-        .unwrap()
-        .last()
-        .unwrap()
-        .to_string();
+    let told = mock.last_request().to_string();
     // The way back it gives: `git stella recover 'notes.txt' --show <version>`.
     let version = told
         .split("recover 'notes.txt' --show ")

@@ -12,21 +12,17 @@
 //! The scenarios run one after another in one test: the machine has 2 cores.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::common::*;
-
-/// Something to do when the mock is about to answer a step: another process editing a file.
-type Action = Box<dyn FnOnce() + Send>;
+use crate::model_mock::{self, ModelApi, Turn, rewrite, text_parts};
 
 /// One tool call of the scripted model.
+#[derive(Clone)]
 enum Call {
     /// A function tool (`exec_command`) and its JSON arguments.
     Function(&'static str, Value),
@@ -34,138 +30,47 @@ enum Call {
     Custom(&'static str, String),
 }
 
-#[derive(Default)]
-struct Script {
-    /// Call ids of this run start with it, so a call of an earlier run never counts.
-    prefix: String,
-    steps: Vec<Call>,
-    /// Run before answering step `i`, i.e. once the outputs of steps `0..i` arrived.
-    actions: HashMap<usize, Action>,
-}
-
-#[derive(Default)]
-struct Shared {
-    script: Mutex<Script>,
-    /// Every request body of the current run, as received.
-    requests: Mutex<Vec<Value>>,
-    /// Every request the mock ever received, as `METHOD PATH`.
-    seen: Mutex<Vec<String>>,
-}
+/// OpenAI's Responses API as Codex speaks it.
+struct Responses;
 
 /// The model: a loopback HTTP server answering `POST /v1/responses` from a script.
-struct Mock {
-    port: u16,
-    shared: Arc<Shared>,
-}
+type Mock = model_mock::Mock<Responses>;
 
-impl Mock {
-    fn start() -> Mock {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let shared = Arc::new(Shared::default());
-        let s = Arc::clone(&shared);
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(conn) = conn else { continue };
-                let s = Arc::clone(&s);
-                std::thread::spawn(move || {
-                    let _ = serve(conn, &s);
-                });
+impl ModelApi for Responses {
+    type Call = Call;
+    /// The output's text.
+    type Result = String;
+
+    fn is_turn(request: &HttpRequest, _: &Value) -> bool {
+        request.method == "POST" && request.path == "/v1/responses"
+    }
+
+    /// Every tool output in a request's history: call id → text. A function's output is a
+    /// string; a freeform tool's may be a list of text items (code mode's `exec`), joined here.
+    fn results(body: &Value) -> HashMap<String, String> {
+        let mut out = HashMap::new();
+        for item in body["input"].as_array().into_iter().flatten() {
+            if !matches!(
+                item["type"].as_str(),
+                Some("function_call_output" | "custom_tool_call_output")
+            ) {
+                continue;
             }
-        });
-        Mock { port, shared }
-    }
-
-    fn script(&self, prefix: &str, steps: Vec<Call>, actions: Vec<(usize, Action)>) {
-        *self.shared.script.lock().unwrap() = Script {
-            prefix: prefix.to_owned(),
-            steps,
-            actions: actions.into_iter().collect(),
-        };
-        self.shared.requests.lock().unwrap().clear();
-    }
-
-    /// What the model was told for step `i` of the current script: the tool output Codex sent
-    /// back with the step's call id.
-    fn output(&self, i: usize) -> String {
-        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
-        let requests = self.shared.requests.lock().unwrap();
-        requests
-            .iter()
-            .rev()
-            .find_map(|r| tool_outputs(r).remove(&id))
-            .unwrap_or_else(|| panic!("the client sent no output for the call {id}"))
-    }
-    /// How many requests the current run made.
-    fn requests(&self) -> usize {
-        self.shared.requests.lock().unwrap().len()
-    }
-}
-
-/// Every tool output in a request's history: call id → text. A function's output is a string; a
-/// freeform tool's may be a list of text items (code mode's `exec`), joined here.
-fn tool_outputs(body: &Value) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    for item in body["input"].as_array().into_iter().flatten() {
-        if !matches!(
-            item["type"].as_str(),
-            Some("function_call_output" | "custom_tool_call_output")
-        ) {
-            continue;
+            let output = &item["output"];
+            let text = text_parts(output).unwrap_or_else(|| output.to_string());
+            out.insert(
+                item["call_id"].as_str().unwrap_or_default().to_owned(),
+                text,
+            );
         }
-        let text = match &item["output"] {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            other => other.to_string(),
-        };
-        out.insert(
-            item["call_id"].as_str().unwrap_or_default().to_owned(),
-            text,
-        );
+        out
     }
-    out
-}
 
-fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(120)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut conn = conn;
-    while let Some(request) = read_http_request(&mut reader)? {
-        let (method, path) = (&request.method, &request.path);
-        shared.seen.lock().unwrap().push(format!("{method} {path}"));
-        if method == "POST" && path == "/v1/responses" {
-            let request: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-            answer(&mut conn, shared, request)?;
-        } else {
-            write!(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?;
-        }
-    }
-    Ok(())
-}
-
-/// One streamed response: the script's next tool call, or the final message once every step's
-/// output came back.
-fn answer(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Result<()> {
-    shared.requests.lock().unwrap().push(request.clone());
-    let outputs = tool_outputs(&request);
-    let (n, action) = {
-        let mut script = shared.script.lock().unwrap();
-        let n = (0..script.steps.len())
-            .take_while(|i| outputs.contains_key(&format!("{}{i}", script.prefix)))
-            .count();
-        (n, script.actions.remove(&n))
-    };
-    if let Some(action) = action {
-        action();
-    }
-    let item = {
-        let script = shared.script.lock().unwrap();
-        let call_id = format!("{}{n}", script.prefix);
-        match script.steps.get(n) {
+    /// One streamed response: the script's next tool call, or the final message once every
+    /// step's output came back.
+    fn answer(turn: &Turn<Call>, _: &Value) -> String {
+        let call_id = &turn.id;
+        let item = match &turn.call {
             Some(Call::Function(name, arguments)) => json!({
                 "type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
                 "name": name, "arguments": arguments.to_string(),
@@ -178,41 +83,44 @@ fn answer(conn: &mut TcpStream, shared: &Shared, request: Value) -> std::io::Res
                 "type": "message", "role": "assistant", "id": format!("msg_{call_id}"),
                 "content": [{"type": "output_text", "text": "Done."}],
             }),
+        };
+        let id = format!("resp_{}", turn.number);
+        let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
+        if item["type"] == "message" {
+            let mut empty = item.clone();
+            empty["content"] = json!([]);
+            events.push(
+                json!({"type": "response.output_item.added", "output_index": 0, "item": empty}),
+            );
+            events.push(json!({
+                "type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                "content_index": 0, "delta": "Done.",
+            }));
         }
-    };
-    let id = format!("resp_{}", shared.requests.lock().unwrap().len());
-    let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
-    if item["type"] == "message" {
-        let mut empty = item.clone();
-        empty["content"] = json!([]);
-        events
-            .push(json!({"type": "response.output_item.added", "output_index": 0, "item": empty}));
-        events.push(json!({
-            "type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
-            "content_index": 0, "delta": "Done.",
-        }));
+        events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+        events.push(
+            json!({"type": "response.completed", "response": {"id": id, "usage": {
+                "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 15,
+            }}}),
+        );
+        let mut data = String::new();
+        for e in events {
+            data.push_str(&format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap()
+            ));
+        }
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{data}",
+            data.len()
+        )
     }
-    events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
-    events.push(
-        json!({"type": "response.completed", "response": {"id": id, "usage": {
-            "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 15,
-        }}}),
-    );
-    let mut data = String::new();
-    for e in events {
-        data.push_str(&format!(
-            "event: {}\ndata: {e}\n\n",
-            e["type"].as_str().unwrap()
-        ));
+
+    fn answer_other(_: &HttpRequest, _: &Value) -> String {
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_owned()
     }
-    write!(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{data}",
-        data.len()
-    )?;
-    conn.flush()
 }
 
 /// The client's native binary, or `None` (skipped) — a failure under CI.
@@ -380,12 +288,6 @@ fn steps(w: &World, id: &str) -> Vec<String> {
         .lines()
         .map(|l| l.splitn(3, ' ').nth(2).unwrap_or_default().to_owned())
         .collect()
-}
-
-/// A file change made by "another process" when the mock reaches a step.
-fn rewrite(path: &Path, content: &'static str) -> Action {
-    let path = path.to_owned();
-    Box::new(move || std::fs::write(path, content).unwrap())
 }
 
 /// The first lines of Stella's refusal to `verb` (`write`, `delete`) the file `path` another
@@ -726,9 +628,9 @@ fn the_real_codex_cli_is_guarded_by_stella() {
     );
 
     // Nothing but the Responses API endpoint was ever asked for.
-    let seen = mock.shared.seen.lock().unwrap();
+    let others = mock.others();
     assert!(
-        seen.iter().all(|r| r == "POST /v1/responses"),
-        "the client asked the mock for more than the model: {seen:?}"
+        others.is_empty(),
+        "the client asked the mock for more than the model: {others:?}"
     );
 }

@@ -20,147 +20,77 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::model_mock::{self, ModelApi, Turn, rewrite};
 
 /// The model every run pins (the default, `auto`, would first ask a router model).
 const MODEL: &str = "gemini-2.5-pro";
 
-/// Something to do when the mock is about to answer a step: another process editing a file.
-type Action = Box<dyn FnOnce() + Send>;
-
-#[derive(Default)]
-struct Script {
-    /// Function-call ids of this run start with it.
-    prefix: String,
-    steps: Vec<(String, Value)>,
-    /// Run before answering step `i`, i.e. once the results of steps `0..i` arrived.
-    actions: HashMap<usize, Action>,
-}
-
-#[derive(Default)]
-struct Shared {
-    script: Mutex<Script>,
-    /// Every main-loop request body of the current run, as received.
-    requests: Mutex<Vec<Value>>,
-    /// Every other request the mock saw in the whole test: method and path.
-    others: Mutex<Vec<String>>,
-}
+/// The Gemini API's `streamGenerateContent` as Gemini CLI speaks it.
+struct GenerateContent;
 
 /// The model: a loopback HTTP server answering `POST /v1beta/models/<model>:streamGenerateContent`
 /// from a script.
-struct Mock {
-    port: u16,
-    shared: Arc<Shared>,
-}
+type Mock = model_mock::Mock<GenerateContent>;
 
-impl Mock {
-    fn start() -> Mock {
-        let shared = Arc::new(Shared::default());
-        let s = Arc::clone(&shared);
-        let port = serve_loopback(move |request, conn| serve(request, conn, &s));
-        Mock { port, shared }
+impl ModelApi for GenerateContent {
+    /// A function's name and its arguments.
+    type Call = (&'static str, Value);
+    /// The `functionResponse`'s `response` (`{"output": …}`, or `{"error": …}` for a failed or
+    /// blocked tool).
+    type Result = Value;
+
+    /// The main loop's requests declare the file tools; anything else (a router, a corrector, a
+    /// usage logger) is other traffic.
+    fn is_turn(request: &HttpRequest, body: &Value) -> bool {
+        request.method == "POST"
+            && request.path == format!("/v1beta/models/{MODEL}:streamGenerateContent")
+            && body["tools"][0]["functionDeclarations"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["name"] == "replace"))
     }
 
-    fn script(&self, prefix: &str, steps: Vec<(&str, Value)>, actions: Vec<(usize, Action)>) {
-        *self.shared.script.lock().unwrap() = Script {
-            prefix: prefix.to_owned(),
-            steps: steps.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
-            actions: actions.into_iter().collect(),
-        };
-        self.shared.requests.lock().unwrap().clear();
-    }
-
-    /// What the model was told of step `i` of the current script: the `functionResponse`'s
-    /// `response` (`{"output": …}`, or `{"error": …}` for a failed or blocked tool).
-    fn result(&self, i: usize) -> Value {
-        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
-        let requests = self.shared.requests.lock().unwrap();
-        requests
-            .iter()
-            .rev()
-            .find_map(|r| function_responses(r).remove(&id))
-            .unwrap_or_else(|| panic!("the client sent no result for step {i} ({id})"))
-    }
-
-    fn requests(&self) -> usize {
-        self.shared.requests.lock().unwrap().len()
-    }
-}
-
-/// Every function response in a request: id → `response`.
-fn function_responses(body: &Value) -> HashMap<String, Value> {
-    let mut out = HashMap::new();
-    for c in body["contents"].as_array().into_iter().flatten() {
-        for part in c["parts"].as_array().into_iter().flatten() {
-            let r = &part["functionResponse"];
-            if let Some(id) = r["id"].as_str() {
-                out.insert(id.to_owned(), r["response"].clone());
+    /// Every function response in a request: id → `response`.
+    fn results(body: &Value) -> HashMap<String, Value> {
+        let mut out = HashMap::new();
+        for c in body["contents"].as_array().into_iter().flatten() {
+            for part in c["parts"].as_array().into_iter().flatten() {
+                let r = &part["functionResponse"];
+                if let Some(id) = r["id"].as_str() {
+                    out.insert(id.to_owned(), r["response"].clone());
+                }
             }
         }
+        out
     }
-    out
-}
 
-/// The main loop's requests declare the file tools; anything else (a router, a corrector, a
-/// usage logger) is other traffic, recorded and answered with an empty JSON object.
-fn serve(request: HttpRequest, conn: &mut TcpStream, shared: &Shared) -> std::io::Result<bool> {
-    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-    let main_loop = request.method == "POST"
-        && request.path == format!("/v1beta/models/{MODEL}:streamGenerateContent")
-        && body["tools"][0]["functionDeclarations"]
-            .as_array()
-            .is_some_and(|d| d.iter().any(|d| d["name"] == "replace"));
-    if !main_loop {
-        shared.others.lock().unwrap().push(format!(
-            "{} {}?{}",
-            request.method, request.path, request.query
-        ));
-        write!(
-            conn,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-        )?;
-        return Ok(false);
-    }
-    shared.requests.lock().unwrap().push(body.clone());
-    let results = function_responses(&body);
-    let (n, action) = {
-        let mut script = shared.script.lock().unwrap();
-        let n = (0..script.steps.len())
-            .take_while(|i| results.contains_key(&format!("{}{i}", script.prefix)))
-            .count();
-        (n, script.actions.remove(&n))
-    };
-    if let Some(action) = action {
-        action();
-    }
-    let part = {
-        let script = shared.script.lock().unwrap();
-        match script.steps.get(n) {
+    fn answer(turn: &Turn<Self::Call>, _: &Value) -> String {
+        let part = match &turn.call {
             Some((name, args)) => json!({
-                "functionCall": {"id": format!("{}{n}", script.prefix), "name": name, "args": args}
+                "functionCall": {"id": turn.id, "name": name, "args": args}
             }),
             None => json!({"text": "Done."}),
-        }
-    };
-    let event = json!({
-        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
-        "modelVersion": MODEL,
-    });
-    write!(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\ndata: {event}\r\n\r\n"
-    )?;
-    conn.flush()?;
-    Ok(false)
+        };
+        let event = json!({
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+            "modelVersion": MODEL,
+        });
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\ndata: {event}\r\n\r\n"
+        )
+    }
+
+    /// An empty JSON object.
+    fn answer_other(_: &HttpRequest, _: &Value) -> String {
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
+    }
 }
 
 struct Client<'a> {
@@ -249,12 +179,6 @@ fn shell(command: &str) -> Value {
     json!({"command": command, "description": "Run a command."})
 }
 
-/// A file change made by "another process" when the mock reaches a step.
-fn rewrite(path: &Path, content: &'static str) -> Action {
-    let path = path.to_owned();
-    Box::new(move || std::fs::write(path, content).unwrap())
-}
-
 /// The text of a tool's result, and whether it was an error.
 fn told(result: &Value) -> (String, bool) {
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
@@ -282,7 +206,7 @@ Nothing was written. To recover, re-read {file} and redo the change against what
 /// refusal, word for word, as the tool's error.
 fn assert_refused(mock: &Mock, i: usize, file: &str, diff: &str) {
     assert_eq!(
-        told(&mock.result(i)),
+        told(&mock.output(i)),
         (
             format!("Tool execution blocked: {}", refusal(file, diff)),
             true
@@ -303,7 +227,7 @@ fn appended(line: &str) -> String {
 
 /// A tool of step `i` that ran: no error, no refusal.
 fn assert_allowed(mock: &Mock, i: usize) -> String {
-    let (text, is_error) = told(&mock.result(i));
+    let (text, is_error) = told(&mock.output(i));
     assert!(
         !is_error && !text.contains("refusing"),
         "step {i} must pass: {text}"
@@ -378,7 +302,7 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
     assert_allowed(&mock, 0);
     // A shell command that fails is no failed tool call: the model reads the refusal (the
     // command's stderr), the shell's own error and the exit code in the command's output.
-    let (text, is_error) = told(&mock.result(1));
+    let (text, is_error) = told(&mock.output(1));
     assert!(
         !is_error
             && text.starts_with(&format!(
@@ -489,7 +413,7 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
     assert!(!w.repo.join("made.txt").exists());
 
     // Nothing but the main loop reached the model's endpoint in the whole test.
-    assert_eq!(*mock.shared.others.lock().unwrap(), Vec::<String>::new());
+    assert_eq!(mock.others(), Vec::<String>::new());
     let _ = writeln!(
         std::io::stderr().lock(),
         "the real Gemini CLI test: {:.1} s",

@@ -32,6 +32,7 @@ mod identity;
 mod install;
 mod journal;
 mod mcp;
+mod model_mock;
 mod offline;
 mod output;
 mod portable;

@@ -1,0 +1,218 @@
+//! A scripted model for the real-client tests: a loopback HTTP server that plays a model API and
+//! answers the client's main loop with one scripted tool call a turn, then a final message.
+//!
+//! The script, the actions run between steps and the lookup of what the client sent back are the
+//! same for every API; what differs — which requests are turns, where a request carries the tool
+//! results, how a call is put on the wire — is a [`ModelApi`], kept beside its test.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::common::{HttpRequest, serve_loopback};
+
+/// Something to do when the mock is about to answer a step: another process editing a file, or
+/// telling the test to kill the client.
+pub type Action = Box<dyn FnOnce() + Send>;
+
+/// A file change made by "another process" when the mock reaches a step.
+pub fn rewrite(path: &Path, content: &'static str) -> Action {
+    let path = path.to_owned();
+    Box::new(move || std::fs::write(path, content).unwrap())
+}
+
+/// The text of a tool result that is a string, or a list of parts whose `text` is joined; `None`
+/// for any other JSON.
+pub fn text_parts(result: &Value) -> Option<String> {
+    match result {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+        ),
+        _ => None,
+    }
+}
+
+/// One model API as a client speaks it.
+pub trait ModelApi: Send + Sync + 'static {
+    /// One scripted tool call.
+    type Call: Clone + Send;
+    /// What the client sent back for a call.
+    type Result;
+
+    /// Whether `request` (its JSON `body` beside it) is a turn of the client's main loop, the
+    /// requests the script answers; everything else is other traffic.
+    fn is_turn(request: &HttpRequest, body: &Value) -> bool;
+
+    /// Every tool result a turn's request carries: call id → result.
+    fn results(body: &Value) -> HashMap<String, Self::Result>;
+
+    /// The whole HTTP response to a turn. A response that says `Connection: close` ends the
+    /// connection; any other keeps it open for the next request.
+    fn answer(turn: &Turn<Self::Call>, body: &Value) -> String;
+
+    /// The whole HTTP response to other traffic (as in [`ModelApi::answer`]).
+    fn answer_other(request: &HttpRequest, body: &Value) -> String;
+}
+
+/// What the model does in a turn.
+pub struct Turn<C> {
+    /// The id of the step this turn is at: the script's prefix and the step's number.
+    pub id: String,
+    /// The step's tool call, or `None` once every step's result came back: the final message.
+    pub call: Option<C>,
+    /// How many turns the current run has had, this one included.
+    pub number: usize,
+}
+
+struct Script<C> {
+    /// Call ids of this run start with it, so a call of an earlier run (after a resume) never
+    /// counts.
+    prefix: String,
+    steps: Vec<C>,
+    /// Run before answering step `i`, i.e. once the results of steps `0..i` arrived.
+    actions: HashMap<usize, Action>,
+}
+
+struct Shared<A: ModelApi> {
+    script: Mutex<Script<A::Call>>,
+    /// Every turn's request body of the current run, as received.
+    requests: Mutex<Vec<Value>>,
+    /// Every other request the mock saw in the whole test: `METHOD PATH?QUERY`.
+    others: Mutex<Vec<String>>,
+}
+
+/// The model: a loopback HTTP server answering the client from a script.
+pub struct Mock<A: ModelApi> {
+    pub port: u16,
+    shared: Arc<Shared<A>>,
+}
+
+impl<A: ModelApi> Mock<A> {
+    pub fn start() -> Mock<A> {
+        let shared = Arc::new(Shared {
+            script: Mutex::new(Script {
+                prefix: String::new(),
+                steps: Vec::new(),
+                actions: HashMap::new(),
+            }),
+            requests: Mutex::new(Vec::new()),
+            others: Mutex::new(Vec::new()),
+        });
+        let s = Arc::clone(&shared);
+        let port = serve_loopback(move |request, conn| serve(request, conn, &s));
+        Mock { port, shared }
+    }
+
+    /// Start a run: its call ids begin with `prefix`, the model makes the calls of `steps` one a
+    /// turn, and `actions` run before the step of their number is answered.
+    pub fn script(&self, prefix: &str, steps: Vec<A::Call>, actions: Vec<(usize, Action)>) {
+        *self.shared.script.lock().unwrap() = Script {
+            prefix: prefix.to_owned(),
+            steps,
+            actions: actions.into_iter().collect(),
+        };
+        self.shared.requests.lock().unwrap().clear();
+    }
+
+    /// What the client sent back for step `i` of the current script, from its latest request.
+    pub fn result(&self, i: usize) -> Option<A::Result> {
+        let id = format!("{}{i}", self.shared.script.lock().unwrap().prefix);
+        let requests = self.shared.requests.lock().unwrap();
+        requests
+            .iter()
+            .rev()
+            .find_map(|r| A::results(r).remove(&id))
+    }
+
+    /// What the client sent back for step `i`, which it must have sent.
+    pub fn output(&self, i: usize) -> A::Result {
+        self.result(i).unwrap_or_else(|| {
+            let prefix = &self.shared.script.lock().unwrap().prefix;
+            panic!("the client sent no result for step {i} ({prefix}{i})")
+        })
+    }
+
+    /// How many turns the current run made.
+    pub fn requests(&self) -> usize {
+        self.shared.requests.lock().unwrap().len()
+    }
+
+    /// Whether any turn of the current run contains `text` anywhere.
+    pub fn sent(&self, text: &str) -> bool {
+        self.shared
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.to_string().contains(text))
+    }
+
+    /// The body of the current run's latest turn.
+    pub fn last_request(&self) -> Value {
+        let requests = self.shared.requests.lock().unwrap();
+        requests.last().expect("the client made a turn").clone()
+    }
+
+    /// Every request but the turns, in the whole test: `METHOD PATH?QUERY`.
+    pub fn others(&self) -> Vec<String> {
+        self.shared.others.lock().unwrap().clone()
+    }
+}
+
+fn serve<A: ModelApi>(
+    request: HttpRequest,
+    conn: &mut TcpStream,
+    shared: &Shared<A>,
+) -> std::io::Result<bool> {
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let reply = if A::is_turn(&request, &body) {
+        A::answer(&next_turn(shared, &body), &body)
+    } else {
+        shared.others.lock().unwrap().push(format!(
+            "{} {}?{}",
+            request.method, request.path, request.query
+        ));
+        A::answer_other(&request, &body)
+    };
+    conn.write_all(reply.as_bytes())?;
+    conn.flush()?;
+    let head = reply.split("\r\n\r\n").next().unwrap_or_default();
+    Ok(!head
+        .lines()
+        .any(|h| h.eq_ignore_ascii_case("connection: close")))
+}
+
+/// Record a turn's request, run the action due before its step, and say what the model does: the
+/// first step whose result has not come back yet, or the final message.
+fn next_turn<A: ModelApi>(shared: &Shared<A>, body: &Value) -> Turn<A::Call> {
+    shared.requests.lock().unwrap().push(body.clone());
+    let results = A::results(body);
+    let (n, action) = {
+        let mut script = shared.script.lock().unwrap();
+        let n = (0..script.steps.len())
+            .take_while(|i| results.contains_key(&format!("{}{i}", script.prefix)))
+            .count();
+        (n, script.actions.remove(&n))
+    };
+    if let Some(action) = action {
+        action();
+    }
+    let (id, call) = {
+        let script = shared.script.lock().unwrap();
+        (
+            format!("{}{n}", script.prefix),
+            script.steps.get(n).cloned(),
+        )
+    };
+    let number = shared.requests.lock().unwrap().len();
+    Turn { id, call, number }
+}
