@@ -274,16 +274,33 @@ impl Store {
         Ok(any)
     }
 
-    /// Whether object `id` reads back whole; `Err` when it could not be read at all.
+    /// Whether loose object `id` reads back whole: it inflates, its header's size is what
+    /// follows, and its bytes hash to its name. `Err` when it could not be read at all.
+    ///
+    /// Streamed through a fixed buffer, so checking a large blob costs time, not memory.
     fn reads_whole(&self, id: &ObjectId) -> Result<bool, Error> {
-        use gix::objs::Find;
-        let mut buf = Vec::new();
-        match self.objects.try_find(id, &mut buf) {
-            Ok(found) => Ok(found.is_some()),
-            Err(e) if !e.is_permission_denied() && (e.is_corrupted() || e.is_not_found()) => {
-                Ok(false)
-            }
-            Err(e) => Err(self.git_err("read back an object")(e)),
+        let hex = id.to_hex().to_string();
+        let path = self.dir.join("objects").join(&hex[..2]).join(&hex[2..]);
+        let io_err = |source| Error::Io {
+            op: "read back",
+            path: path.clone(),
+            source,
+        };
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(io_err(e)),
+        };
+        let mut file = Reading {
+            file,
+            failed: false,
+        };
+        match loose_object_hash(&mut file, id.kind()) {
+            Ok(found) => Ok(found == Some(*id)),
+            // The disk failed, not the object.
+            Err(e) if file.failed => Err(io_err(e)),
+            // A deflate stream that does not inflate.
+            Err(_) => Ok(false),
         }
     }
 
@@ -809,6 +826,72 @@ pub(crate) fn entry_header(kind: gix::objs::Kind, size: u64) -> Vec<u8> {
         rest >>= 7;
     }
     out
+}
+
+/// A file whose read errors are noted, to tell them from errors in what it holds.
+struct Reading {
+    file: std::fs::File,
+    failed: bool,
+}
+
+impl std::io::Read for Reading {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.file.read(buf).inspect_err(|e| {
+            self.failed |= e.kind() != std::io::ErrorKind::Interrupted;
+        })
+    }
+}
+
+/// The id a loose object's bytes hash to, inflated through a fixed buffer; `None` when its
+/// header is malformed or its size is not what follows. A deflate stream that does not inflate
+/// is an error.
+fn loose_object_hash(
+    file: impl std::io::Read,
+    kind: gix::hash::Kind,
+) -> std::io::Result<Option<ObjectId>> {
+    let mut input = std::io::BufReader::with_capacity(64 << 10, file);
+    let mut state = gix_zlib::Decompress::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut hasher = gix::hash::hasher(kind);
+    // The header (`blob 123\0`) is short: kept until its NUL is seen.
+    let mut header = Vec::new();
+    let mut declared = None;
+    let mut body = 0u64;
+    loop {
+        let n = gix_zlib::stream::inflate::read(&mut input, &mut state, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        let mut rest = &buf[..n];
+        if declared.is_none() {
+            match rest.iter().position(|b| *b == 0) {
+                Some(nul) => {
+                    header.extend_from_slice(&rest[..nul]);
+                    let Ok((_, size, _)) =
+                        gix::objs::decode::loose_header(&[&header[..], b"\0"].concat())
+                    else {
+                        return Ok(None);
+                    };
+                    declared = Some(size);
+                    rest = &rest[nul + 1..];
+                }
+                None if header.len() + rest.len() > 64 => return Ok(None),
+                None => {
+                    header.extend_from_slice(rest);
+                    rest = &[];
+                }
+            }
+        }
+        body += rest.len() as u64;
+    }
+    if declared != Some(body) {
+        return Ok(None);
+    }
+    hasher
+        .try_finalize()
+        .map(Some)
+        .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 fn lock_path(store_dir: &Path) -> PathBuf {
