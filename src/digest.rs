@@ -42,6 +42,15 @@ impl Digest {
         Ok(Digest(*hasher.finalize().as_bytes()))
     }
 
+    /// A reader that hashes everything read through it: the digest then names exactly the bytes
+    /// that went on, to the store or elsewhere, without holding them.
+    pub fn tee<R: Read>(inner: R) -> Tee<R> {
+        Tee {
+            inner,
+            hasher: blake3::Hasher::new(),
+        }
+    }
+
     /// The lowercase hex form, as `b3sum` prints it.
     pub fn to_hex(&self) -> String {
         blake3::Hash::from_bytes(self.0).to_hex().to_string()
@@ -52,6 +61,32 @@ impl Digest {
         blake3::Hash::from_hex(s)
             .ok()
             .map(|h| Digest(*h.as_bytes()))
+    }
+}
+
+/// A reader hashing what passes through it (see [`Digest::tee`]).
+pub struct Tee<R> {
+    inner: R,
+    hasher: blake3::Hasher,
+}
+
+impl<R> Tee<R> {
+    /// The digest of every byte read so far.
+    pub fn digest(&self) -> Digest {
+        Digest(*self.hasher.finalize().as_bytes())
+    }
+
+    /// The reader it wraps.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -83,5 +118,9 @@ mod tests {
             "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
         );
         assert_eq!(Digest::from_hex("zz"), None);
+        let mut tee = Digest::tee(&data[..]);
+        let mut copy = Vec::new();
+        io::copy(&mut tee, &mut copy).unwrap();
+        assert_eq!((tee.digest(), copy), (a, data));
     }
 }

@@ -84,6 +84,67 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A reader of exactly `size` bytes: the size a streaming writer announces before the bytes (a
+/// git object's header), taken from the file before it is read.
+///
+/// A file that ends before `size` or goes on past it changed while it was read: the read fails,
+/// so the writer drops what it wrote rather than store bytes that do not match their header, and
+/// [`Exact::changed`] tells that failure apart from an I/O error.
+pub struct Exact<R> {
+    inner: R,
+    left: u64,
+    changed: bool,
+}
+
+impl<R: io::Read> Exact<R> {
+    pub fn new(inner: R, size: u64) -> Self {
+        Exact {
+            inner,
+            left: size,
+            changed: false,
+        }
+    }
+
+    /// Whether the read failed because the file was not `size` bytes long.
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
+    fn changed_error(&mut self) -> io::Error {
+        self.changed = true;
+        io::Error::other(CHANGED_WHILE_READ)
+    }
+}
+
+/// What a file that changed size while it was streamed is refused with.
+pub const CHANGED_WHILE_READ: &str = "it changed while it was read";
+
+impl<R: io::Read> io::Read for Exact<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            // Where the size said the file ends, it must end.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(self.changed_error()),
+            };
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        match self.inner.read(&mut buf[..want])? {
+            0 => Err(self.changed_error()),
+            n => {
+                self.left -= n as u64;
+                Ok(n)
+            }
+        }
+    }
+}
+
 /// Read `path`, mapping "not found" to `None`.
 pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
     match fs::read(path) {
@@ -425,6 +486,21 @@ pub fn remove_beneath(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_reads_the_size_and_refuses_a_file_that_is_shorter_or_longer() {
+        let copy = |bytes: &[u8], size| {
+            let mut exact = Exact::new(bytes, size);
+            let mut out = Vec::new();
+            let r = io::copy(&mut exact, &mut out);
+            (r.map_err(|e| e.to_string()), exact.changed())
+        };
+        assert_eq!(copy(b"abcd", 4), (Ok(4), false));
+        assert_eq!(copy(b"", 0), (Ok(0), false));
+        for (bytes, size) in [(&b"abc"[..], 4), (b"abcde", 4), (b"a", 0)] {
+            assert_eq!(copy(bytes, size), (Err(CHANGED_WHILE_READ.into()), true));
+        }
+    }
 
     fn rel(s: &str) -> RelPath {
         RelPath::from_bytes(s.as_bytes()).unwrap()

@@ -22,6 +22,14 @@ use crate::workspace::{self, Notice, Settings, Workspace};
 /// The largest file whose bytes a blind first write keeps for `undo` (the digest is always kept).
 const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 
+/// The largest file a read holds in memory whole; larger ones stream into the store (see
+/// [`Context::store_file`]), so a read's memory stays within a fixed budget whatever the size.
+const WHOLE_READ_MAX: u64 = 8 << 20;
+
+/// How many times a large file is streamed before a read gives up on a file that keeps
+/// changing size.
+const CHANGED_RETRIES: u32 = 3;
+
 /// The error returned by [`Context`] operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -254,23 +262,75 @@ impl Context {
         })
     }
 
-    /// Read `path` whole (a regular file only). `None` when it does not exist.
-    fn snapshot(&self, path: &RelPath) -> Result<Option<Vec<u8>>, Error> {
+    /// The map edit saying the session saw (or, with `wrote`, wrote) the bytes now at `path`,
+    /// stored; `None` when nothing is there. A regular file only.
+    fn file_edit(
+        &self,
+        path: &RelPath,
+        first_origin: bool,
+        wrote: bool,
+    ) -> Result<Option<MapEdit>, Error> {
+        let Some((digest, blob, exec)) = self.store_file(path)? else {
+            return Ok(None);
+        };
+        Ok(Some(MapEdit::Put {
+            path: path.clone(),
+            seen: Seen::Digest(digest),
+            bytes: Some((blob, exec)),
+            first_origin: first_origin.then_some(digest),
+            wrote,
+            origin_bytes: None,
+        }))
+    }
+
+    /// Store the bytes of the regular file at `path` as a blob: their digest, the blob and the
+    /// executable bit. `None` when it does not exist.
+    ///
+    /// A file up to [`WHOLE_READ_MAX`] is read whole; a larger one streams from the disk into
+    /// the store, hashed on the way, so memory does not grow with the file. The object header
+    /// needs the size first: a file whose size changes while it streams is read again, and
+    /// after [`CHANGED_RETRIES`] tries the read fails. Either way the digest names exactly the
+    /// bytes stored.
+    fn store_file(&self, path: &RelPath) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {
+        use std::io::{Read, Seek};
         let abs = self.abs(path);
         let io_err = |source| Error::Io {
             op: "read",
             path: path.clone(),
             source,
         };
-        let meta = match std::fs::metadata(&abs) {
-            Ok(m) => m,
+        match std::fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => return Err(io_err(io::Error::other("it is a folder"))),
+            Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(e)),
-        };
-        if meta.is_dir() {
-            return Err(io_err(io::Error::other("it is a folder")));
         }
-        crate::fsutil::read_regular(&abs).map(Some).map_err(io_err)
+        let mut file = crate::fsutil::open_regular(&abs).map_err(io_err)?;
+        let meta = file.metadata().map_err(io_err)?;
+        let exec = is_exec(&meta);
+        let journal = self.journal();
+        if meta.len() <= WHOLE_READ_MAX {
+            let mut bytes = Vec::with_capacity(meta.len() as usize);
+            file.read_to_end(&mut bytes).map_err(io_err)?;
+            let blob = journal.write_blob(&bytes)?;
+            return Ok(Some((Digest::of(&bytes), blob, exec)));
+        }
+        let mut size = meta.len();
+        for attempt in 1.. {
+            file.rewind().map_err(io_err)?;
+            let mut reader = Digest::tee(crate::fsutil::Exact::new(&file, size));
+            match journal.write_blob_stream(size, &mut reader) {
+                Ok(blob) => return Ok(Some((reader.digest(), blob, exec))),
+                Err(_) if reader.get_ref().changed() && attempt < CHANGED_RETRIES => {
+                    size = file.metadata().map_err(io_err)?.len();
+                }
+                Err(_) if reader.get_ref().changed() => {
+                    return Err(io_err(io::Error::other(crate::fsutil::CHANGED_WHILE_READ)));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        unreachable!("the loop returns")
     }
 }
 
@@ -304,14 +364,8 @@ impl Session<'_> {
         let mut edits = Vec::new();
         let mut failed = Vec::new();
         for path in paths {
-            match self.ctx.snapshot(path) {
-                Ok(Some(bytes)) => edits.push(self.ctx.seen_edit(
-                    path,
-                    &self.ctx.abs(path),
-                    &bytes,
-                    Some(Digest::of(&bytes)),
-                    false,
-                )?),
+            match self.ctx.file_edit(path, true, false) {
+                Ok(Some(edit)) => edits.push(edit),
                 Ok(None) => failed.push((path.clone(), io::Error::from_raw_os_error(libc::ENOENT))),
                 Err(Error::Io { path, source, .. }) => failed.push((path, source)),
                 Err(e) => return Err(e),
@@ -337,19 +391,16 @@ impl Session<'_> {
         let mut not_absorbed = Vec::new();
         for path in paths {
             let abs = self.ctx.abs(path);
-            let bytes = match content {
+            let edit = match content {
                 Some(content) => {
                     if Disk::probe(&abs).digest() != Some(Digest::of(content)) {
                         not_absorbed.push(NotAbsorbed { path: path.clone() });
                     }
-                    Some(std::borrow::Cow::Borrowed(content))
+                    Some(self.ctx.seen_edit(path, &abs, content, None, true)?)
                 }
-                None => self.ctx.snapshot(path)?.map(std::borrow::Cow::Owned),
+                None => self.ctx.file_edit(path, false, true)?,
             };
-            edits.push(match bytes {
-                Some(b) => self.ctx.seen_edit(path, &abs, &b, None, true)?,
-                None => MapEdit::Remove { path: path.clone() },
-            });
+            edits.push(edit.unwrap_or_else(|| MapEdit::Remove { path: path.clone() }));
         }
         let tip = self.record("wrote", paths, edits, Vec::new())?;
         Ok((tip, not_absorbed))

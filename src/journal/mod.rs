@@ -570,6 +570,28 @@ impl<'s> Journal<'s> {
         )
     }
 
+    /// Store the `size` bytes `from` yields as a blob, without holding them: the object is
+    /// written to a temporary file as it streams and takes its name only once whole. A reader
+    /// that fails (or yields other than `size` bytes, see [`crate::fsutil::Exact`]) leaves
+    /// nothing behind.
+    ///
+    /// The object is written even when the store holds it already, replacing any copy an
+    /// earlier crash left broken: only the finished hash names it, so there is nothing to look
+    /// up first.
+    pub fn write_blob_stream(
+        &self,
+        size: u64,
+        from: &mut dyn std::io::Read,
+    ) -> Result<ObjectId, Error> {
+        use gix::objs::Write;
+        self.git(
+            "write a blob",
+            self.repo()?
+                .objects
+                .write_stream(gix::objs::Kind::Blob, size, from),
+        )
+    }
+
     fn write_commit(
         &self,
         repo: &gix::Repository,

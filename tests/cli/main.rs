@@ -31,6 +31,7 @@ mod hostile;
 mod identity;
 mod install;
 mod journal;
+mod large_file;
 mod mcp;
 mod model_mock;
 mod offline;

@@ -1,0 +1,157 @@
+//! A large file is read and checkpointed within a fixed memory budget: its bytes stream from the
+//! disk into the store and from the store into the artifact, never held whole by Stella.
+
+use std::io::Write as _;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::common::*;
+
+/// Large enough that holding it whole shows plainly above the budget.
+const LARGE: u64 = 40 << 20;
+
+/// What Stella itself may hold at its peak, whatever the file's size (a debug build peaks near
+/// 18 MiB streaming this file; holding it whole, near 57 MiB).
+const BUDGET_KIB: u64 = 24 << 10;
+
+/// `LARGE` pseudo-random bytes (incompressible, like most large files Stella is told about).
+fn large_file(w: &World, rel: &str) -> Vec<u8> {
+    let mut bytes = vec![0u8; LARGE as usize];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for chunk in bytes.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    std::fs::write(w.repo.join(rel), &bytes).unwrap();
+    bytes
+}
+
+/// Run `cmd` to the end; its output and the peak resident size of the process itself (VmHWM,
+/// read from /proc while it runs: the git helpers it starts are not counted).
+fn run_measured(mut cmd: Command) -> (Output, u64) {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let watcher = std::thread::spawn(move || {
+        let mut peak = 0u64;
+        while let Ok(text) = std::fs::read_to_string(&status) {
+            // A zombie has no memory left to report: the last value read stands.
+            let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            else {
+                break;
+            };
+            peak = peak.max(kib);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        peak
+    });
+    let out = child.wait_with_output().unwrap();
+    (out, watcher.join().unwrap())
+}
+
+#[test]
+fn a_large_file_is_read_and_checkpointed_within_a_fixed_memory_budget() {
+    let w = World::new();
+    let bytes = large_file(&w, "big.bin");
+    let s = w.start();
+
+    let mut read = w.stella();
+    read.args(["--session", &s, "read", "big.bin"]);
+    let (out, peak) = run_measured(read);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        peak < BUDGET_KIB,
+        "read of a {LARGE}-byte file peaked at {peak} KiB"
+    );
+
+    let artifact = w.base().join("big.bundle");
+    let mut checkpoint = w.stella();
+    checkpoint.args([
+        "--session",
+        &s,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    let (out, peak) = run_measured(checkpoint);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        peak < BUDGET_KIB,
+        "checkpoint of a {LARGE}-byte file peaked at {peak} KiB"
+    );
+
+    // What was streamed is the file: its digest in the fingerprint, its bytes in the artifact.
+    let head = w.ok(&["inspect", artifact.to_str().unwrap(), "--json"]);
+    assert!(head.contains(&b3(&bytes)), "{head}");
+    let clone = w.base().join("clone");
+    git_in(&w.base(), &w.home, &["init", "-q", clone.to_str().unwrap()]);
+    git_in(
+        &clone,
+        &w.home,
+        &[
+            "fetch",
+            "-q",
+            artifact.to_str().unwrap(),
+            "refs/stella/checkpoints/*:refs/checkpoints/*",
+        ],
+    );
+    git_in(&clone, &w.home, &["fsck", "--full", "--no-progress"]);
+    assert_eq!(
+        git_in(
+            &clone,
+            &w.home,
+            &["rev-parse", &format!("refs/checkpoints/{s}:files/big.bin")]
+        ),
+        w.git(&["hash-object", "big.bin"])
+    );
+}
+
+#[test]
+fn a_large_file_that_keeps_changing_while_it_is_read_is_refused_and_nothing_is_recorded() {
+    let w = World::new();
+    large_file(&w, "grow.log");
+    let s = w.start();
+    let steps = w.steps(&s);
+
+    // Appended to, 4 KiB a millisecond, for as long as the read runs.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let done = done.clone();
+        let path = w.repo.join("grow.log");
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                f.write_all(&[b'x'; 4096]).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let out = w.run(&["--session", &s, "read", "grow.log"]);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: could not read 'grow.log'; nothing was recorded\ncaused by: 'grow.log': it changed while it was read\n"
+    );
+    assert_eq!(w.steps(&s), steps);
+    // Nothing half-written stays behind in the store.
+    let store = w.store();
+    let temporary: Vec<_> = listing(&store.join("objects"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(".tmp"))
+        })
+        .collect();
+    assert_eq!(temporary, Vec::<std::path::PathBuf>::new());
+}
