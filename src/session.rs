@@ -26,6 +26,9 @@ const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 /// [`Context::store_file`]), so a read's memory stays within a fixed budget whatever the size.
 const WHOLE_READ_MAX: u64 = 8 << 20;
 
+/// From how many small files on a read step their blobs go into a pack (see [`Session::read`]).
+const PACK_FROM: usize = 16;
+
 /// How many times a large file is streamed before a read gives up on a file that keeps
 /// changing size.
 const CHANGED_RETRIES: u32 = 3;
@@ -269,8 +272,9 @@ impl Context {
         path: &RelPath,
         first_origin: bool,
         wrote: bool,
+        pack: Option<&mut store::PackWriter>,
     ) -> Result<Option<MapEdit>, Error> {
-        let Some((digest, blob, exec)) = self.store_file(path)? else {
+        let Some((digest, blob, exec)) = self.store_file(path, pack)? else {
             return Ok(None);
         };
         Ok(Some(MapEdit::Put {
@@ -286,12 +290,17 @@ impl Context {
     /// Store the bytes of the regular file at `path` as a blob: their digest, the blob and the
     /// executable bit. `None` when it does not exist.
     ///
-    /// A file up to [`WHOLE_READ_MAX`] is read whole; a larger one streams from the disk into
+    /// With `pack`, the file is read whole and its blob added to that pack. Otherwise a file up
+    /// to [`WHOLE_READ_MAX`] is read whole; a larger one streams from the disk into
     /// the store, hashed on the way, so memory does not grow with the file. The object header
     /// needs the size first: a file whose size changes while it streams is read again, and
     /// after [`CHANGED_RETRIES`] tries the read fails. Either way the digest names exactly the
     /// bytes stored.
-    fn store_file(&self, path: &RelPath) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {
+    fn store_file(
+        &self,
+        path: &RelPath,
+        pack: Option<&mut store::PackWriter>,
+    ) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {
         use std::io::{Read, Seek};
         let abs = self.abs(path);
         let io_err = |source| Error::Io {
@@ -309,10 +318,13 @@ impl Context {
         let meta = file.metadata().map_err(io_err)?;
         let exec = is_exec(&meta);
         let journal = self.journal();
-        if meta.len() <= WHOLE_READ_MAX {
+        if pack.is_some() || meta.len() <= WHOLE_READ_MAX {
             let mut bytes = Vec::with_capacity(meta.len() as usize);
             file.read_to_end(&mut bytes).map_err(io_err)?;
-            let blob = journal.write_blob(&bytes)?;
+            let blob = match pack {
+                Some(pack) => pack.add(gix::objs::Kind::Blob, &bytes)?,
+                None => journal.write_blob(&bytes)?,
+            };
             return Ok(Some((Digest::of(&bytes), blob, exec)));
         }
         let mut size = meta.len();
@@ -358,23 +370,71 @@ pub fn format_time(t: gix::date::Time) -> String {
 impl Session<'_> {
     /// Record that the session read `paths`: their bytes now on disk. Every path must be
     /// readable, or nothing is recorded.
+    ///
+    /// Many small files go into the store as packs rather than loose objects: their blobs
+    /// stream into one pack as they are read, the step's other objects into a second. A
+    /// thousand files read in one step otherwise left five thousand loose objects, which `git
+    /// pack-objects` then had to inflate, compare with each other and deflate again for every
+    /// checkpoint; objects that share a pack and were stored whole are neither compared again
+    /// nor recompressed.
     pub fn read(&self, paths: &[RelPath]) -> Result<Tip, Error> {
         let id = self.id;
-        self.ctx.journal().tip(id)?;
-        let mut edits = Vec::new();
+        let journal = self.ctx.journal();
+        journal.tip(id)?;
+        // The pack's header counts its objects: the small files are counted first.
+        let small: Vec<bool> = paths
+            .iter()
+            .map(|p| {
+                std::fs::metadata(self.ctx.abs(p))
+                    .is_ok_and(|m| m.is_file() && m.len() <= WHOLE_READ_MAX)
+            })
+            .collect();
+        let n_small = small.iter().filter(|s| **s).count();
+        let mut edits: Vec<Option<MapEdit>> = paths.iter().map(|_| None).collect();
         let mut failed = Vec::new();
-        for path in paths {
-            match self.ctx.file_edit(path, true, false) {
-                Ok(Some(edit)) => edits.push(edit),
-                Ok(None) => failed.push((path.clone(), io::Error::from_raw_os_error(libc::ENOENT))),
-                Err(Error::Io { path, source, .. }) => failed.push((path, source)),
-                Err(e) => return Err(e),
+        let mut pack = None;
+        // The other paths first: a path that is missing or not a file fails the read before
+        // any pack is started. A pack begun and abandoned leaves a temporary file behind until
+        // `gc` (only a small file that goes away between its count and its read does that).
+        for smalls in [false, true] {
+            if smalls {
+                if !failed.is_empty() {
+                    break;
+                }
+                pack = match u32::try_from(n_small) {
+                    Ok(n) if n_small >= PACK_FROM => Some(self.ctx.store.pack_writer(n)?),
+                    _ => None,
+                };
+            }
+            for ((path, small), edit) in paths.iter().zip(&small).zip(&mut edits) {
+                if *small != smalls {
+                    continue;
+                }
+                match self.ctx.file_edit(path, true, false, pack.as_mut()) {
+                    Ok(Some(e)) => *edit = Some(e),
+                    Ok(None) => {
+                        failed.push((path.clone(), io::Error::from_raw_os_error(libc::ENOENT)))
+                    }
+                    Err(Error::Io { path, source, .. }) => failed.push((path, source)),
+                    Err(e) => return Err(e),
+                }
             }
         }
+        // Unfinished, the pack stores nothing.
         if !failed.is_empty() {
             return Err(Error::Unreadable(failed));
         }
-        self.record("read", paths, edits, Vec::new())
+        let edits: Vec<MapEdit> = edits.into_iter().flatten().collect();
+        let Some(pack) = pack else {
+            return self.record("read", paths, edits, Vec::new());
+        };
+        pack.finish()?;
+        let step = Step {
+            summary: summary("read", paths),
+            map: edits,
+            root: Vec::new(),
+        };
+        Ok(journal.record_batch(id, &step, journal.batch()?)?)
     }
 
     /// Record writes (or deletes) that already happened. With `content`, record the bytes the
@@ -398,7 +458,7 @@ impl Session<'_> {
                     }
                     Some(self.ctx.seen_edit(path, &abs, content, None, true)?)
                 }
-                None => self.ctx.file_edit(path, false, true)?,
+                None => self.ctx.file_edit(path, false, true, None)?,
             };
             edits.push(edit.unwrap_or_else(|| MapEdit::Remove { path: path.clone() }));
         }

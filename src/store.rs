@@ -686,12 +686,22 @@ impl Store {
         &self,
         objects: impl ExactSizeIterator<Item = (gix::objs::Kind, &'a [u8])>,
     ) -> Result<(), Error> {
-        use std::io::Write;
-        let io_err = |source| Error::Io {
+        let count = u32::try_from(objects.len()).map_err(|_| Error::Io {
             op: "write a pack into",
             path: self.dir.clone(),
-            source,
-        };
+            source: std::io::Error::other("too many objects for one pack"),
+        })?;
+        let mut pack = self.pack_writer(count)?;
+        for (kind, data) in objects {
+            pack.add(kind, data)?;
+        }
+        pack.finish()
+    }
+
+    /// Start a pack of exactly `count` objects, written into the store by `git index-pack` as
+    /// they are added ([`PackWriter::add`]): one object in memory at a time, however many the
+    /// pack holds.
+    pub fn pack_writer(&self, count: u32) -> Result<PackWriter, Error> {
         let mut child = crate::child::die_with_parent(&mut std::process::Command::new("git"))
             .arg("--git-dir")
             .arg(&self.dir)
@@ -708,53 +718,25 @@ impl Store {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .map_err(io_err)?;
-        let written = (|| -> std::io::Result<()> {
-            let stdin = child.stdin.take().expect("piped");
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, stdin);
-            let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-            let mut emit = |out: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
-                hasher.update(bytes);
-                out.write_all(bytes)
-            };
-            let count = u32::try_from(objects.len())
-                .map_err(|_| std::io::Error::other("too many objects for one pack"))?;
-            let mut header = b"PACK\0\0\0\x02".to_vec();
-            header.extend_from_slice(&count.to_be_bytes());
-            emit(&mut out, &header)?;
-            let mut z = Vec::new();
-            for (kind, data) in objects {
-                emit(&mut out, &entry_header(kind, data.len() as u64))?;
-                z.clear();
-                let mut deflate = gix_zlib::stream::deflate::Write::new(
-                    &mut z,
-                    gix_zlib::Compression::BEST_SPEED,
-                );
-                deflate.write_all(data)?;
-                deflate.flush()?;
-                drop(deflate);
-                emit(&mut out, &z)?;
-            }
-            let trailer = hasher
-                .try_finalize()
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            out.write_all(trailer.as_bytes())?;
-            out.flush()
-        })();
-        let out = child.wait_with_output().map_err(io_err)?;
-        written.map_err(io_err)?;
-        if out.status.success() {
-            // git synced the pack and its index; their names are durable once the folder is.
-            if self.fsync() {
-                sync_dir(&self.dir.join("objects").join("pack"))?;
-            }
-            Ok(())
-        } else {
-            Err(Error::GitCommand {
-                args: "index-pack --stdin".into(),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            })
-        }
+            .map_err(|source| Error::Io {
+                op: "write a pack into",
+                path: self.dir.clone(),
+                source,
+            })?;
+        let stdin = child.stdin.take().expect("piped");
+        let mut pack = PackWriter {
+            child: Some(child),
+            out: Some(std::io::BufWriter::with_capacity(1 << 20, stdin)),
+            hasher: gix::hash::hasher(gix::hash::Kind::Sha1),
+            left: count,
+            z: Vec::new(),
+            dir: self.dir.clone(),
+            fsync: self.fsync(),
+        };
+        let mut header = b"PACK\0\0\0\x02".to_vec();
+        header.extend_from_slice(&count.to_be_bytes());
+        pack.emit(&header)?;
+        Ok(pack)
     }
 
     fn git(&self, args: &[&str]) -> Result<(), Error> {
@@ -806,6 +788,103 @@ impl Store {
                 args: args.join(" "),
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             })
+        }
+    }
+}
+
+/// A pack going into the store (see [`Store::pack_writer`]). Dropped before
+/// [`PackWriter::finish`], it stores nothing: `git index-pack` sees the pack end early and
+/// removes what it wrote.
+pub struct PackWriter {
+    child: Option<std::process::Child>,
+    out: Option<std::io::BufWriter<std::process::ChildStdin>>,
+    hasher: gix::hash::Hasher,
+    left: u32,
+    z: Vec<u8>,
+    dir: PathBuf,
+    fsync: bool,
+}
+
+impl PackWriter {
+    /// Add one whole object; its id.
+    pub fn add(&mut self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId, Error> {
+        use std::io::Write;
+        if self.left == 0 {
+            return Err(self.io_err(std::io::Error::other("more objects than the pack counts")));
+        }
+        self.left -= 1;
+        let id =
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, data).map_err(|e| Error::Git {
+                op: "hash an object",
+                store: self.dir.clone(),
+                source: gix::Error::from_error(e),
+            })?;
+        self.emit(&entry_header(kind, data.len() as u64))?;
+        let mut z = std::mem::take(&mut self.z);
+        z.clear();
+        let mut deflate =
+            gix_zlib::stream::deflate::Write::new(&mut z, gix_zlib::Compression::BEST_SPEED);
+        let deflated = deflate.write_all(data).and_then(|()| deflate.flush());
+        drop(deflate);
+        deflated.map_err(|e| self.io_err(e))?;
+        let emitted = self.emit(&z);
+        self.z = z;
+        emitted?;
+        Ok(id)
+    }
+
+    /// End the pack and wait for `git index-pack`: its objects are in the store, synced (with
+    /// `stella.fsync`), and readable once this returns.
+    pub fn finish(mut self) -> Result<(), Error> {
+        use std::io::Write;
+        if self.left != 0 {
+            return Err(self.io_err(std::io::Error::other("fewer objects than the pack counts")));
+        }
+        let trailer = std::mem::replace(&mut self.hasher, gix::hash::hasher(gix::hash::Kind::Sha1))
+            .try_finalize()
+            .map_err(|e| self.io_err(std::io::Error::other(e.to_string())))?;
+        let mut out = self.out.take().expect("open until finished");
+        let written = out.write_all(trailer.as_bytes()).and_then(|()| out.flush());
+        // Closing stdin ends the pack for index-pack.
+        drop(out);
+        let child = self.child.take().expect("running");
+        let output = child.wait_with_output().map_err(|e| self.io_err(e))?;
+        if !output.status.success() {
+            return Err(Error::GitCommand {
+                args: "index-pack --stdin".into(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        written.map_err(|e| self.io_err(e))?;
+        // git synced the pack and its index; their names are durable once the folder is.
+        if self.fsync {
+            sync_dir(&self.dir.join("objects").join("pack"))?;
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        use std::io::Write;
+        self.hasher.update(bytes);
+        let out = self.out.as_mut().expect("open until finished");
+        out.write_all(bytes).map_err(|e| self.io_err(e))
+    }
+
+    fn io_err(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            op: "write a pack into",
+            path: self.dir.clone(),
+            source,
+        }
+    }
+}
+
+impl Drop for PackWriter {
+    fn drop(&mut self) {
+        // Unfinished: index-pack reads a pack that ends early, fails and removes its files.
+        drop(self.out.take());
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
         }
     }
 }

@@ -101,17 +101,44 @@ fn a_step_written_as_one_pack_syncs_it_before_the_ref_moves() {
     }
     // One command that reads 80 files: its step goes into the store as one pack. Only the
     // supervisor is traced (the guarded command and git's children are not: no -f).
+    let args = [
+        "--session",
+        "s",
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "cat d/*.txt >/dev/null",
+    ];
+    assert_packs_synced_before_the_ref_moves(&w, &args);
+}
+
+#[test]
+fn a_read_of_many_files_syncs_its_packs_before_the_ref_moves() {
+    if !have(
+        "strace",
+        "the order of the durability system calls (the strace package)",
+    ) {
+        return;
+    }
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    let names: Vec<String> = (0..80).map(|i| format!("d/f{i}.txt")).collect();
+    for (i, n) in names.iter().enumerate() {
+        w.write(n, &format!("{i}\n"));
+    }
+    // The files' blobs stream into one pack, the step's other objects go into a second.
+    let mut args = vec!["--session", "s", "read"];
+    args.extend(names.iter().map(String::as_str));
+    assert_packs_synced_before_the_ref_moves(&w, &args);
+}
+
+/// Run `args` traced: the store's pack folder is synced before the session's ref moves, and a
+/// pack is there after.
+fn assert_packs_synced_before_the_ref_moves(w: &World, args: &[&str]) {
     let calls = strace(
-        &w,
-        &[
-            "--session",
-            "s",
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "cat d/*.txt >/dev/null",
-        ],
+        w,
+        args,
         "fsync,fdatasync,rename,renameat,renameat2",
         false,
         &[],
