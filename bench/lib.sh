@@ -1,10 +1,13 @@
 # Shared by the benchmarks (source it): builds the release binary as install.sh does, puts it
 # first on PATH, makes a scratch HOME and STELLA_HOME, and gives the timing helpers. Each side's
 # time is the best of ROUNDS mean times of RUNS runs, the two sides measured in alternation.
-# The binaries install.sh ships, built the same way.
-source scripts/release.sh
-cargo build --release --quiet --locked ${release_args[@]+"${release_args[@]}"}
-BIN="$PWD/$release_dir"
+# The binaries install.sh ships, built the same way; or, with BIN set, the git-stella in that
+# folder (an earlier build, to compare).
+if [ -z "${BIN:-}" ]; then
+  source scripts/release.sh
+  cargo build --release --quiet --locked ${release_args[@]+"${release_args[@]}"}
+  BIN="$PWD/$release_dir"
+fi
 export PATH="$BIN:$PATH"
 RUNS=${RUNS:-30}
 WORK=$(mktemp -d)

@@ -44,8 +44,10 @@ durability_rows() {
   row "PostToolUse Read hook, synced to disk" "$a" "the same call, stella.fsync false" "$b" "≤ +2 ms"
 }
 
-# checkpoint of 1,000 files / 50 MB vs git bundle create of the same journal, then verify of
-# that artifact vs b3sum, in a repository of their own.
+# checkpoint of 1,000 files / 50 MB read in one step: as that step left the store, against git
+# bundle create --all of a plain repository with the same files; then after a gc, against git
+# bundle create of the same journal. Then verify of that artifact vs b3sum. In a repository of
+# their own.
 artifact_rows() {
   local dir="$WORK/artifact-repo"
   git init -q "$dir"
@@ -55,8 +57,18 @@ artifact_rows() {
   mkdir -p ck
   for i in $(seq 1 1000); do head -c 50000 /dev/urandom > "ck/f$i"; done
   C=$(git stella session start)
-  seq 1 1000 | sed 's|^|ck/f|' | xargs -n 250 git stella --session "$C" read
+  seq 1 1000 | sed 's|^|ck/f|' | xargs git stella --session "$C" read
   STORE=$(git stella store-path)
+  # As the one read step left the store (objects loose), against git bundle create --all of a
+  # plain repository holding the same files as loose objects.
+  git init -q "$WORK/plain-ck"
+  cp -r ck "$WORK/plain-ck/"
+  git -C "$WORK/plain-ck" add ck
+  git -C "$WORK/plain-ck" commit -q -m ck
+  stella=(git stella --session "$C" checkpoint -o "$WORK/ck.bundle")
+  bundle=(git -C "$WORK/plain-ck" bundle create -q "$WORK/ref.bundle" --all)
+  read -r a b < <(RUNS=$(((RUNS + 2) / 3)) best_pair stella bundle)
+  row "checkpoint, 1,000 files / 50 MB, store as one read left it ($(find "$STORE/objects" -type f | wc -l) files)" "$a" "git bundle create --all, the same files loose" "$b" "≤ 1.2×"
   git --git-dir="$STORE" gc --quiet
   stella=(git stella --session "$C" checkpoint -o "$WORK/ck.bundle")
   bundle=(git --git-dir="$STORE" bundle create -q "$WORK/ref.bundle" "refs/stella/sessions/$C")
