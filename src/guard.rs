@@ -306,6 +306,9 @@ pub const DIFF_LINES: usize = 40;
 /// Files larger than this get no diff: say so instead.
 const DIFF_MAX_BYTES: u64 = 1 << 20;
 
+/// How long a refusal's diff may search for the smallest edit before it settles for a coarser one.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What changed on disk since the session saw `check.path`, as a unified diff cut to `limit`
 /// lines, or a sentence saying why no diff can be shown. `None` when there is nothing to compare.
 pub fn change_summary(
@@ -336,7 +339,12 @@ pub fn unified_diff(path: &RelPath, seen: &[u8], now: &[u8], limit: Option<usize
     if seen.contains('\0') || now.contains('\0') {
         return format!("(no diff shown: {path} is a binary file)");
     }
-    let diff = similar::TextDiff::from_lines(seen, now);
+    // A refusal must not stall the host: past the deadline the diff is coarser, never slower
+    // (Myers' cost grows with both sides times their distance; 20,000 lines replaced by one took
+    // minutes in a debug build).
+    let diff = similar::TextDiff::configure()
+        .deadline(std::time::Instant::now() + DIFF_DEADLINE)
+        .diff_lines(seen, now);
     let text = diff
         .unified_diff()
         .context_radius(2)
