@@ -15,16 +15,25 @@ fn traced(w: &World, args: &[&str]) -> Vec<String> {
     )
 }
 
-#[test]
-fn objects_are_synced_before_the_ref_moves_and_its_folder_after() {
+/// A repository with session `s`, where strace runs; `None` (the test says it skipped) where it
+/// does not.
+fn strace_world() -> Option<World> {
     if !have(
         "strace",
         "the order of the durability system calls (the strace package)",
     ) {
-        return;
+        return None;
     }
     let w = World::new();
     w.ok(&["session", "start", "--id", "s"]);
+    Some(w)
+}
+
+#[test]
+fn objects_are_synced_before_the_ref_moves_and_its_folder_after() {
+    let Some(w) = strace_world() else {
+        return;
+    };
     w.write("f.txt", "bytes\n");
     let calls = traced(&w, &["--session", "s", "read", "f.txt"]);
     let store = w.store();
@@ -115,14 +124,9 @@ fn a_step_written_as_one_pack_syncs_it_before_the_ref_moves() {
 
 #[test]
 fn a_read_of_many_files_syncs_its_packs_before_the_ref_moves() {
-    if !have(
-        "strace",
-        "the order of the durability system calls (the strace package)",
-    ) {
+    let Some(w) = strace_world() else {
         return;
-    }
-    let w = World::new();
-    w.ok(&["session", "start", "--id", "s"]);
+    };
     let names: Vec<String> = (0..80).map(|i| format!("d/f{i}.txt")).collect();
     for (i, n) in names.iter().enumerate() {
         w.write(n, &format!("{i}\n"));
