@@ -139,11 +139,11 @@ pub fn decide(
         let choice = config.get(&format!("pager.stella.{command}"));
         let wanted = match choice {
             Some(v) => match boolean(v) {
-                Some(b) => b.then(|| pager_program(config, env)).flatten(),
+                Some(b) => b.then(|| pager_program(config, env)),
                 // A string: the pager for this command.
                 None => Some(v.to_owned()),
             },
-            None if pages_by_default => pager_program(config, env),
+            None if pages_by_default => Some(pager_program(config, env)),
             None => None,
         };
         wanted.filter(|p| !p.is_empty() && p != "cat")
@@ -164,14 +164,12 @@ pub fn decide(
 }
 
 /// The pager `git var GIT_PAGER` names: `GIT_PAGER`, `core.pager`, `PAGER`, else `less`.
-fn pager_program(config: &GitConfig, env: &Surroundings) -> Option<String> {
-    let program = env
-        .git_pager
+fn pager_program(config: &GitConfig, env: &Surroundings) -> String {
+    env.git_pager
         .clone()
         .or_else(|| config.get("core.pager").map(str::to_owned))
         .or_else(|| env.pager.clone())
-        .unwrap_or_else(|| "less".to_owned());
-    Some(program)
+        .unwrap_or_else(|| "less".to_owned())
 }
 
 /// A running pager: standard output goes to its input until [`Pager::finish`].
