@@ -19,12 +19,13 @@ use crate::paths::{self, Named, RelPath};
 use crate::store::{self, Store};
 use crate::workspace::{self, Notice, Settings, Workspace};
 
-/// The largest file whose bytes a blind first write keeps for `undo` (the digest is always kept).
+/// The largest file whose bytes a blind first write keeps for `undo` (the digest is always kept):
+/// a bound on what the store keeps, not on memory, since a large one streams into the store.
 const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 
 /// The largest file a read holds in memory whole; larger ones stream into the store (see
 /// [`Context::store_file`]), so a read's memory stays within a fixed budget whatever the size.
-const WHOLE_READ_MAX: u64 = 8 << 20;
+pub const WHOLE_READ_MAX: u64 = 8 << 20;
 
 /// From how many small files on a read step their blobs go into a pack (see [`Session::read`]).
 const PACK_FROM: usize = 16;
@@ -266,15 +267,27 @@ impl Context {
     }
 
     /// The map edit saying the session saw (or, with `wrote`, wrote) the bytes now at `path`,
-    /// stored; `None` when nothing is there. A regular file only.
-    fn file_edit(
+    /// stored as [`Context::store_file`] stores them: memory stays flat whatever the file's
+    /// size. `None` when nothing is there. A regular file only.
+    pub fn file_edit(
         &self,
         path: &RelPath,
         first_origin: bool,
         wrote: bool,
         pack: Option<&mut store::PackWriter>,
     ) -> Result<Option<MapEdit>, Error> {
-        let Some((digest, blob, exec)) = self.store_file(path, pack)? else {
+        self.file_edit_seen(path, first_origin, wrote, pack, None)
+    }
+
+    fn file_edit_seen(
+        &self,
+        path: &RelPath,
+        first_origin: bool,
+        wrote: bool,
+        pack: Option<&mut store::PackWriter>,
+        sees: Option<&mut dyn Sees>,
+    ) -> Result<Option<MapEdit>, Error> {
+        let Some((digest, blob, exec)) = self.store_file(path, pack, sees)? else {
             return Ok(None);
         };
         Ok(Some(MapEdit::Put {
@@ -295,11 +308,12 @@ impl Context {
     /// the store, hashed on the way, so memory does not grow with the file. The object header
     /// needs the size first: a file whose size changes while it streams is read again, and
     /// after [`CHANGED_RETRIES`] tries the read fails. Either way the digest names exactly the
-    /// bytes stored.
+    /// bytes stored, and `sees`, when given, is shown exactly those bytes.
     fn store_file(
         &self,
         path: &RelPath,
         pack: Option<&mut store::PackWriter>,
+        mut sees: Option<&mut dyn Sees>,
     ) -> Result<Option<(Digest, gix::ObjectId, bool)>, Error> {
         use std::io::{Read, Seek};
         let abs = self.abs(path);
@@ -321,6 +335,9 @@ impl Context {
         if pack.is_some() || meta.len() <= WHOLE_READ_MAX {
             let mut bytes = Vec::with_capacity(meta.len() as usize);
             file.read_to_end(&mut bytes).map_err(io_err)?;
+            if let Some(sees) = sees {
+                sees.bytes(&bytes);
+            }
             let blob = match pack {
                 Some(pack) => pack.add(gix::objs::Kind::Blob, &bytes)?,
                 None => journal.write_blob(&bytes)?,
@@ -330,7 +347,16 @@ impl Context {
         let mut size = meta.len();
         for attempt in 1.. {
             file.rewind().map_err(io_err)?;
-            let mut reader = Digest::tee(crate::fsutil::Exact::new(&file, size));
+            if let Some(sees) = sees.as_deref_mut() {
+                sees.restart();
+            }
+            let mut reader = Digest::tee(crate::fsutil::Exact::new(
+                Seeing {
+                    inner: &file,
+                    sees: sees.as_deref_mut(),
+                },
+                size,
+            ));
             match journal.write_blob_stream(size, &mut reader) {
                 Ok(blob) => return Ok(Some((reader.digest(), blob, exec))),
                 Err(_) if reader.get_ref().changed() && attempt < CHANGED_RETRIES => {
@@ -343,6 +369,37 @@ impl Context {
             }
         }
         unreachable!("the loop returns")
+    }
+}
+
+/// What is shown a file's bytes, in order, as they go into the store (see
+/// [`Session::read_seeing`]).
+pub trait Sees {
+    /// The next bytes of the file.
+    fn bytes(&mut self, chunk: &[u8]);
+    /// The file changed size while it streamed and is read again from its start: forget what
+    /// was shown.
+    fn restart(&mut self);
+    /// Whether what was shown is to be recorded as read: a tool that showed nothing of the
+    /// file (a binary file, a range past its end) records nothing.
+    fn keep(&self) -> bool {
+        true
+    }
+}
+
+/// A reader showing what passes through it to a [`Sees`].
+struct Seeing<'a, 'b, R> {
+    inner: R,
+    sees: Option<&'a mut (dyn Sees + 'b)>,
+}
+
+impl<R: io::Read> io::Read for Seeing<'_, '_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(sees) = self.sees.as_deref_mut() {
+            sees.bytes(&buf[..n]);
+        }
+        Ok(n)
     }
 }
 
@@ -503,12 +560,10 @@ impl Session<'_> {
             (Some(_), disk) => (disk.clone(), None),
             (None, _) => match std::fs::symlink_metadata(&abs) {
                 Ok(m) if m.is_file() && m.len() <= ORIGIN_KEEP_MAX => {
-                    match crate::fsutil::read_regular(&abs) {
-                        Ok(bytes) => (
-                            Disk::Present(Digest::of(&bytes)),
-                            Some(journal.write_blob(&bytes)?),
-                        ),
-                        Err(_) => (Disk::probe(&abs), None),
+                    match self.ctx.store_file(path, None, None) {
+                        Ok(Some((digest, blob, _))) => (Disk::Present(digest), Some(blob)),
+                        Ok(None) | Err(Error::Io { .. }) => (Disk::probe(&abs), None),
+                        Err(e) => return Err(e),
                     }
                 }
                 _ => (Disk::probe(&abs), None),
@@ -688,6 +743,24 @@ impl Session<'_> {
             root,
         };
         Ok(self.ctx.journal().record(id, &step)?)
+    }
+
+    /// Record that the session read `path`, its bytes shown to `sees` as they go into the store:
+    /// what `sees` was shown is exactly the version recorded, and a large file streams, so a
+    /// tool can cut what it shows from a file of any size with flat memory. `None` when the file
+    /// does not exist, or when `sees` does not [keep](Sees::keep) what it was shown.
+    pub fn read_seeing(&self, path: &RelPath, sees: &mut dyn Sees) -> Result<Option<Tip>, Error> {
+        let Some(edit) = self
+            .ctx
+            .file_edit_seen(path, true, false, None, Some(&mut *sees))?
+        else {
+            return Ok(None);
+        };
+        if !sees.keep() {
+            return Ok(None);
+        }
+        self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())
+            .map(Some)
     }
 
     /// Record that the session saw exactly `bytes` at `path`: the bytes a tool read once and

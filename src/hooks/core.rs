@@ -434,23 +434,38 @@ impl Hook {
         let before = self
             .take_scratch(&self.scratch_file("read", key, path))
             .and_then(|b| Digest::from_hex(String::from_utf8_lossy(&b).trim()));
-        let disk = match crate::fsutil::read_regular(&self.abs(path)) {
-            Ok(b) => b,
-            // Gone or unreadable: the read failed or raced a delete; nothing to record.
-            Err(_) => return Ok(()),
+        let abs = self.abs(path);
+        // Gone or unreadable: the read failed or raced a delete; nothing to record.
+        let Ok(meta) = std::fs::metadata(&abs) else {
+            return Ok(());
         };
-        let now = Digest::of(&disk);
-        let edit = if before == Some(now) || shown.is_some_and(|s| renders_as(&disk, s)) {
-            self.saw(path, &disk, Some(now), false)?
-        } else {
-            MapEdit::Put {
-                path: path.clone(),
-                seen: Seen::Reread,
-                bytes: None,
-                first_origin: Some(now),
-                wrote: false,
-                origin_bytes: None,
+        // The text shown is compared with the disk only when their sizes allow it: the disk is
+        // then read whole, within a few times what the host sent. Otherwise the disk's bytes go
+        // into the store as a read would store them (a large file streams), and count when
+        // they did not change since the before-event.
+        let edit = match shown.filter(|s| may_render(meta.len(), s)) {
+            Some(shown) => {
+                let Ok(disk) = crate::fsutil::read_regular(&abs) else {
+                    return Ok(());
+                };
+                let now = Digest::of(&disk);
+                if before == Some(now) || renders_as(&disk, shown) {
+                    self.saw(path, &disk, Some(now), false)?
+                } else {
+                    reread(path, now)
+                }
             }
+            None => match self.context()?.file_edit(path, true, false, None) {
+                Ok(Some(edit)) => match edit {
+                    MapEdit::Put {
+                        seen: Seen::Digest(now),
+                        ..
+                    } if before != Some(now) => reread(path, now),
+                    edit => edit,
+                },
+                Ok(None) | Err(crate::session::Error::Io { .. }) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            },
         };
         self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())
     }
@@ -463,7 +478,11 @@ impl Hook {
         let Some(path) = self.resolve(raw) else {
             return Ok(());
         };
-        let disk = crate::fsutil::read_regular(&self.abs(&path)).ok();
+        let abs = self.abs(&path);
+        let disk = std::fs::metadata(&abs)
+            .is_ok_and(|m| may_render(m.len(), content))
+            .then(|| crate::fsutil::read_regular(&abs).ok())
+            .flatten();
         let bytes = match disk {
             Some(d) if renders_as(&d, content) => d,
             _ => content.as_bytes().to_vec(),
@@ -474,70 +493,80 @@ impl Hook {
 
     // --- Writes.
 
-    /// The text the session last saw, by its map entry, when it saw text.
-    fn seen_text(&mut self, entry: Option<&journal::Entry>) -> Result<Option<String>, Error> {
+    /// The text the session last saw, by its map entry, as the base an edit is replayed on.
+    fn seen_text(&mut self, entry: Option<&journal::Entry>) -> Result<Base, Error> {
         let Some((blob, _)) = entry.and_then(|e| e.bytes) else {
-            return Ok(None);
+            return Ok(Base::Unseen);
         };
-        let bytes = self.context()?.journal().blob(blob)?;
-        Ok(String::from_utf8(bytes).ok())
+        let journal = self.context()?.journal();
+        if journal.blob_size(blob)? > REPLAY_MAX {
+            return Ok(Base::TooLarge);
+        }
+        Ok(String::from_utf8(journal.blob(blob)?).map_or(Base::Unseen, Base::Text))
     }
 
     /// What a write left at `path`, to record: the bytes the tool meant to write — never the
     /// disk's when they are other content, so a change made right after the tool stays visible.
-    /// `None` when the tool's result cannot be known and the session must re-read.
+    /// A re-read when the tool's result cannot be known from what the session saw.
     fn written_edit(
         &mut self,
         path: &RelPath,
         how: &Writes,
-        base: Option<&str>,
+        base: &Base,
         first_origin: Option<Digest>,
     ) -> Result<MapEdit, Error> {
-        let disk = crate::fsutil::read_regular(&self.abs(path)).ok();
         let candidates = match how {
             Writes::Content(text) => vec![text.clone()],
             Writes::Edits(edits) => match base {
-                Some(base) => match replay_edits(base, edits) {
+                Base::Text(base) => match replay_edits(base, edits) {
                     Some(c) => c,
                     // The session saw the file, yet the edit does not apply to what it saw:
                     // it no longer knows what it wrote, so the next write needs a re-read.
-                    None => {
-                        return Ok(MapEdit::Put {
-                            path: path.clone(),
-                            seen: Seen::Reread,
-                            bytes: None,
-                            first_origin,
-                            wrote: true,
-                            origin_bytes: None,
-                        });
-                    }
+                    None => return Ok(reread_written(path, first_origin)),
                 },
+                // Too large to replay the edit on in memory: a re-read, as above.
+                Base::TooLarge => return Ok(reread_written(path, first_origin)),
                 // The session's first sight of the file is its own edit: the disk, like a
                 // blind write.
-                None => return self.disk_edit(path, first_origin),
+                Base::Unseen => return self.disk_edit(path, first_origin),
             },
             Writes::Unknown => return self.disk_edit(path, first_origin),
         };
+        // The disk is compared only when its size allows it to be one of the texts.
+        let abs = self.abs(path);
+        let disk = std::fs::metadata(&abs)
+            .is_ok_and(|m| candidates.iter().any(|c| may_render(m.len(), c)))
+            .then(|| crate::fsutil::read_regular(&abs).ok())
+            .flatten();
         let bytes = landed(&candidates, disk.as_deref());
         self.saw(path, &bytes, first_origin, true)
     }
 
-    /// The disk's bytes at `path` as written by the session, or its removal when it is gone.
+    /// The disk's bytes at `path` as written by the session (stored as a read stores them: a
+    /// large file streams), or its removal when it is gone.
     fn disk_edit(
         &mut self,
         path: &RelPath,
         first_origin: Option<Digest>,
     ) -> Result<MapEdit, Error> {
-        match crate::fsutil::read_regular(&self.abs(path)) {
-            Ok(bytes) => self.saw(path, &bytes, first_origin, true),
-            Err(_) if matches!(Disk::probe(&self.abs(path)), Disk::Missing) => {
-                Ok(MapEdit::Remove { path: path.clone() })
-            }
-            Err(source) => Err(Error::Io(PathIo {
-                op: "read",
-                path: self.abs(path),
-                source,
-            })),
+        match self.context()?.file_edit(path, false, true, None)? {
+            Some(MapEdit::Put {
+                path,
+                seen,
+                bytes,
+                wrote,
+                origin_bytes,
+                ..
+            }) => Ok(MapEdit::Put {
+                path,
+                seen,
+                bytes,
+                first_origin,
+                wrote,
+                origin_bytes,
+            }),
+            Some(other) => Ok(other),
+            None => Ok(MapEdit::Remove { path: path.clone() }),
         }
     }
 
@@ -554,10 +583,10 @@ impl Hook {
         let first_origin = original.map(|o| Digest::of(o.as_bytes()));
         let known = self.entry(path)?;
         let base = match original {
-            Some(o) => Some(o.to_owned()),
+            Some(o) => Base::Text(o.to_owned()),
             None => self.seen_text(known.as_ref())?,
         };
-        let mut edit = self.written_edit(path, how, base.as_deref(), first_origin)?;
+        let mut edit = self.written_edit(path, how, &base, first_origin)?;
         // The session's first sight of the file was this write: keep what it replaced, for undo.
         if let (MapEdit::Put { origin_bytes, .. }, Some(original), None) =
             (&mut edit, original, &known)
@@ -598,8 +627,10 @@ impl Hook {
             return Ok(None);
         }
         if let Some((blob, _)) = entry.bytes {
-            let bytes = self.context()?.journal().blob(blob)?;
-            if renders_as(&bytes, original) {
+            let journal = self.context()?.journal();
+            if may_render(journal.blob_size(blob)?, original)
+                && renders_as(&journal.blob(blob)?, original)
+            {
                 return Ok(None);
             }
         }
@@ -619,10 +650,10 @@ impl Hook {
                 paths.push(from);
                 base
             }
-            None => None,
+            None => Base::Unseen,
         };
         if let Some(to) = self.resolve(to) {
-            edits.push(self.written_edit(&to, how, base.as_deref(), None)?);
+            edits.push(self.written_edit(&to, how, &base, None)?);
             paths.push(to);
         }
         if !edits.is_empty() {
@@ -642,10 +673,16 @@ impl Hook {
             return Ok(());
         };
         let mut read = Vec::new();
+        let mut size = 0;
         for f in files {
             let Some(rel) = self.resolve(&f) else {
                 return Ok(());
             };
+            // Read whole only while the files can add up to what the command printed.
+            size += std::fs::metadata(self.abs(&rel)).map_or(0, |m| m.len());
+            if size > 2 * output.len() as u64 + 8 {
+                return Ok(());
+            }
             let Ok(bytes) = crate::fsutil::read_regular(&self.abs(&rel)) else {
                 return Ok(());
             };
@@ -869,6 +906,54 @@ fn short_command(command: &str) -> String {
     } else {
         format!("`{cut}`")
     }
+}
+
+/// The largest text an edit is replayed on when the host did not send it (the session's own
+/// copy is read from the store): replaying holds it and its results in memory. An edit to a
+/// larger file needs a re-read before the session's next write.
+const REPLAY_MAX: u64 = 16 << 20;
+
+/// What an edit is replayed on to know what it wrote.
+enum Base {
+    /// The text before the edit: the host's, else the session's last sight of the file.
+    Text(String),
+    /// The session never saw the file as text.
+    Unseen,
+    /// The session saw it, but it is larger than [`REPLAY_MAX`].
+    TooLarge,
+}
+
+/// A write whose result the session cannot know: the next write needs a re-read.
+fn reread_written(path: &RelPath, first_origin: Option<Digest>) -> MapEdit {
+    MapEdit::Put {
+        path: path.clone(),
+        seen: Seen::Reread,
+        bytes: None,
+        first_origin,
+        wrote: true,
+        origin_bytes: None,
+    }
+}
+
+/// A read whose version the session cannot know: the next write needs a re-read.
+fn reread(path: &RelPath, now: Digest) -> MapEdit {
+    MapEdit::Put {
+        path: path.clone(),
+        seen: Seen::Reread,
+        bytes: None,
+        first_origin: Some(now),
+        wrote: false,
+        origin_bytes: None,
+    }
+}
+
+/// Whether a file of `size` bytes can be `text` as a host shows or stores it (see
+/// [`renders_as`] and [`landed`]): CRLF for LF at most doubles a text, a byte-order mark and a
+/// final newline add a few bytes, and an invalid byte shown as U+FFFD takes three. The disk is
+/// read whole to compare only then, so memory grows with what the host sent, not with the file.
+fn may_render(size: u64, text: &str) -> bool {
+    let text = text.len() as u64;
+    size <= 2 * text + 8 && text <= 3 * size + 8
 }
 
 /// Whether `text` is how a host renders the file bytes `disk` as text: the same bytes, or the

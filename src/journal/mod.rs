@@ -1089,6 +1089,12 @@ impl<'s> Journal<'s> {
         }
     }
 
+    /// The size of a blob, from its header: its bytes are not read.
+    pub fn blob_size(&self, id: ObjectId) -> Result<u64, Error> {
+        let header = self.repo()?.find_header(id).map_err(gix::Error::from_error);
+        Ok(self.object("read a blob", &id, header)?.size())
+    }
+
     /// The bytes of a blob.
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
         use gix::objs::FindExt;

@@ -20,6 +20,113 @@ use crate::workspace::{Notice, Settings};
 /// Files larger than this are not returned whole: the model is told to ask for a line range.
 pub const MAX_READ_BYTES: usize = 8 << 20;
 
+fn too_large(rel: &RelPath, len: u64) -> String {
+    format!(
+        "error: '{rel}' is {len} bytes, more than {MAX_READ_BYTES} bytes; ask for a line range with 'offset' and 'limit'"
+    )
+}
+
+/// Lines `first..first + count` (1-based; all from `first` without a count) cut out of a file
+/// as it streams into the store, its lines counted and its bytes checked as UTF-8 on the way.
+/// Only the lines shown are held, and no more of them than [`MAX_READ_BYTES`] and one chunk:
+/// past that, the read is too large to show anyway.
+struct LineCut {
+    first: usize,
+    count: Option<usize>,
+    /// The line the next byte belongs to.
+    line: usize,
+    /// Bytes seen, and whether the last was a newline.
+    len: u64,
+    ends_with_newline: bool,
+    /// Whether any bytes were shown, even none (the file existed).
+    read: bool,
+    shown: Vec<u8>,
+    /// The end of a chunk that stops inside a UTF-8 sequence, until the next chunk completes it.
+    partial: Vec<u8>,
+    utf8: bool,
+}
+
+impl LineCut {
+    fn new(first: usize, count: Option<usize>) -> LineCut {
+        LineCut {
+            first,
+            count,
+            line: 1,
+            len: 0,
+            ends_with_newline: false,
+            read: false,
+            shown: Vec::new(),
+            partial: Vec::new(),
+            utf8: true,
+        }
+    }
+
+    /// The file's line count, as `str::split_inclusive('\n')` counts them.
+    fn total(&self) -> usize {
+        self.line - usize::from(self.len == 0 || self.ends_with_newline)
+    }
+
+    fn is_text(&self) -> bool {
+        self.utf8 && self.partial.is_empty()
+    }
+
+    fn wanted(&self) -> bool {
+        self.line >= self.first && self.count.is_none_or(|n| self.line - self.first < n)
+    }
+
+    fn check_utf8(&mut self, chunk: &[u8]) {
+        if !self.utf8 {
+            return;
+        }
+        let joined;
+        let bytes = if self.partial.is_empty() {
+            chunk
+        } else {
+            joined = [std::mem::take(&mut self.partial).as_slice(), chunk].concat();
+            joined.as_slice()
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(_) => {}
+            // Cut inside a character: the rest comes with the next chunk.
+            Err(e) if e.error_len().is_none() => {
+                self.partial = bytes[e.valid_up_to()..].to_vec();
+            }
+            Err(_) => self.utf8 = false,
+        }
+    }
+}
+
+impl session::Sees for LineCut {
+    fn bytes(&mut self, chunk: &[u8]) {
+        self.read = true;
+        self.check_utf8(chunk);
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let (part, newline) = match rest.iter().position(|b| *b == b'\n') {
+                Some(i) => (&rest[..=i], true),
+                None => (rest, false),
+            };
+            if self.wanted() && self.shown.len() <= MAX_READ_BYTES {
+                self.shown.extend_from_slice(part);
+            }
+            self.len += part.len() as u64;
+            self.ends_with_newline = newline;
+            self.line += usize::from(newline);
+            rest = &rest[part.len()..];
+        }
+    }
+
+    fn restart(&mut self) {
+        *self = LineCut::new(self.first, self.count);
+    }
+
+    /// Recorded only when it was shown: text, within the size, from a line that exists.
+    fn keep(&self) -> bool {
+        let total = self.total();
+        self.is_text() && self.shown.len() <= MAX_READ_BYTES && (total == 0 || self.first <= total)
+    }
+}
+
 /// What a tool answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
@@ -102,82 +209,90 @@ impl Tools {
 
     /// Return a file's content (or a range of its lines) and record that the session saw it.
     ///
-    /// The bytes are read once; what is returned is cut from those bytes and their digest is what
-    /// is recorded, so the record is exactly the version the model saw, whatever happens on disk
-    /// meanwhile. A line range records the whole file it was cut from: the model saw part of that
-    /// version, and any later change to it is a change it did not see.
+    /// The bytes are read once, into the store, and what is returned is cut from them as they
+    /// pass: the record is exactly the version the model saw, whatever happens on disk meanwhile.
+    /// A line range records the whole file it was cut from: the model saw part of that version,
+    /// and any later change to it is a change it did not see. A large file streams (memory holds
+    /// only the lines shown), so a range can be read from a file of any size.
     pub fn read_file(&self, path: &str, offset: Option<u64>, limit: Option<u64>) -> Reply {
         let rel = match self.resolve(path) {
             Ok(p) => p,
             Err(r) => return r,
         };
-        let abs = self.ctx.abs(&rel);
-        let bytes = match crate::fsutil::read_regular(&abs) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Reply::error(format!(
-                    "error: '{rel}' does not exist; nothing was recorded. To create it, call write_file."
-                ));
-            }
-            Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+        let missing = || {
+            Reply::error(format!(
+                "error: '{rel}' does not exist; nothing was recorded. To create it, call write_file."
+            ))
+        };
+        let ranged = offset.is_some() || limit.is_some();
+        match std::fs::metadata(self.ctx.abs(&rel)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return missing(),
+            Ok(m) if m.is_dir() => {
                 return Reply::error(format!("error: '{rel}' is a folder, not a file"));
             }
-            Err(e) => {
-                return Reply::error(format!("error: could not read '{rel}'\ncaused by: {e}"));
+            Ok(m) if !ranged && m.len() > MAX_READ_BYTES as u64 => {
+                return Reply::error(too_large(&rel, m.len()));
             }
-        };
-        let Ok(text) = std::str::from_utf8(&bytes) else {
+            _ => {}
+        }
+        let start = offset.unwrap_or(1).max(1) as usize;
+        let mut cut = LineCut::new(start, limit.map(|n| n as usize));
+        match self.ctx.session(&self.id).read_seeing(&rel, &mut cut) {
+            Ok(Some(_)) => {}
+            Ok(None) if !cut.read => return missing(),
+            Ok(None) => {}
+            Err(session::Error::Io { source, .. }) => {
+                return Reply::error(format!(
+                    "error: could not read '{rel}'\ncaused by: {source}"
+                ));
+            }
+            Err(e) => {
+                return self.failed(
+                    e,
+                    "the read was not recorded, so a later write may pass unguarded",
+                );
+            }
+        }
+        let total = cut.total();
+        if !cut.is_text() {
             return Reply::error(format!(
                 "error: '{rel}' is not UTF-8 text (a binary file?); it was not shown and nothing was recorded"
             ));
-        };
-        let ranged = offset.is_some() || limit.is_some();
-        let shown = if ranged {
-            let start = offset.unwrap_or(1).max(1) as usize;
-            let lines: Vec<&str> = text.split_inclusive('\n').collect();
-            let total = lines.len();
-            if total == 0 {
-                if let Err(e) = self.ctx.session(&self.id).record_seen(&rel, &bytes) {
-                    return self.failed(e, "the read was not recorded");
-                }
-                return Reply::ok(format!("[{rel} is empty]"));
-            }
-            if start > total {
-                return Reply::error(format!(
-                    "error: '{rel}' has {total} lines; offset {start} is past the end; nothing was recorded"
-                ));
-            }
-            let end = match limit {
-                Some(n) => (start - 1).saturating_add(n as usize).min(total),
-                None => total,
-            };
-            let mut out: String = lines[start - 1..end].concat();
-            let _ = write!(
-                out,
-                "{}[lines {start}-{end} of {total} of {rel}]",
-                if out.ends_with('\n') || out.is_empty() {
-                    ""
-                } else {
-                    "\n"
-                }
-            );
-            out
-        } else {
-            if bytes.len() > MAX_READ_BYTES {
-                return Reply::error(format!(
-                    "error: '{rel}' is {} bytes, more than {MAX_READ_BYTES} bytes; ask for a line range with 'offset' and 'limit'",
-                    bytes.len()
-                ));
-            }
-            text.to_owned()
-        };
-        if let Err(e) = self.ctx.session(&self.id).record_seen(&rel, &bytes) {
-            return self.failed(
-                e,
-                "the read was not recorded, so a later write may pass unguarded",
-            );
         }
-        Reply::ok(shown)
+        if cut.shown.len() > MAX_READ_BYTES && !ranged {
+            return Reply::error(too_large(&rel, cut.len));
+        }
+        if cut.shown.len() > MAX_READ_BYTES {
+            return Reply::error(format!(
+                "error: those lines of '{rel}' are more than {MAX_READ_BYTES} bytes; nothing was recorded. Ask for fewer with 'limit'."
+            ));
+        }
+        if total > 0 && start > total {
+            return Reply::error(format!(
+                "error: '{rel}' has {total} lines; offset {start} is past the end; nothing was recorded"
+            ));
+        }
+        let mut out = String::from_utf8(std::mem::take(&mut cut.shown)).expect("checked as text");
+        if !ranged {
+            return Reply::ok(out);
+        }
+        if total == 0 {
+            return Reply::ok(format!("[{rel} is empty]"));
+        }
+        let end = match limit {
+            Some(n) => (start - 1).saturating_add(n as usize).min(total),
+            None => total,
+        };
+        let _ = write!(
+            out,
+            "{}[lines {start}-{end} of {total} of {rel}]",
+            if out.ends_with('\n') || out.is_empty() {
+                ""
+            } else {
+                "\n"
+            }
+        );
+        Reply::ok(out)
     }
 
     /// Replace (or create) a file with `content`, refused when it changed since the session saw it.
@@ -390,6 +505,105 @@ mod tests {
     fn open(r: &Repo, id: Option<&str>) -> Tools {
         let id = id.map(|s| SessionId::parse(s).unwrap());
         Tools::open(&r.settings, &r.root, id).unwrap().0
+    }
+
+    /// What [`LineCut`] must find, computed on the whole file at once.
+    fn cut_whole(bytes: &[u8], first: usize, count: Option<usize>) -> (Vec<u8>, usize, bool) {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return (Vec::new(), 0, false);
+        };
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let end = count.map_or(lines.len(), |n| {
+            (first - 1).saturating_add(n).min(lines.len())
+        });
+        let shown = lines.get(first - 1..end).unwrap_or_default().concat();
+        (shown.into_bytes(), lines.len(), true)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lines_cut_as_a_file_streams_are_the_lines_of_the_whole_file(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::strategy::Just("\n".as_bytes()),
+                    4 => proptest::strategy::Just("a".as_bytes()),
+                    // Characters of two and three bytes, which a chunk can cut in two.
+                    4 => proptest::strategy::Just("é".as_bytes()),
+                    4 => proptest::strategy::Just("€".as_bytes()),
+                    // Not UTF-8: a stray continuation byte, a sequence cut short.
+                    1 => proptest::strategy::Just(&b"\xa9"[..]),
+                    1 => proptest::strategy::Just(&b"\xe2\x82"[..]),
+                ],
+                0..40,
+            ),
+            cuts in proptest::collection::vec(0usize..60, 0..6),
+            first in 1usize..8,
+            count in proptest::option::of(0usize..5),
+        ) {
+            use crate::session::Sees;
+            let bytes = pieces.concat();
+            let mut cut = LineCut::new(first, count);
+            let mut cuts = cuts;
+            cuts.push(0);
+            cuts.push(bytes.len());
+            cuts.sort_unstable();
+            for pair in cuts.windows(2) {
+                let (a, b) = (pair[0].min(bytes.len()), pair[1].min(bytes.len()));
+                cut.bytes(&bytes[a..b]);
+            }
+            let (shown, total, text) = cut_whole(&bytes, first, count);
+            proptest::prop_assert_eq!(cut.is_text(), text);
+            if text {
+                proptest::prop_assert_eq!(&cut.shown, &shown);
+                proptest::prop_assert_eq!(cut.total(), total);
+            }
+        }
+    }
+
+    #[test]
+    fn a_range_of_a_large_file_streams_and_records_the_version_it_was_cut_from() {
+        let r = repo();
+        // Over the size a read holds whole: the file streams into the store.
+        let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdé\n";
+        let n = (crate::session::WHOLE_READ_MAX as usize / line.len()) + 100;
+        let text = line.repeat(n);
+        std::fs::write(r.root.join("big.txt"), &text).unwrap();
+        let t = open(&r, Some("agent-one"));
+        let whole = t.read_file("big.txt", None, None);
+        assert!(
+            whole.is_error && whole.text.contains("ask for a line range"),
+            "{}",
+            whole.text
+        );
+        assert_eq!(
+            t.read_file("big.txt", Some(n as u64), Some(5)),
+            Reply::ok(format!("{line}[lines {n}-{n} of {n} of big.txt]"))
+        );
+        let past = t.read_file("big.txt", Some(n as u64 + 1), Some(1));
+        assert!(
+            past.text.contains(&format!("has {n} lines")),
+            "{}",
+            past.text
+        );
+        // Recorded: the version the range was cut from guards the next write.
+        std::fs::write(r.root.join("big.txt"), format!("{text}theirs\n")).unwrap();
+        let reply = t.write_file("big.txt", "mine\n");
+        assert!(
+            reply.text.starts_with("refusing to write: big.txt\n"),
+            "{}",
+            reply.text
+        );
+        // A large binary file is neither shown nor recorded: its write is a blind one.
+        let mut binary = text.into_bytes();
+        binary[10] = 0xff;
+        std::fs::write(r.root.join("bin.dat"), &binary).unwrap();
+        let shown = t.read_file("bin.dat", Some(1), Some(1));
+        assert!(shown.text.contains("not UTF-8"), "{}", shown.text);
+        std::fs::write(r.root.join("bin.dat"), "changed").unwrap();
+        assert_eq!(
+            t.write_file("bin.dat", "mine\n"),
+            Reply::ok("wrote bin.dat (5 bytes)")
+        );
     }
 
     #[test]

@@ -28,10 +28,11 @@ fn large_file(w: &World, rel: &str) -> Vec<u8> {
     bytes
 }
 
-/// Run `cmd` to the end; its output and the peak resident size of the process itself (VmHWM,
-/// read from /proc while it runs: the git helpers it starts are not counted).
-fn run_measured(mut cmd: Command) -> (Output, u64) {
-    let child = cmd
+/// Run `cmd` to the end, `stdin` fed to it; its output and the peak resident size of the process
+/// itself (VmHWM, read from /proc while it runs: the git helpers it starts are not counted).
+fn run_measured_with(mut cmd: Command, stdin: &[u8]) -> (Output, u64) {
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -53,8 +54,19 @@ fn run_measured(mut cmd: Command) -> (Output, u64) {
         }
         peak
     });
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     let out = child.wait_with_output().unwrap();
-    (out, watcher.join().unwrap())
+    let peak = watcher.join().unwrap();
+    // A process gone before its memory was read would pass any budget.
+    assert!(
+        peak > 0,
+        "the process ended before its memory could be read"
+    );
+    (out, peak)
+}
+
+fn run_measured(cmd: Command) -> (Output, u64) {
+    run_measured_with(cmd, b"")
 }
 
 #[test]
@@ -154,4 +166,50 @@ fn a_large_file_that_keeps_changing_while_it_is_read_is_refused_and_nothing_is_r
         })
         .collect();
     assert_eq!(temporary, Vec::<std::path::PathBuf>::new());
+}
+
+/// A host's file tool shows a few lines of a large file: the hooks record the file's version
+/// as a read does, streamed, and never hold it whole; the guard it arms refuses a change.
+#[test]
+fn a_host_tools_partial_read_of_a_large_file_stays_within_the_budget() {
+    let w = World::new();
+    let line = "a line of a large log file, one of very many of them\n";
+    let text = line.repeat(LARGE as usize / line.len());
+    std::fs::write(w.repo.join("notes.txt"), &text).unwrap();
+    let fixture = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&claude_fixture_text(&w, name)).unwrap()
+    };
+    let hook = || {
+        let mut cmd = w.stella();
+        cmd.args(["hook", "claude-code"]);
+        cmd
+    };
+    let start = fixture("SessionStart-startup.json");
+    assert_eq!(code(&feed(hook(), start.to_string().as_bytes())), 0);
+    // The client read the first two lines: the payload holds those, the disk 40 MiB.
+    let mut post = fixture("PostToolUse-Read.json");
+    post["tool_response"]["file"]["content"] = serde_json::json!(line.repeat(2));
+    let mut pre = post.clone();
+    pre["hook_event_name"] = serde_json::json!("PreToolUse");
+    pre.as_object_mut().unwrap().remove("tool_response");
+    for (event, payload) in [("before", &pre), ("after", &post)] {
+        let (out, peak) = run_measured_with(hook(), payload.to_string().as_bytes());
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(
+            peak < BUDGET_KIB,
+            "the read's {event}-event on a {LARGE}-byte file peaked at {peak} KiB"
+        );
+    }
+    let sid = post["session_id"].as_str().unwrap().to_owned();
+    let status = w.ok(&["--session", &sid, "status", "--json"]);
+    assert!(status.contains("\"notes.txt\""), "{status}");
+    assert!(status.contains("\"fresh\""), "{status}");
+
+    // Someone appends: the session's next write to the file is refused.
+    std::fs::write(w.repo.join("notes.txt"), format!("{text}theirs\n")).unwrap();
+    let mut write = fixture("PreToolUse-Write.json");
+    write["tool_input"]["file_path"] = serde_json::json!(w.repo.join("notes.txt"));
+    let out = stdout(&feed(hook(), write.to_string().as_bytes()));
+    assert!(out.contains("\"deny\""), "{out}");
+    assert!(out.contains("refusing to write: notes.txt"), "{out}");
 }
