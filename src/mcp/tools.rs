@@ -20,6 +20,10 @@ use crate::workspace::{Notice, Settings};
 /// Files larger than this are not returned whole: the model is told to ask for a line range.
 pub const MAX_READ_BYTES: usize = 8 << 20;
 
+/// The largest file `edit_file` edits: it holds the file and the edited text whole. The most one
+/// message may carry, so a model cannot have been shown more of a file in one piece.
+pub const MAX_EDIT_BYTES: u64 = 16 << 20;
+
 fn too_large(rel: &RelPath, len: u64) -> String {
     format!(
         "error: '{rel}' is {len} bytes, more than {MAX_READ_BYTES} bytes; ask for a line range with 'offset' and 'limit'"
@@ -342,6 +346,15 @@ impl Tools {
         if check.refused() {
             return self.refusal(std::slice::from_ref(&check));
         }
+        // The edit holds the file and its result whole: a larger file is the shell's to edit.
+        if let Ok(m) = std::fs::metadata(self.ctx.abs(&rel))
+            && m.len() > MAX_EDIT_BYTES
+        {
+            return Reply::error(format!(
+                "error: '{rel}' is {} bytes; edit_file edits files up to {MAX_EDIT_BYTES} bytes. Nothing was written.",
+                m.len()
+            ));
+        }
         let bytes = match crate::fsutil::read_regular(&self.ctx.abs(&rel)) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -592,6 +605,18 @@ mod tests {
             reply.text.starts_with("refusing to write: big.txt\n"),
             "{}",
             reply.text
+        );
+        // Larger than an edit holds: refused, nothing written.
+        std::fs::write(r.root.join("huge.txt"), line.repeat(3 * n)).unwrap();
+        let edit = t.edit_file("huge.txt", "é\n", "e\n", true);
+        assert!(
+            edit.is_error && edit.text.contains("edits files up to 16777216 bytes"),
+            "{}",
+            edit.text
+        );
+        assert_eq!(
+            std::fs::metadata(r.root.join("huge.txt")).unwrap().len(),
+            3 * text.len() as u64
         );
         // A large binary file is neither shown nor recorded: its write is a blind one.
         let mut binary = text.into_bytes();

@@ -346,6 +346,19 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The pack inside the bundle at `artifact`, indexed and verified by stock git (`git index-pack`,
+/// `git verify-pack -v`, which refuses a pack holding one object twice): its listing, a line
+/// per entry, `<id> <kind> <size> <size in pack> <offset>` and for a delta its depth and base.
+pub fn verified_pack(w: &World, artifact: &Path) -> String {
+    let bytes = std::fs::read(artifact).unwrap();
+    let start = bytes.windows(4).position(|b| b == b"PACK").unwrap();
+    let dir = tempfile::tempdir_in(w.base()).unwrap();
+    let pack = dir.path().join("a.pack");
+    std::fs::write(&pack, &bytes[start..]).unwrap();
+    git_in(dir.path(), &w.home, &["index-pack", "a.pack"]);
+    git_in(dir.path(), &w.home, &["verify-pack", "-v", "a.idx"])
+}
+
 /// A captured Claude Code payload (`tests/fixtures/claude-code/NAME`), its paths moved into `w`'s
 /// repository and home.
 pub fn claude_fixture_text(w: &World, name: &str) -> String {
