@@ -327,7 +327,8 @@ fn objects_to_pack(
 }
 
 /// Write a v2 git bundle of `tip` (one ref `refname`, no prerequisites) in artifact order: the
-/// pack starts with the tip commit, its tree, `stella.toml`, `fingerprint` and `origins`, then
+/// pack starts with the tip commit, its tree, `stella.toml`, `fingerprint` and `origins` (each
+/// object once: `origins` is often the same blob as `fingerprint`), then
 /// the rest of the history, every object stored whole, never descending into gitlinks.
 ///
 /// [`crate::session::Session::checkpoint`] builds the tip and calls this; it is public for tools (and tests)
@@ -354,11 +355,15 @@ pub fn write_bundle_with(
     let commit = repo.find_commit(tip).map_err(to_io)?;
     let tree = commit.tree().map_err(to_io)?;
     let mut head = vec![tip, tree.id];
-    for name in ["stella.toml", "fingerprint", "origins"] {
+    for name in HEAD_BLOBS {
         let entry = tree
             .find_entry(name)
             .ok_or_else(|| not_artifact(format!("its tree has no '{name}'")))?;
-        head.push(entry.object_id());
+        // `origins` is often `fingerprint` itself (a session that changed nothing it saw): one
+        // object goes into a pack once, or `git verify-pack` refuses the pack.
+        if !head.contains(&entry.object_id()) {
+            head.push(entry.object_id());
+        }
     }
     let ids = objects_to_pack(repo, tip, &head).map_err(to_io)?;
     let mut rest = PackObjects::spawn(repo, &ids[head.len()..], progress)?;
@@ -376,7 +381,7 @@ pub fn write_bundle_with(
         hasher.update(bytes);
         out.write_all(bytes)
     };
-    let count = u32::try_from(head.len()).expect("five") + rest_count;
+    let count = u32::try_from(head.len()).expect("at most five") + rest_count;
     let mut header = b"PACK\0\0\0\x02".to_vec();
     header.extend_from_slice(&count.to_be_bytes());
     emit(out, &header)?;
@@ -438,7 +443,12 @@ impl PackObjects {
             Command::new("git")
                 .arg("--git-dir")
                 .arg(repo.git_dir())
-                .args(["-c", "pack.threads=1", "-c", crate::store::BIG_FILE_THRESHOLD])
+                .args([
+                    "-c",
+                    "pack.threads=1",
+                    "-c",
+                    crate::store::BIG_FILE_THRESHOLD,
+                ])
                 .args(["pack-objects", "--stdout"])
                 .arg(if progress { "--progress" } else { "-q" })
                 .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -1022,6 +1032,9 @@ impl<R: Read> PackReader<'_, R> {
         expected: ObjectId,
         kind: gix::objs::Kind,
     ) -> Result<Option<Vec<u8>>, Error> {
+        if self.index >= self.count {
+            return Ok(None);
+        }
         let (stored, size) = self.next_entry()?;
         if stored != Stored::Whole(kind) {
             return Ok(None);
@@ -1089,9 +1102,6 @@ fn read_streaming<T: Send>(
         return Err(not_artifact("the bundle does not hold a version 2 pack"));
     }
     let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
-    if count < 5 {
-        return Ok(Streamed::OtherOrder);
-    }
     let mut pack = PackReader {
         tap,
         hash,
@@ -1111,11 +1121,17 @@ fn read_streaming<T: Send>(
         return Ok(Streamed::OtherOrder);
     };
     let entries = head_entries(&tree, hash)?;
-    let mut blobs = Vec::new();
-    for id in entries {
-        let Some(id) = id else {
+    let mut blobs: Vec<Vec<u8>> = Vec::new();
+    for (i, id) in entries.iter().enumerate() {
+        let Some(id) = *id else {
             return Ok(Streamed::OtherOrder);
         };
+        // A blob the head carried already is not carried again (artifacts written before
+        // that was so carry it twice: the second copy is then one of the other entries).
+        if let Some(same) = entries[..i].iter().position(|e| *e == Some(id)) {
+            blobs.push(blobs[same].clone());
+            continue;
+        }
         let Some(blob) = pack.head_object(id, gix::objs::Kind::Blob)? else {
             return Ok(Streamed::OtherOrder);
         };
