@@ -2,6 +2,7 @@
 //! disk into the store and from the store into the artifact, never held whole by Stella.
 
 use std::io::Write as _;
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -245,4 +246,111 @@ fn large_blobs_are_packed_whole_never_searched_for_deltas() {
         // `<id> blob <size> <size in pack> <offset>`, then a depth and a base for a delta.
         assert_eq!(entry.split_whitespace().count(), 5, "{file}: {entry}");
     }
+}
+
+/// `script` run by `sh` in a mount namespace of its own (as root there, by a user namespace
+/// when not root here), so it can mount a small tmpfs: a disk that fills up. `None` (skipped,
+/// loudly) where namespaces are not allowed.
+fn in_mount_namespace(w: &World, script: &str, stella_home: &Path) -> Option<String> {
+    let probe = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skipped("a full disk: unshare cannot make a mount namespace here");
+        return None;
+    }
+    let mut cmd = Command::new("unshare");
+    clean_env(&mut cmd, &w.home, stella_home);
+    let out = cmd
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .env("GS", env!("CARGO_BIN_EXE_git-stella"))
+        .current_dir(&w.repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    Some(stdout(&out))
+}
+
+/// The store's disk fills up while a large file streams into it, and an artifact's disk while
+/// a checkpoint is written: each command fails with the cause, and nothing is lost or left
+/// behind: the session is as it was, the store takes the next step, no partial file remains.
+#[test]
+fn a_full_disk_stops_a_large_read_and_a_checkpoint_and_loses_nothing() {
+    let w = World::new();
+    large_file(&w, "big.bin");
+    w.write("small.txt", "small\n");
+
+    // The store on a 24 MiB disk; the file is 40 MiB.
+    let full = w.base().join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    let Some(said) = in_mount_namespace(
+        &w,
+        r#"set -u
+        mount -t tmpfs -o size=24m tmpfs "$STELLA_HOME" || exit 90
+        S=$("$GS" session start) || exit 91
+        "$GS" --session "$S" read small.txt || exit 92
+        "$GS" --session "$S" read big.bin 2>&1; echo "read $?"
+        echo "steps $("$GS" --session "$S" log | wc -l)"
+        echo "left $(find "$STELLA_HOME" -name '.tmp*' | wc -l)"
+        "$GS" --session "$S" read README; echo "next $?"
+        echo "steps $("$GS" --session "$S" log | wc -l)"
+        "$GS" --session "$S" status
+        "#,
+        &full,
+    ) else {
+        return;
+    };
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(
+        lines[0].starts_with("error: could not write a blob in the store"),
+        "{said}"
+    );
+    assert!(
+        said.contains("No space left on device (os error 28)"),
+        "{said}"
+    );
+    for expected in [
+        "read 2",
+        "steps 2",
+        "left 0",
+        "next 0",
+        "steps 3",
+        "fresh      README",
+        "fresh      small.txt",
+    ] {
+        assert!(lines.contains(&expected), "{expected:?} in:\n{said}");
+    }
+    assert!(!said.contains("big.bin"), "{said}");
+
+    // A session that holds the file checkpoints onto a 1 MiB disk.
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "big.bin"]);
+    let out_dir = w.base().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let script = format!(
+        r#"set -u
+        mount -t tmpfs -o size=1m tmpfs '{dir}' || exit 90
+        "$GS" --session {s} checkpoint -o '{dir}/big.bundle' 2>&1; echo "checkpoint $?"
+        echo "left $(ls -A '{dir}' | wc -l)"
+        "#,
+        dir = out_dir.display()
+    );
+    let said = in_mount_namespace(&w, &script, &w.stella_home).unwrap();
+    assert_eq!(
+        said,
+        "error: could not write the artifact\ncaused by: No space left on device (os error 28)\ncheckpoint 2\nleft 0\n"
+    );
+    // With room, the same checkpoint is whole.
+    let artifact = out_dir.join("big.bundle");
+    w.ok(&[
+        "--session",
+        &s,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        w.ok(&["verify", artifact.to_str().unwrap()]),
+        "1 file matches"
+    );
 }
