@@ -345,6 +345,18 @@ pub fn replace_beneath(
     bytes: &[u8],
     recheck: impl FnOnce() -> bool,
 ) -> io::Result<bool> {
+    replace_beneath_from(root, rel, &mut &bytes[..], |_| recheck())
+}
+
+/// [`replace_beneath`] with the bytes streamed from `from`, so a large file is written with flat
+/// memory; `recheck` is shown the reader once it is drained (a [`crate::digest::Tee`] tells
+/// whether the bytes were the ones expected). A read error abandons the write.
+pub fn replace_beneath_from<R: io::Read>(
+    root: &Path,
+    rel: &RelPath,
+    from: &mut R,
+    recheck: impl FnOnce(&R) -> bool,
+) -> io::Result<bool> {
     let dir = open_parent_beneath(root, rel, true)?.expect("folders are created");
     let name = file_name(rel);
     let existing_mode = match kind_at(&dir, name)? {
@@ -378,7 +390,7 @@ pub fn replace_beneath(
         }
     };
     let filled = (|| {
-        (&file).write_all(bytes)?;
+        io::copy(from, &mut &file)?;
         if let Some(mode) = existing_mode {
             file.set_permissions(fs::Permissions::from_mode(mode))?;
         }
@@ -389,7 +401,7 @@ pub fn replace_beneath(
         return Err(e);
     }
     let _hold = FolderHold::take(&dir).inspect_err(|_| drop_named())?;
-    if !recheck() {
+    if !recheck(from) {
         drop_named();
         return Ok(false);
     }

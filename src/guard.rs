@@ -326,6 +326,13 @@ pub fn change_summary(
             check.path
         ));
     }
+    let seen_size = journal.blob_size(blob).ok()?;
+    if seen_size > DIFF_MAX_BYTES {
+        return Some(format!(
+            "(no diff shown: {} was {seen_size} bytes when this session saw it, too large to diff here)",
+            check.path
+        ));
+    }
     let now = crate::fsutil::read_regular(&abs).ok()?;
     let seen = journal.blob(blob).ok()?;
     Some(unified_diff(&check.path, &seen, &now, limit))

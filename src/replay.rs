@@ -138,6 +138,8 @@ pub enum Outcome {
 struct PlannedWrite {
     path: RelPath,
     blob: ObjectId,
+    /// The digest of the blob's bytes, checked against the fingerprint.
+    digest: Digest,
     exec: bool,
     checked: Option<Digest>,
 }
@@ -280,10 +282,14 @@ impl Context {
         let writes = check_writes(&self.journal(), &head, &files, to_write)?;
         // Nothing was written before this point; from here on only what was checked is.
         for w in &writes {
-            let bytes = self.journal().blob(w.blob)?;
+            // Streamed from the store, hashed on the way: the bytes that take the name are the
+            // ones checked against the fingerprint.
+            let mut from = Digest::tee(self.journal().blob_reader(w.blob)?);
             let root = &self.ws.root;
-            let done = crate::fsutil::replace_beneath(root, &w.path, &bytes, || {
-                probe_beneath(root, &w.path) == Ok(w.checked)
+            let mut damaged = false;
+            let done = crate::fsutil::replace_beneath_from(root, &w.path, &mut from, |from| {
+                damaged = from.digest() != w.digest;
+                !damaged && probe_beneath(root, &w.path) == Ok(w.checked)
             })
             .map_err(|e| {
                 Error::Io(io::Error::new(
@@ -291,6 +297,12 @@ impl Context {
                     format!("could not write '{}': {e}", w.path),
                 ))
             })?;
+            if damaged {
+                return Err(Error::Io(io::Error::other(format!(
+                    "could not write '{}': the store gave other bytes than were checked",
+                    w.path
+                ))));
+            }
             if !done {
                 return Ok(Outcome::Changed {
                     path: w.path.clone(),
@@ -433,10 +445,10 @@ impl Context {
                 continue;
             }
             let at_origin = origins.get(path).copied().flatten() == Some(now);
-            let at_base = base_tree
-                .as_ref()
-                .and_then(|t| t.get(path.as_bytes()))
-                .is_some_and(|d| *d == now);
+            let at_base = !at_origin
+                && base_tree
+                    .as_ref()
+                    .is_some_and(|(repo, tree)| base_digest(repo, *tree, path) == Some(now));
             if at_origin || at_base {
                 let over = if at_origin { Over::Origin } else { Over::Base };
                 to_write.push((path.clone(), Some(now), over));
@@ -449,31 +461,12 @@ impl Context {
         Ok(blocked)
     }
 
-    /// Digests of the base commit's files, when this repository has that commit.
-    fn user_base_tree(&self, base: &str) -> Option<std::collections::HashMap<Vec<u8>, Digest>> {
+    /// The base commit's tree, when this repository has that commit.
+    fn user_base_tree(&self, base: &str) -> Option<(gix::Repository, ObjectId)> {
         let repo = self.ws.user_repo().ok()?;
         let id = ObjectId::from_hex(base.as_bytes()).ok()?;
-        let commit = repo.find_commit(id).ok()?;
-        let tree = commit.tree().ok()?;
-        let mut out = std::collections::HashMap::new();
-        let mut stack = vec![(Vec::new(), tree.id)];
-        while let Some((prefix, id)) = stack.pop() {
-            let tree = repo.find_tree(id).ok()?;
-            for e in tree.iter().filter_map(Result::ok) {
-                let mut path = prefix.clone();
-                if !path.is_empty() {
-                    path.push(b'/');
-                }
-                path.extend_from_slice(e.filename());
-                if e.mode().is_tree() {
-                    stack.push((path, e.oid().to_owned()));
-                } else if e.mode().is_blob() {
-                    let blob = repo.find_blob(e.oid()).ok()?;
-                    out.insert(path, Digest::of(&blob.data));
-                }
-            }
-        }
-        Some(out)
+        let tree = repo.find_commit(id).ok()?.tree_id().ok()?.detach();
+        Some((repo, tree))
     }
 
     /// Import the artifact's objects into the store with git's object checking on.
@@ -686,7 +679,8 @@ fn check_writes(
                 why: format!("its fingerprint names '{path}' but it holds no files/{path}"),
             });
         };
-        if fingerprint.get(&path) != Some(&Digest::of(&journal.blob(blob)?)) {
+        let digest = journal.blob_digest(blob)?;
+        if fingerprint.get(&path) != Some(&digest) {
             return Err(Error::NotAnArtifact {
                 why: format!("files/{path} does not match its fingerprint"),
             });
@@ -694,11 +688,31 @@ fn check_writes(
         out.push(PlannedWrite {
             path,
             blob,
+            digest,
             exec,
             checked,
         });
     }
     Ok(out)
+}
+
+/// The digest of the file at `path` in `tree` of `repo`, streamed when it is large; `None` when
+/// the tree holds no file there. Only the paths a replay asks about are looked up and hashed.
+fn base_digest(repo: &gix::Repository, tree: ObjectId, path: &RelPath) -> Option<Digest> {
+    use std::os::unix::ffi::OsStrExt;
+    let tree = repo.find_tree(tree).ok()?;
+    let entry = tree
+        .lookup_entry_by_path(Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())))
+        .ok()??;
+    if !entry.mode().is_blob() {
+        return None;
+    }
+    let id = entry.object_id();
+    let size = repo.find_header(id).ok()?.size();
+    if size <= crate::store::STREAM_FROM {
+        return Some(Digest::of(&repo.find_blob(id).ok()?.data));
+    }
+    Digest::of_reader(crate::store::blob_stream(repo.git_dir(), id, size).ok()?).ok()
 }
 
 /// Give the file at `path` beneath `root` the executable bit the artifact recorded (execute

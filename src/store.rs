@@ -794,6 +794,72 @@ impl Store {
     }
 }
 
+/// Blobs larger than this are read as a stream ([`blob_stream`]) wherever their bytes go
+/// somewhere else whole (a file written, a digest): memory stays flat whatever their size.
+pub const STREAM_FROM: u64 = 8 << 20;
+
+/// The bytes of blob `id` in the repository at `git_dir`, `size` of them (from its header), as
+/// a stream through `git cat-file`: git streams a blob above `core.bigFileThreshold` from its
+/// loose file or its pack without holding it. A stream that ends early, goes past `size`, or
+/// whose git fails, is a read error.
+pub fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<BlobStream> {
+    let mut child = crate::child::die_with_parent(&mut std::process::Command::new("git"))
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["-c", BIG_FILE_THRESHOLD, "cat-file", "blob"])
+        .arg(id.to_string())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let out = child.stdout.take().expect("piped");
+    Ok(BlobStream {
+        child,
+        out,
+        left: size,
+    })
+}
+
+/// A blob read through `git cat-file` (see [`blob_stream`]).
+pub struct BlobStream {
+    child: std::process::Child,
+    out: std::process::ChildStdout,
+    left: u64,
+}
+
+impl std::io::Read for BlobStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.out.read(buf)?;
+        if n == 0 {
+            let status = self.child.wait()?;
+            if self.left != 0 || !status.success() {
+                return Err(std::io::Error::other(format!(
+                    "git cat-file ended {} bytes short of the blob ({status})",
+                    self.left
+                )));
+            }
+            return Ok(0);
+        }
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other("git cat-file gave more bytes than the blob holds")
+        })?;
+        Ok(n)
+    }
+}
+
+impl Drop for BlobStream {
+    fn drop(&mut self) {
+        // Abandoned mid-way: the git is stopped, not left writing into a pipe nobody reads.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// What git packs whole, never comparing it with other objects for a delta: the first version of
 /// a large file is what a session holds, and git's delta search is quadratic in the bytes of the
 /// objects it compares. Two 200 MB files took pack-objects 55 s, nearly all of it spent

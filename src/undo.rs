@@ -158,19 +158,24 @@ impl crate::session::Session<'_> {
             };
             match target {
                 Target::Bytes(digest, blob) => {
-                    let bytes = journal.blob(blob)?;
-                    if Digest::of(&bytes) != digest {
+                    // Streamed from the store, hashed on the way: only the kept bytes, whole,
+                    // take the name.
+                    let mut from = Digest::tee(journal.blob_reader(blob)?);
+                    let mut damaged = false;
+                    let written =
+                        fsutil::replace_beneath_from(&self.ctx.ws.root, &path, &mut from, |from| {
+                            damaged = from.digest() != digest;
+                            !damaged && recheck(&mut late)
+                        })
+                        .map_err(io_err)?;
+                    if damaged {
                         done.push(Undone::Skipped {
                             path,
                             why: "the kept bytes do not match their digest".into(),
                         });
                         continue;
                     }
-                    if !fsutil::replace_beneath(&self.ctx.ws.root, &path, &bytes, || {
-                        recheck(&mut late)
-                    })
-                    .map_err(io_err)?
-                    {
+                    if !written {
                         done.extend(late.map(|c| Undone::Refused(Box::new(c))));
                         continue;
                     }

@@ -503,8 +503,17 @@ impl<'s> Journal<'s> {
             }
             if mode.is_tree() {
                 self.check_tree(oid, verified)?;
-            } else {
+            } else if self.blob_size(oid)? <= store::STREAM_FROM {
                 self.blob(oid)?;
+                verified.insert(oid);
+            } else {
+                // A large blob is read through whole, never held: one that does not read to its
+                // end is damage, as any object that does not read.
+                let mut blob = self.blob_reader(oid)?;
+                std::io::copy(&mut blob, &mut std::io::sink()).map_err(|e| Error::Damaged {
+                    object: oid,
+                    source: Box::new(gix::Error::from_error(e)),
+                })?;
                 verified.insert(oid);
             }
         }
@@ -1095,6 +1104,33 @@ impl<'s> Journal<'s> {
         Ok(self.object("read a blob", &id, header)?.size())
     }
 
+    /// The bytes of a blob as a reader: held whole up to [`store::STREAM_FROM`], streamed
+    /// beyond (see [`store::blob_stream`]).
+    pub fn blob_reader(&self, id: ObjectId) -> Result<Box<dyn std::io::Read + Send>, Error> {
+        let size = self.blob_size(id)?;
+        if size <= store::STREAM_FROM {
+            return Ok(Box::new(std::io::Cursor::new(self.blob(id)?)));
+        }
+        store::blob_stream(self.store.dir(), id, size)
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)
+            .map_err(|e| self.blob_io(e))
+    }
+
+    /// The digest of a blob's bytes, streamed when it is large (see [`Journal::blob_reader`]).
+    pub fn blob_digest(&self, id: ObjectId) -> Result<Digest, Error> {
+        Digest::of_reader(self.blob_reader(id)?).map_err(|e| self.blob_io(e))
+    }
+
+    /// A blob that could not be read from the store.
+    pub fn blob_io(&self, source: std::io::Error) -> Error {
+        store::Error::Io {
+            op: "read a blob from",
+            path: self.store.dir().to_owned(),
+            source,
+        }
+        .into()
+    }
+
     /// The bytes of a blob.
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
         use gix::objs::FindExt;
@@ -1187,7 +1223,7 @@ impl<'s> Journal<'s> {
                     for blob in blobs {
                         if kept.insert(blob) {
                             out.push(Version {
-                                digest: Digest::of(&self.blob(blob)?),
+                                digest: self.blob_digest(blob)?,
                                 blob: Some(blob),
                                 session: session.clone(),
                                 step,

@@ -354,3 +354,56 @@ fn a_full_disk_stops_a_large_read_and_a_checkpoint_and_loses_nothing() {
         "1 file matches"
     );
 }
+
+/// A large file comes back out of the store as it went in, streamed: `replay --materialize`
+/// writes it on another machine, `undo` puts back the large file a blind write replaced, and
+/// `recover --show` prints that version, each within the same budget.
+#[test]
+fn a_large_file_is_materialized_undone_and_shown_within_the_budget() {
+    let w = World::new();
+    let bytes = large_file(&w, "big.bin");
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "big.bin"]);
+    let artifact = w.base().join("big.bundle");
+    w.ok(&[
+        "--session",
+        &s,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+
+    // Another machine: the file is not in git, so the clone lacks it.
+    let b = World::clone_of(&w);
+    let mut replay = b.stella();
+    replay.args(["replay", "--materialize", artifact.to_str().unwrap()]);
+    let (out, peak) = run_measured(replay);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        peak < BUDGET_KIB,
+        "replay --materialize peaked at {peak} KiB"
+    );
+    assert!(std::fs::read(b.repo.join("big.bin")).unwrap() == bytes);
+
+    // A blind write replaces the large file; undo puts it back.
+    let blind = w.start();
+    let out = w.run_stdin(&["--session", &blind, "write", "big.bin"], b"small now\n");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mut undo = w.stella();
+    undo.args(["--session", &blind, "undo"]);
+    let (out, peak) = run_measured(undo);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(peak < BUDGET_KIB, "undo peaked at {peak} KiB");
+    assert!(std::fs::read(w.repo.join("big.bin")).unwrap() == bytes);
+
+    // recover --show prints the version whole, streamed.
+    let version = &w.ok(&["recover", "big.bin", "--json"]);
+    let digest = b3(&bytes);
+    assert!(version.contains(&digest[..12]), "{version}");
+    let mut show = w.stella();
+    show.args(["recover", "big.bin", "--show", &digest[..12]]);
+    let (out, peak) = run_measured(show);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(peak < BUDGET_KIB, "recover --show peaked at {peak} KiB");
+    assert!(out.stdout == bytes);
+}

@@ -61,11 +61,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             ))
             .hint("the session recorded only their digest (a file over the shell guard's cap, or one it saw change while reading)"));
         };
-        let bytes = journal.blob(blob)?;
         if args.show.is_some() {
-            out.write_all(&bytes)?;
+            // Streamed: a large version is shown with flat memory.
+            std::io::copy(&mut journal.blob_reader(blob)?, out)?;
             return Ok(ExitCode::SUCCESS);
         }
+        let bytes = journal.blob(blob)?;
         let id = ctx.session_id()?;
         return match context.session(&id).write(&path, &bytes)? {
             Outcome::Done(_) => {
@@ -81,7 +82,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     }
     let now = Disk::probe(&context.abs(&path)).digest();
     let rows = distinct(&versions, |v| {
-        v.blob.and_then(|b| journal.blob(b).ok()).map(|b| b.len())
+        v.blob
+            .and_then(|b| journal.blob_size(b).ok())
+            .map(|n| n as usize)
     });
     if args.json {
         let list: Vec<_> = rows
