@@ -25,7 +25,8 @@ const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 
 /// The largest file a read holds in memory whole; larger ones stream into the store (see
 /// [`Context::store_file`]), so a read's memory stays within a fixed budget whatever the size.
-pub const WHOLE_READ_MAX: u64 = 8 << 20;
+/// The same size as blobs stream out of the store from.
+pub const WHOLE_READ_MAX: u64 = store::STREAM_FROM;
 
 /// From how many small files on a read step their blobs go into a pack (see [`Session::read`]).
 const PACK_FROM: usize = 16;

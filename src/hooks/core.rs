@@ -549,25 +549,17 @@ impl Hook {
         path: &RelPath,
         first_origin: Option<Digest>,
     ) -> Result<MapEdit, Error> {
-        match self.context()?.file_edit(path, false, true, None)? {
-            Some(MapEdit::Put {
-                path,
-                seen,
-                bytes,
-                wrote,
-                origin_bytes,
-                ..
-            }) => Ok(MapEdit::Put {
-                path,
-                seen,
-                bytes,
-                first_origin,
-                wrote,
-                origin_bytes,
-            }),
-            Some(other) => Ok(other),
-            None => Ok(MapEdit::Remove { path: path.clone() }),
+        let Some(mut edit) = self.context()?.file_edit(path, false, true, None)? else {
+            return Ok(MapEdit::Remove { path: path.clone() });
+        };
+        if let MapEdit::Put {
+            first_origin: origin,
+            ..
+        } = &mut edit
+        {
+            *origin = first_origin;
         }
+        Ok(edit)
     }
 
     /// Record a write; keep any bytes the tool overwrote that the session never saw, and say
