@@ -45,6 +45,19 @@ git init -q "$repo"
 git -C "$repo" commit -q --allow-empty -m init
 cd "$repo"
 
+# checkpoint_rows SESSION WHAT REFERENCE: the memory row of SESSION's checkpoint against `git
+# bundle create` of $plain, printed; its time row, kept for the second table.
+checkpoint_rows() {
+  local own tree ref_tree a b
+  read -r _ own tree < <(measure "$BIN/git-stella" --session "$1" checkpoint -o "$WORK/ck.bundle")
+  read -r _ _ ref_tree < <(measure git -C "$plain" bundle create -q "$WORK/ref.bundle" --all)
+  echo "| \`checkpoint\`, $2 | $(mib "$own") MiB | $(mib "$tree") MiB | \`git bundle create\` | $(mib "$ref_tree") MiB | Stella ≤ 64 MiB |"
+  stella=("$BIN/git-stella" --session "$1" checkpoint -o "$WORK/ck.bundle")
+  bundle=(git -C "$plain" bundle create -q "$WORK/ref.bundle" --all)
+  read -r a b < <(RUNS=1 best_pair stella bundle)
+  time_rows+=("$(row "checkpoint, $2" "$a" "git bundle create of $3" "$b" "≤ 1.2×")")
+}
+
 echo "| measurement | Stella | with git's helpers | reference | reference peak | goal |"
 echo "|---|---|---|---|---|---|"
 time_rows=()
@@ -66,14 +79,7 @@ for kind in random text; do
   S=$(git stella session start)
   read -r _ own tree < <(measure "$BIN/git-stella" --session "$S" read big)
   echo "| \`read\`, $label file | $(mib "$own") MiB | $(mib "$tree") MiB | \`git hash-object -w\` | $(mib "$ref_own") MiB | Stella ≤ 64 MiB |"
-  read -r _ own tree < <(measure "$BIN/git-stella" --session "$S" checkpoint -o "$WORK/ck.bundle")
-  read -r _ ref_own ref_tree < <(measure git -C "$plain" bundle create -q "$WORK/ref.bundle" --all)
-  echo "| \`checkpoint\`, $label file | $(mib "$own") MiB | $(mib "$tree") MiB | \`git bundle create\` | $(mib "$ref_tree") MiB | Stella ≤ 64 MiB |"
-
-  stella=("$BIN/git-stella" --session "$S" checkpoint -o "$WORK/ck.bundle")
-  bundle=(git -C "$plain" bundle create -q "$WORK/ref.bundle" --all)
-  read -r a b < <(RUNS=1 best_pair stella bundle)
-  time_rows+=("$(row "checkpoint, one $label file" "$a" "git bundle create of the same blob" "$b" "≤ 1.2×")")
+  checkpoint_rows "$S" "one $label file" "the same blob"
 done
 
 # Two large files in one session: git's delta search compares each blob with the other.
@@ -86,14 +92,7 @@ git -C "$plain" add big big2
 git -C "$plain" commit -q -m big
 S=$(git stella session start)
 "$BIN/git-stella" --session "$S" read big big2
-label="two $((SIZE / 1000000)) MB random"
-read -r _ own tree < <(measure "$BIN/git-stella" --session "$S" checkpoint -o "$WORK/ck.bundle")
-read -r _ ref_own ref_tree < <(measure git -C "$plain" bundle create -q "$WORK/ref.bundle" --all)
-echo "| \`checkpoint\`, $label files | $(mib "$own") MiB | $(mib "$tree") MiB | \`git bundle create\` | $(mib "$ref_tree") MiB | Stella ≤ 64 MiB |"
-stella=("$BIN/git-stella" --session "$S" checkpoint -o "$WORK/ck.bundle")
-bundle=(git -C "$plain" bundle create -q "$WORK/ref.bundle" --all)
-read -r a b < <(RUNS=1 best_pair stella bundle)
-time_rows+=("$(row "checkpoint, $label files" "$a" "git bundle create of the same blobs" "$b" "≤ 1.2×")")
+checkpoint_rows "$S" "two $((SIZE / 1000000)) MB random files" "the same blobs"
 echo
 echo "| measurement | Stella | reference | reference time | ratio | goal |"
 echo "|---|---|---|---|---|---|"

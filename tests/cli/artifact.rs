@@ -149,31 +149,10 @@ fn each_object_is_in_the_artifact_once() {
     let s = w.start();
     w.ok(&["--session", &s, "read", "a.txt"]);
     let artifact = w.base().join("read.bundle");
-    w.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    w.checkpoint_to(&s, &artifact);
     let listing = verified_pack(&w, &artifact);
     let tip = format!("refs/stella/checkpoints/{s}");
-    let fresh = w.base().join("fresh.git");
-    git_in(
-        &w.base(),
-        &w.home,
-        &["init", "-q", "--bare", fresh.to_str().unwrap()],
-    );
-    git_in(
-        &fresh,
-        &w.home,
-        &[
-            "fetch",
-            "-q",
-            artifact.to_str().unwrap(),
-            &format!("{tip}:{tip}"),
-        ],
-    );
+    let fresh = w.bare_with(&artifact, &format!("{tip}:{tip}"));
     let fingerprint = git_in(
         &fresh,
         &w.home,
@@ -213,14 +192,14 @@ fn an_unchanged_session_checkpoints_to_identical_bytes() {
     let first = std::fs::read(&artifact).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let other = w.base().join("again.bundle");
-    let out = w.ok(&["--session", &s, "checkpoint", "-o", other.to_str().unwrap()]);
+    let out = w.checkpoint_to(&s, &other);
     assert_eq!(out, other.to_str().unwrap());
     assert_eq!(std::fs::read(&other).unwrap(), first);
     let piped = w.run(&["--session", &s, "checkpoint", "-o", "-"]);
     assert_eq!(piped.stdout, first);
     // A new step changes it.
     w.ok(&["--session", &s, "read", "README"]);
-    w.ok(&["--session", &s, "checkpoint", "-o", other.to_str().unwrap()]);
+    w.checkpoint_to(&s, &other);
     assert_ne!(std::fs::read(&other).unwrap(), first);
 }
 
@@ -499,13 +478,7 @@ fn two_replays_of_one_artifact_are_forks() {
     assert_eq!(base, tip, "the common ancestor is the artifact's tip");
     // A replay of a replay carries the whole provenance chain.
     let again = a.base().join("again.bundle");
-    a.ok(&[
-        "--session",
-        "fork-x",
-        "checkpoint",
-        "-o",
-        again.to_str().unwrap(),
-    ]);
+    a.checkpoint_to("fork-x", &again);
     let json: serde_json::Value =
         serde_json::from_str(&a.ok(&["inspect", "--json", again.to_str().unwrap()])).unwrap();
     assert_eq!(json["provenance"][0]["session"], s.as_str());
@@ -529,32 +502,11 @@ fn checkpoint_takes_the_hosts_transcript_as_it_is_now() {
     let full = "{\"type\":\"user\"}\n{\"type\":\"assistant\",\"late\":true}\n";
     std::fs::write(&transcript, full).unwrap();
     let artifact = w.base().join("host.bundle");
-    w.ok(&[
-        "--session",
-        "host-1",
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    w.checkpoint_to("host-1", &artifact);
     let json: serde_json::Value =
         serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
     assert_eq!(json["transcripts"]["host-1.jsonl"], full.len());
-    let fresh = w.base().join("fresh.git");
-    git_in(
-        &w.base(),
-        &w.home,
-        &["init", "-q", "--bare", fresh.to_str().unwrap()],
-    );
-    git_in(
-        &fresh,
-        &w.home,
-        &[
-            "fetch",
-            "-q",
-            artifact.to_str().unwrap(),
-            "refs/stella/*:refs/stella/*",
-        ],
-    );
+    let fresh = w.bare_with(&artifact, "refs/stella/*:refs/stella/*");
     let stored = git_in(
         &fresh,
         &w.home,

@@ -342,13 +342,7 @@ fn the_transcript_path_follows_the_file_the_host_really_writes() {
     let full = "{\"type\":\"user\"}\n{\"type\":\"assistant\",\"late\":true}\n";
     std::fs::write(&real, full).unwrap();
     let artifact = w.base().join("moved.bundle");
-    w.ok(&[
-        "--session",
-        SID,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    w.checkpoint_to(SID, &artifact);
     let json: Value =
         serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
     assert_eq!(

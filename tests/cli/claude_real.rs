@@ -658,13 +658,7 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         "the client keeps its transcript at {on_a:?}"
     );
     let artifact = a.base().join("session.stella.bundle");
-    a.ok(&[
-        "--session",
-        sid,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    a.checkpoint_to(sid, &artifact);
 
     let b = World::clone_of(&a);
     assert_ne!(a.repo, b.repo);

@@ -132,6 +132,33 @@ impl World {
         git_in(&self.repo, &self.home, &full)
     }
 
+    /// `--session SESSION checkpoint -o ARTIFACT`, which must succeed; its stdout.
+    pub fn checkpoint_to(&self, session: &str, artifact: &Path) -> String {
+        self.ok(&[
+            "--session",
+            session,
+            "checkpoint",
+            "-o",
+            artifact.to_str().unwrap(),
+        ])
+    }
+
+    /// A new bare repository beside the workspace, `artifact` fetched into it with `refspec`.
+    pub fn bare_with(&self, artifact: &Path, refspec: &str) -> PathBuf {
+        let bare = self.base().join("fresh.git");
+        git_in(
+            &self.base(),
+            &self.home,
+            &["init", "-q", "--bare", bare.to_str().unwrap()],
+        );
+        git_in(
+            &bare,
+            &self.home,
+            &["fetch", "-q", artifact.to_str().unwrap(), refspec],
+        );
+        bare
+    }
+
     pub fn steps(&self, session: &str) -> usize {
         self.store_git(&[
             "rev-list",

@@ -212,13 +212,7 @@ fn a_checkpoint_killed_at_any_point_leaves_no_file_and_no_git_running() {
     let store = w.store();
     // The complete artifact, for comparison: an unchanged session checkpoints to these bytes.
     let reference = w.base().join("reference.stella.bundle");
-    w.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        reference.to_str().unwrap(),
-    ]);
+    w.checkpoint_to(&s, &reference);
     let reference = std::fs::read(reference).unwrap();
     let before = tree_files(&w.repo);
     let output = w.repo.join("agent.stella.bundle");
@@ -285,13 +279,7 @@ fn a_replay_killed_while_git_imports_leaves_no_git_running_and_no_session() {
     let a = World::new();
     let s = session_holding_megabytes(&a, 8);
     let artifact = a.base().join("agent.stella.bundle");
-    a.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    a.checkpoint_to(&s, &artifact);
     let b = World::clone_of(&a);
     for i in 0..8 {
         std::fs::create_dir_all(b.repo.join("data")).unwrap();
@@ -570,13 +558,7 @@ fn materialize_leaves_a_file_written_while_it_ran_and_stops_there() {
     let s = a.start();
     a.ok(&["--session", &s, "read", "a.sh", "notes.txt"]);
     let artifact = a.base().join("agent.stella.bundle");
-    a.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    a.checkpoint_to(&s, &artifact);
 
     // On B, neither file exists when materialize checks them; then, while git imports the
     // artifact's objects, someone creates notes.txt.

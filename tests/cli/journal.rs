@@ -176,7 +176,7 @@ fn a_read_of_many_files_stores_them_as_packs_or_not_at_all() {
     // The same session checkpoints to the same bytes.
     let a = w.base().join("a.bundle");
     let b = w.base().join("b.bundle");
-    w.ok(&["--session", &s, "checkpoint", "-o", a.to_str().unwrap()]);
-    w.ok(&["--session", &s, "checkpoint", "-o", b.to_str().unwrap()]);
+    w.checkpoint_to(&s, &a);
+    w.checkpoint_to(&s, &b);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 }

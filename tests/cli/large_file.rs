@@ -228,13 +228,7 @@ fn large_blobs_are_packed_whole_never_searched_for_deltas() {
     let s = w.start();
     w.ok(&["--session", &s, "read", "one.txt", "two.txt"]);
     let artifact = w.base().join("two.bundle");
-    w.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    w.checkpoint_to(&s, &artifact);
 
     let listing = verified_pack(&w, &artifact);
     for file in ["one.txt", "two.txt"] {
@@ -342,13 +336,7 @@ fn a_full_disk_stops_a_large_read_and_a_checkpoint_and_loses_nothing() {
     );
     // With room, the same checkpoint is whole.
     let artifact = out_dir.join("big.bundle");
-    w.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    w.checkpoint_to(&s, &artifact);
     assert_eq!(
         w.ok(&["verify", artifact.to_str().unwrap()]),
         "1 file matches"
@@ -365,13 +353,7 @@ fn a_large_file_is_materialized_undone_and_shown_within_the_budget() {
     let s = w.start();
     w.ok(&["--session", &s, "read", "big.bin"]);
     let artifact = w.base().join("big.bundle");
-    w.ok(&[
-        "--session",
-        &s,
-        "checkpoint",
-        "-o",
-        artifact.to_str().unwrap(),
-    ]);
+    w.checkpoint_to(&s, &artifact);
 
     // Another machine: the file is not in git, so the clone lacks it.
     let b = World::clone_of(&w);
