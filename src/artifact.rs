@@ -1516,12 +1516,22 @@ impl crate::session::Session<'_> {
         }
         // A tree or commit an earlier, interrupted checkpoint left broken on disk (its name
         // there, its bytes not) would be taken for the one written here: removed, written again.
-        let mut tree = editor.write().map_err(git("write a tree"))?.detach();
+        // Each try writes from a copy of the edits: a written editor keeps only its root tree,
+        // so writing it again would not restore a subtree (`files/`, say) just removed.
+        let mut tree = editor
+            .clone()
+            .write()
+            .map_err(git("write a tree"))?
+            .detach();
         for _ in 0..64 {
             if !self.ctx.store.remove_leftover_trees(tree)? {
                 break;
             }
-            tree = editor.write().map_err(git("write a tree"))?.detach();
+            tree = editor
+                .clone()
+                .write()
+                .map_err(git("write a tree"))?
+                .detach();
         }
         let sig = crate::store::signature(tip.time);
         let commit = gix::objs::Commit {

@@ -204,6 +204,39 @@ fn an_unchanged_session_checkpoints_to_identical_bytes() {
 }
 
 #[test]
+fn a_checkpoint_writes_again_a_subtree_a_crash_left_empty() {
+    // A power cut can leave a loose tree's name on disk without its bytes: here the `files/`
+    // tree of an earlier checkpoint. The next checkpoint removes it and must write it again,
+    // not just the root tree that names it.
+    let w = World::new();
+    let (s, artifact) = session_with_work(&w);
+    let first = std::fs::read(&artifact).unwrap();
+    let heads = w.git(&["bundle", "list-heads", artifact.to_str().unwrap()]);
+    let commit = heads.split_whitespace().next().unwrap().to_owned();
+    let files = w.store_git(&["rev-parse", &format!("{commit}:files")]);
+    let object = w
+        .store()
+        .join("objects")
+        .join(&files[..2])
+        .join(&files[2..]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&object, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&object)
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
+    drop(f);
+    let again = w.base().join("again.bundle");
+    let out = w.run(&["--session", &s, "checkpoint", "-o", again.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&again).unwrap(), first);
+    assert!(std::fs::metadata(&object).unwrap().len() > 0);
+}
+
+#[test]
 fn inspect_shows_the_manifest_and_the_warning() {
     let w = World::new();
     let (s, artifact) = session_with_work(&w);
