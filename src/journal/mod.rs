@@ -671,11 +671,22 @@ impl<'s> Journal<'s> {
             let Some(tip) = tip else {
                 return Err(Error::UnknownSession { id: id.clone() });
             };
-            let commit = self.build(repo, id, tip, step, batch.as_deref())?;
-            if let Some(b) = batch.as_deref_mut() {
+            let mut tries = 0;
+            loop {
+                let commit = self.build(repo, id, tip, step, batch.as_deref())?;
+                let Some(b) = batch.as_deref_mut() else {
+                    return Ok(commit);
+                };
                 b.flush(self.store)?;
+                // gix writes nothing for an object the store holds already, so the pack lacks
+                // those: loose files an earlier process left, maybe never synced, maybe broken
+                // by a crash. They are checked and synced as a step written loose has them.
+                let (new, old) = (self.tree_of(commit)?, self.tree_of(tip)?);
+                match self.sync_step(commit, new, Some(old)) {
+                    Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
+                    r => return r.map(|()| commit),
+                }
             }
-            Ok(commit)
         });
         self.recorded(id, step, new?)
     }

@@ -180,3 +180,43 @@ fn a_read_of_many_files_stores_them_as_packs_or_not_at_all() {
     w.checkpoint_to(&s, &b);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 }
+
+#[test]
+fn a_read_of_many_files_checks_the_objects_it_finds_in_the_store() {
+    // A step stored as one pack names some objects the store holds already, loose, and gix
+    // writes those nowhere. After a power cut such a file can be there with none of its bytes
+    // (a step cut before it synced them): here the path blob of `f00`. The read must not
+    // record a step that names it.
+    let w = World::new();
+    let names: Vec<String> = (0..16).map(|i| format!("f{i:02}")).collect();
+    for n in &names {
+        w.write(n, &format!("file {n}\n"));
+    }
+    let s = w.start();
+    let store = w.store();
+    let bytes = w.base().join("path-bytes");
+    std::fs::write(&bytes, "f00").unwrap();
+    let path_blob = w.store_git(&["hash-object", "-w", bytes.to_str().unwrap()]);
+    let object = store
+        .join("objects")
+        .join(&path_blob[..2])
+        .join(&path_blob[2..]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&object, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&object)
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
+    drop(f);
+
+    let mut args = vec!["--session", &s, "read"];
+    args.extend(names.iter().map(String::as_str));
+    w.ok(&args);
+    let status = w.run(&["--session", &s, "status"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    assert_eq!(w.steps(&s), 2);
+    w.store_git(&["fsck", "--full", "--strict", "--no-progress"]);
+}
