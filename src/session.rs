@@ -373,6 +373,15 @@ impl Context {
     }
 }
 
+/// Where the bytes of a guarded write come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// Handed over whole.
+    Bytes(&'a [u8]),
+    /// A blob the store holds: streamed out of it.
+    Stored(gix::ObjectId),
+}
+
 /// What is shown a file's bytes, in order, as they go into the store (see
 /// [`Session::read_seeing`]).
 pub trait Sees {
@@ -544,9 +553,29 @@ impl Session<'_> {
     /// permission fails before the file is touched; if the record still fails after the write,
     /// the error says the file was written.
     pub fn write(&self, path: &RelPath, content: &[u8]) -> Result<Outcome, Error> {
+        self.write_from(path, Digest::of(content), Source::Bytes(content))
+    }
+
+    /// A guarded write of a version the store holds (blob `blob`, whose bytes have `digest`),
+    /// as [`Session::write`] writes: the bytes stream from the store into the file, and only
+    /// bytes that hash to `digest` take its name.
+    pub fn restore(
+        &self,
+        path: &RelPath,
+        blob: gix::ObjectId,
+        digest: Digest,
+    ) -> Result<Outcome, Error> {
+        self.write_from(path, digest, Source::Stored(blob))
+    }
+
+    fn write_from(
+        &self,
+        path: &RelPath,
+        digest: Digest,
+        source: Source<'_>,
+    ) -> Result<Outcome, Error> {
         let id = self.id;
         let journal = self.ctx.journal();
-        let digest = Digest::of(content);
         let intent = Intent::Write {
             content: Some(digest),
         };
@@ -590,7 +619,13 @@ impl Session<'_> {
             map: vec![MapEdit::Put {
                 path: path.clone(),
                 seen: Seen::Digest(digest),
-                bytes: Some((journal.write_blob(content)?, exec)),
+                bytes: Some((
+                    match source {
+                        Source::Bytes(content) => journal.write_blob(content)?,
+                        Source::Stored(blob) => blob,
+                    },
+                    exec,
+                )),
                 first_origin: before.digest(),
                 wrote: true,
                 origin_bytes,
@@ -600,17 +635,39 @@ impl Session<'_> {
         let prepared = journal.prepare(id, &step)?;
         let mut late = None;
         let entry = check.entry.clone();
-        let written = crate::fsutil::replace_beneath(&self.ctx.ws.root, path, content, || {
+        let mut recheck = || {
             let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, path, intent);
             let ok = !again.refused();
             late = Some(again);
             ok
-        })
-        .map_err(|source| Error::Io {
+        };
+        let io_err = |source| Error::Io {
             op: "write",
             path: path.clone(),
             source,
-        })?;
+        };
+        let written = match source {
+            Source::Bytes(content) => {
+                crate::fsutil::replace_beneath(&self.ctx.ws.root, path, content, recheck)
+                    .map_err(io_err)?
+            }
+            Source::Stored(blob) => {
+                let mut from = Digest::tee(journal.blob_reader(blob)?);
+                let mut damaged = false;
+                let written =
+                    crate::fsutil::replace_beneath_from(&self.ctx.ws.root, path, &mut from, |f| {
+                        damaged = f.digest() != digest;
+                        !damaged && recheck()
+                    })
+                    .map_err(io_err)?;
+                if damaged {
+                    return Err(io_err(io::Error::other(
+                        "the store gave other bytes than the version's",
+                    )));
+                }
+                written
+            }
+        };
         if !written {
             return Ok(Outcome::Refused(late.into_iter().collect()));
         }

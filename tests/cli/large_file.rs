@@ -344,8 +344,9 @@ fn a_full_disk_stops_a_large_read_and_a_checkpoint_and_loses_nothing() {
 }
 
 /// A large file comes back out of the store as it went in, streamed: `replay --materialize`
-/// writes it on another machine, `undo` puts back the large file a blind write replaced, and
-/// `recover --show` prints that version, each within the same budget.
+/// writes it on another machine, `undo` puts back the large file a blind write replaced,
+/// `recover --show` prints that version and `recover --restore` writes it back, each within the
+/// same budget.
 #[test]
 fn a_large_file_is_materialized_undone_and_shown_within_the_budget() {
     let w = World::new();
@@ -388,4 +389,23 @@ fn a_large_file_is_materialized_undone_and_shown_within_the_budget() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(peak < BUDGET_KIB, "recover --show peaked at {peak} KiB");
     assert!(out.stdout == bytes);
+
+    // recover --restore writes it back through the guarded write, streamed.
+    let out = w.run_stdin(&["--session", &blind, "write", "big.bin"], b"small again\n");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mut restore = w.stella();
+    restore.args([
+        "--session",
+        &blind,
+        "recover",
+        "big.bin",
+        "--restore",
+        &digest[..12],
+    ]);
+    let (out, peak) = run_measured(restore);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(peak < BUDGET_KIB, "recover --restore peaked at {peak} KiB");
+    assert!(std::fs::read(w.repo.join("big.bin")).unwrap() == bytes);
+    let status = w.ok(&["--session", &blind, "status"]);
+    assert_eq!(status, "fresh      big.bin");
 }

@@ -66,9 +66,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             std::io::copy(&mut journal.blob_reader(blob)?, out)?;
             return Ok(ExitCode::SUCCESS);
         }
-        let bytes = journal.blob(blob)?;
         let id = ctx.session_id()?;
-        return match context.session(&id).write(&path, &bytes)? {
+        return match context.session(&id).restore(&path, blob, version.digest)? {
             Outcome::Done(_) => {
                 writeln!(
                     out,
