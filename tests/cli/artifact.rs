@@ -214,21 +214,7 @@ fn a_checkpoint_writes_again_a_subtree_a_crash_left_empty() {
     let heads = w.git(&["bundle", "list-heads", artifact.to_str().unwrap()]);
     let commit = heads.split_whitespace().next().unwrap().to_owned();
     let files = w.store_git(&["rev-parse", &format!("{commit}:files")]);
-    let object = w
-        .store()
-        .join("objects")
-        .join(&files[..2])
-        .join(&files[2..]);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&object, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(&object)
-        .unwrap();
-    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
-        .unwrap();
-    drop(f);
+    let object = w.empty_loose_object(&files);
     let again = w.base().join("again.bundle");
     let out = w.run(&["--session", &s, "checkpoint", "-o", again.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -159,6 +159,22 @@ impl World {
         bare
     }
 
+    /// Leave loose object `id` of the store as a power cut can: its name there, its bytes not
+    /// (and older than any command that runs next). Its path.
+    pub fn empty_loose_object(&self, id: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let object = self.store().join("objects").join(&id[..2]).join(&id[2..]);
+        std::fs::set_permissions(&object, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&object)
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+            .unwrap();
+        object
+    }
+
     pub fn steps(&self, session: &str) -> usize {
         self.store_git(&[
             "rev-list",

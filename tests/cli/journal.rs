@@ -193,24 +193,10 @@ fn a_read_of_many_files_checks_the_objects_it_finds_in_the_store() {
         w.write(n, &format!("file {n}\n"));
     }
     let s = w.start();
-    let store = w.store();
     let bytes = w.base().join("path-bytes");
     std::fs::write(&bytes, "f00").unwrap();
     let path_blob = w.store_git(&["hash-object", "-w", bytes.to_str().unwrap()]);
-    let object = store
-        .join("objects")
-        .join(&path_blob[..2])
-        .join(&path_blob[2..]);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&object, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(&object)
-        .unwrap();
-    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
-        .unwrap();
-    drop(f);
+    w.empty_loose_object(&path_blob);
 
     let mut args = vec!["--session", &s, "read"];
     args.extend(names.iter().map(String::as_str));
