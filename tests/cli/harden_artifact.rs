@@ -323,6 +323,60 @@ fn a_replay_killed_while_git_imports_leaves_no_git_running_and_no_session() {
     assert_eq!(b.steps(&id), a.steps(&s) + 2);
 }
 
+/// A large file streams out of the store through `git cat-file` into the file it materializes:
+/// killed while it streams, the replay leaves the file absent (never part of it under its name)
+/// and no git running; run to its end, the file is whole.
+#[test]
+fn a_materialize_killed_while_a_large_file_streams_leaves_no_part_of_it() {
+    let a = World::new();
+    let big = noise(99, 24 << 20);
+    std::fs::write(a.repo.join("big.bin"), &big).unwrap();
+    let s = a.start();
+    a.ok(&["--session", &s, "read", "big.bin"]);
+    let artifact = a.base().join("agent.stella.bundle");
+    a.checkpoint_to(&s, &artifact);
+    let b = World::clone_of(&a);
+    let store = b.store();
+    let replay = || {
+        let mut cmd = b.stella();
+        cmd.args(["replay", "--materialize", artifact.to_str().unwrap()]);
+        cmd
+    };
+    let before = tree_files(&b.repo);
+    let mut caught = 0;
+    for _ in 0..10 {
+        if kill_and_check(replay(), Duration::ZERO, Some(&["cat-file"]), &store) {
+            caught += 1;
+        }
+        // Never a part of the file under its name: absent, or (had it finished) whole.
+        match std::fs::read(b.repo.join("big.bin")) {
+            Ok(bytes) => {
+                assert!(bytes == big, "a killed replay left part of big.bin");
+                std::fs::remove_file(b.repo.join("big.bin")).unwrap();
+            }
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+        }
+        assert_eq!(
+            tree_files(&b.repo).len(),
+            before.len(),
+            "a killed replay left a file in the tree"
+        );
+        for id in b.ok(&["session", "list"]).lines().skip(1) {
+            b.ok(&["session", "drop", id.split_whitespace().next().unwrap()]);
+        }
+        if caught == 3 {
+            break;
+        }
+    }
+    assert_eq!(
+        caught, 3,
+        "git cat-file was not caught streaming three times"
+    );
+    assert_store_fsck_clean(&b);
+    b.ok(&["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert!(std::fs::read(b.repo.join("big.bin")).unwrap() == big);
+}
+
 /// The host session id the Claude Code fixtures carry.
 const SID: &str = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
 
