@@ -387,6 +387,47 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         "fresh      crlf.txt\nfresh      latin1.txt"
     );
 
+    // (h) A large file: the client shows five lines of a 12 MiB log; the hooks record the file
+    // as `read` stores it (streamed, never held whole), and a change to it refuses the Edit.
+    // The change keeps the file's modification time: the client's own check (by that time,
+    // for a partial read) passes it; Stella's, by the bytes, does not.
+    let line = "a line of a large log file, one of very many of them\n";
+    let big = format!(
+        "the log of a long run\n{}",
+        line.repeat((12 << 20) / line.len())
+    );
+    let big_log = w.repo.join("big.log");
+    std::fs::write(&big_log, &big).unwrap();
+    let append: model_mock::Action = {
+        let path = big_log.clone();
+        Box::new(move || {
+            use std::io::Write as _;
+            let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+            let mtime = f.metadata().unwrap().modified().unwrap();
+            f.write_all(b"theirs\n").unwrap();
+            f.set_modified(mtime).unwrap();
+        })
+    };
+    mock.script(
+        "toolu_h_",
+        vec![
+            (
+                "Read",
+                json!({"file_path": big_log, "offset": 1, "limit": 5}),
+            ),
+            ("Edit", edit(&big_log, "of a long run", "of one run")),
+        ],
+        vec![(1, append)],
+    );
+    c.run(&["-p", "Trim the log"]);
+    let (text, is_error) = mock.result(0).unwrap();
+    assert!(!is_error && text.contains(line.trim_end()), "{text}");
+    assert_refused_by_stella_on(mock.result(1), "big.log");
+    assert_eq!(
+        std::fs::metadata(&big_log).unwrap().len(),
+        big.len() as u64 + 7
+    );
+
     // The shell guard: `hooks install` set CLAUDE_CODE_SHELL_PREFIX, so every Bash command runs
     // under `git stella exec` in this Claude session's Stella session.
     let settings: Value =
