@@ -412,6 +412,33 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
     assert_eq!(w.read("sub/made.txt"), "made here\n");
     assert!(!w.repo.join("made.txt").exists());
 
+    // (6) A large file: the model reads five lines of a 12 MiB log; the hooks record the file
+    // as `read` stores it (streamed, never held whole), and a change to it refuses the write.
+    let line = "a line of a large log file, one of very many of them\n";
+    let big = line.repeat((12 << 20) / line.len());
+    let big_log = w.repo.join("big.log");
+    std::fs::write(&big_log, &big).unwrap();
+    mock.script(
+        "s6_",
+        vec![
+            (
+                "read_file",
+                json!({"file_path": big_log, "start_line": 1, "end_line": 5}),
+            ),
+            ("write_file", write_file(&big_log, "trimmed\n")),
+        ],
+        vec![(1, rewrite(&big_log, "changed by another process\n"))],
+    );
+    c.run("Trim the log");
+    let (text, is_error) = told(&mock.output(0));
+    assert!(!is_error && text.contains(line.trim_end()), "{text}");
+    let (text, is_error) = told(&mock.output(1));
+    assert!(
+        is_error && text.starts_with("Tool execution blocked: refusing to write: big.log\n"),
+        "{text}"
+    );
+    assert_eq!(w.read("big.log"), "changed by another process\n");
+
     // Nothing but the main loop reached the model's endpoint in the whole test.
     assert_eq!(mock.others(), Vec::<String>::new());
     let _ = writeln!(
