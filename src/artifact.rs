@@ -437,31 +437,25 @@ struct PackObjects {
 
 impl PackObjects {
     fn spawn(repo: &gix::Repository, ids: &[ObjectId], progress: bool) -> io::Result<PackObjects> {
-        use std::process::{Command, Stdio};
-        // Killed with Stella: a pack nobody reads is work for nobody.
-        let mut child = crate::child::die_with_parent(
-            Command::new("git")
-                .arg("--git-dir")
-                .arg(repo.git_dir())
-                .args([
-                    "-c",
-                    "pack.threads=1",
-                    "-c",
-                    crate::store::BIG_FILE_THRESHOLD,
-                ])
-                .args(["pack-objects", "--stdout"])
-                .arg(if progress { "--progress" } else { "-q" })
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(if progress {
-                    Stdio::inherit()
-                } else {
-                    Stdio::null()
-                }),
-        )
-        .spawn()?;
+        use std::process::Stdio;
+        // Killed with Stella (as every git Stella starts): a pack nobody reads is work for nobody.
+        let mut child = crate::store::git_command(repo.git_dir())
+            .args([
+                "-c",
+                "pack.threads=1",
+                "-c",
+                crate::store::BIG_FILE_THRESHOLD,
+            ])
+            .args(["pack-objects", "--stdout"])
+            .arg(if progress { "--progress" } else { "-q" })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if progress {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
+            .spawn()?;
         let mut list = String::with_capacity(ids.len() * 41);
         for id in ids {
             list.push_str(&id.to_string());
@@ -1179,7 +1173,7 @@ fn head_entries(tree: &[u8], hash: gix::hash::Kind) -> Result<[Option<ObjectId>;
 /// repository (checking the pack's checksum and every object it carries), `git rev-list` checks
 /// that the tip's history is all there, and the head is looked up by name.
 fn read_indexed(path: &Path) -> Result<Head, Error> {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let mut r = io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
     let (refname, tip) = read_bundle_header(&mut r)?;
     let mut header = [0u8; 12];
@@ -1192,26 +1186,10 @@ fn read_indexed(path: &Path) -> Result<Head, Error> {
     let dir = tempfile::Builder::new()
         .prefix("stella-artifact-")
         .tempdir()?;
+    // The scratch repository is the only one git may touch: none of the caller's.
     let git = |args: &[&str]| {
-        let mut cmd = Command::new("git");
-        cmd.arg("--git-dir")
-            .arg(dir.path())
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        // The scratch repository is the only one git may touch: none of the caller's.
-        for var in [
-            "GIT_WORK_TREE",
-            "GIT_COMMON_DIR",
-            "GIT_OBJECT_DIRECTORY",
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-            "GIT_INDEX_FILE",
-        ] {
-            cmd.env_remove(var);
-        }
-        crate::child::die_with_parent(&mut cmd);
+        let mut cmd = crate::store::git_command(dir.path());
+        cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
         cmd
     };
     let said = |stderr: &[u8]| {

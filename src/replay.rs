@@ -480,7 +480,7 @@ impl Context {
     /// run on.
     fn import(&self, file: &Path, head: &Head, progress: bool) -> Result<(), Error> {
         use std::io::BufRead;
-        use std::process::{Command, Stdio};
+        use std::process::Stdio;
         let refused = |stderr: &[u8]| {
             let said = String::from_utf8_lossy(stderr);
             let said: Vec<&str> = said
@@ -497,16 +497,11 @@ impl Context {
             Error::NotAnArtifact { why }
         };
         let git = |args: &[&str]| {
-            let mut cmd = Command::new("git");
-            cmd.arg("--git-dir")
-                .arg(self.store.dir())
-                .args(args)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            let mut cmd = crate::store::git_command(self.store.dir());
+            cmd.args(args)
                 .env("GIT_TERMINAL_PROMPT", "0")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
-            crate::child::die_with_parent(&mut cmd);
             cmd
         };
         let mut reader = io::BufReader::with_capacity(1 << 20, std::fs::File::open(file)?);

@@ -702,9 +702,7 @@ impl Store {
     /// they are added ([`PackWriter::add`]): one object in memory at a time, however many the
     /// pack holds.
     pub fn pack_writer(&self, count: u32) -> Result<PackWriter, Error> {
-        let mut child = crate::child::die_with_parent(&mut std::process::Command::new("git"))
-            .arg("--git-dir")
-            .arg(&self.dir)
+        let mut child = git_command(&self.dir)
             .args([
                 "-c",
                 "core.fsync=pack,pack-metadata",
@@ -712,8 +710,6 @@ impl Store {
                 "core.fsyncMethod=fsync",
             ])
             .args(["index-pack", "--stdin"])
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -755,9 +751,7 @@ impl Store {
         } else {
             std::process::Stdio::piped()
         };
-        let out = crate::child::die_with_parent(&mut std::process::Command::new("git"))
-            .arg("--git-dir")
-            .arg(&self.dir)
+        let out = git_command(&self.dir)
             .args([
                 "-c",
                 "gc.autoDetach=false",
@@ -772,8 +766,6 @@ impl Store {
                 BIG_FILE_THRESHOLD,
             ])
             .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(stderr)
@@ -794,6 +786,45 @@ impl Store {
     }
 }
 
+/// The variables that point git at another repository, object store or config than the one
+/// it is told of: git's own list (`git rev-parse --local-env-vars`), and the quarantine a
+/// receive hook runs in. Set in a caller's environment (a git hook, a push's quarantine), they
+/// would send a pack meant for the store into another object folder, or have `git gc` prune
+/// that folder by the store's refs.
+const REPO_ENV: [&str; 16] = [
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_QUARANTINE_PATH",
+];
+
+/// A `git` for the repository at `git_dir` and nothing else: none of the caller's variables
+/// that point git elsewhere ([`REPO_ENV`]), no system or user config, and killed with the
+/// thread that starts it ([`crate::child::die_with_parent`]).
+pub fn git_command(git_dir: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("--git-dir").arg(git_dir);
+    for var in REPO_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    crate::child::die_with_parent(&mut cmd);
+    cmd
+}
+
 /// Blobs larger than this are read as a stream ([`blob_stream`]) wherever their bytes go
 /// somewhere else whole (a file written, a digest): memory stays flat whatever their size.
 pub const STREAM_FROM: u64 = 8 << 20;
@@ -803,13 +834,9 @@ pub const STREAM_FROM: u64 = 8 << 20;
 /// loose file or its pack without holding it. A stream that ends early, goes past `size`, or
 /// whose git fails, is a read error.
 pub fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<BlobStream> {
-    let mut child = crate::child::die_with_parent(&mut std::process::Command::new("git"))
-        .arg("--git-dir")
-        .arg(git_dir)
+    let mut child = git_command(git_dir)
         .args(["-c", BIG_FILE_THRESHOLD, "cat-file", "blob"])
         .arg(id.to_string())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

@@ -624,3 +624,65 @@ fn settings_files_keep_their_link_and_their_mode() {
     let left: Vec<_> = std::fs::read_dir(&dotfiles).unwrap().collect();
     assert_eq!(left.len(), 1, "no temp file beside the settings");
 }
+
+/// git's variables that point it at another repository, object folder or config (a git hook's
+/// environment, a push's quarantine) never redirect the git Stella runs on its store: a read's
+/// pack, a checkpoint, a `gc` and a replay's import all land in the store, and nothing in the
+/// folders the variables name.
+#[test]
+fn git_repository_variables_in_the_environment_never_redirect_the_store() {
+    let a = World::new();
+    for i in 0..20 {
+        a.write(&format!("f{i:02}.txt"), &format!("file {i}\n"));
+    }
+    let stray = a.base().join("stray");
+    std::fs::create_dir_all(stray.join("objects")).unwrap();
+    let with_env = |w: &World, args: &[&str]| {
+        let out = w
+            .stella()
+            .args(args)
+            .env("GIT_OBJECT_DIRECTORY", stray.join("objects"))
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", stray.join("objects"))
+            .env("GIT_QUARANTINE_PATH", stray.join("objects"))
+            .env("GIT_INDEX_FILE", stray.join("index"))
+            .env("GIT_CONFIG_PARAMETERS", "'gc.pruneexpire'='now'")
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let s = a.start();
+    let files: Vec<String> = (0..20).map(|i| format!("f{i:02}.txt")).collect();
+    let mut read = vec!["--session", s.as_str(), "read"];
+    read.extend(files.iter().map(String::as_str));
+    with_env(&a, &read);
+    let artifact = a.base().join("a.bundle");
+    with_env(
+        &a,
+        &[
+            "--session",
+            &s,
+            "checkpoint",
+            "-o",
+            artifact.to_str().unwrap(),
+        ],
+    );
+    with_env(&a, &["gc"]);
+    let b = World::clone_of(&a);
+    with_env(&b, &["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert_eq!(b.read("f07.txt"), "file 7\n");
+
+    assert_eq!(
+        listing(&stray.join("objects")),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert!(!stray.join("index").exists());
+    for w in [&a, &b] {
+        w.store_git(&["fsck", "--full", "--strict", "--no-progress"]);
+    }
+    assert_eq!(
+        a.ok(&["verify", artifact.to_str().unwrap()]),
+        "20 files match"
+    );
+    assert_eq!(a.steps(&s), 2);
+}
