@@ -3,7 +3,9 @@
 //! The journal already holds every version a session saw. For each path the session wrote, the
 //! version just before its first write is the one to put back: the bytes it read first, the bytes
 //! its first (blind) write replaced (kept for this in the map entry's `origin`), or nothing, for a
-//! file it created. Each file goes through the guard like any write: a file someone changed after
+//! file it created. A file the session deleted is a path it wrote too: it comes back as it was
+//! before the session's first write, or as the session saw it when it deleted it, and only where
+//! nothing has taken its place since. Each file goes through the guard like any write: a file someone changed after
 //! the session's last write is refused, by name, with the diff. Undo is one step of the session;
 //! an undo run right after an undo puts back what that undo replaced.
 
@@ -23,13 +25,17 @@ use crate::session::{Context, Error, summary};
 pub enum Undone {
     /// The file holds these bytes again.
     Restored { path: RelPath, digest: Digest },
-    /// The session created the file; it is gone again.
-    Removed { path: RelPath },
+    /// The file is gone again: the session created it (undo), or the undo put it back (redo),
+    /// as `why` says.
+    Removed { path: RelPath, why: &'static str },
     /// Someone changed the file after the session's last write: nothing was done to it.
     Refused(Box<Check>),
     /// Nothing to put back (`why` says what is missing).
     Skipped { path: RelPath, why: String },
 }
+
+/// Why a file the session deleted is not put back.
+const AGAIN: &str = "something is there again: someone created it after the session deleted it";
 
 /// What a path is to become.
 enum Target {
@@ -38,6 +44,26 @@ enum Target {
 }
 
 impl Context {}
+
+/// What `path` held before the session's first write to it (`versions[first]`): the version
+/// before that, else the bytes that write replaced (kept in `entry`'s origin), else nothing.
+fn before_first_write(
+    versions: &[crate::journal::Version],
+    first: usize,
+    entry: &Entry,
+) -> Result<Target, String> {
+    match (first.checked_sub(1).map(|i| &versions[i]), entry.origin) {
+        (Some(v), _) => v
+            .blob
+            .map(|b| Target::Bytes(v.digest, b))
+            .ok_or_else(|| "the bytes it read before its first write were not kept".to_owned()),
+        (None, None) => Ok(Target::Absent),
+        (None, Some(d)) => entry
+            .origin_bytes
+            .map(|b| Target::Bytes(d, b))
+            .ok_or_else(|| "the bytes its first write replaced were not kept".to_owned()),
+    }
+}
 
 impl crate::session::Session<'_> {
     /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
@@ -98,22 +124,26 @@ impl crate::session::Session<'_> {
                 let Some(first) = versions.iter().position(|v| v.how == How::Wrote) else {
                     continue;
                 };
-                let target = match (first.checked_sub(1).map(|i| &versions[i]), entry.origin) {
-                    (Some(v), _) => v.blob.map(|b| Target::Bytes(v.digest, b)).ok_or_else(|| {
-                        "the bytes it read before its first write were not kept".to_owned()
-                    }),
-                    (None, None) => Ok(Target::Absent),
-                    (None, Some(d)) => {
-                        entry
-                            .origin_bytes
-                            .map(|b| Target::Bytes(d, b))
-                            .ok_or_else(|| {
-                                "the bytes its first write replaced were not kept".to_owned()
-                            })
-                    }
-                };
+                let target = before_first_write(&versions, first, &entry);
                 plan.push((entry.path.clone(), Some(entry), target));
             }
+            // The files the session deleted: put back as they were before its first write, or,
+            // when it only read them, as it saw them when it deleted them.
+            for entry in journal.dropped_entries(id)? {
+                if !only.is_empty() && !only.contains(&entry.path) {
+                    continue;
+                }
+                let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
+                let target = match versions.iter().position(|v| v.how == How::Wrote) {
+                    Some(first) => before_first_write(&versions, first, &entry),
+                    None => match (entry.seen, entry.bytes) {
+                        (Seen::Digest(d), Some((blob, _))) => Ok(Target::Bytes(d, blob)),
+                        _ => Err("the bytes it deleted were not kept".to_owned()),
+                    },
+                };
+                plan.push((entry.path, None, target));
+            }
+            plan.sort_by(|a, b| a.0.cmp(&b.0));
         }
         for wanted in only {
             if !plan.iter().any(|(p, _, _)| p == wanted) {
@@ -139,6 +169,16 @@ impl crate::session::Session<'_> {
                 Target::Bytes(d, _) => Intent::Write { content: Some(*d) },
                 Target::Absent => Intent::Delete,
             };
+            // A file the session deleted comes back only where nothing took its place.
+            let abs = self.ctx.abs(&path);
+            let must_be_absent = entry.is_none() && matches!(target, Target::Bytes(..));
+            if must_be_absent && abs.symlink_metadata().is_ok() {
+                done.push(Undone::Skipped {
+                    path,
+                    why: AGAIN.into(),
+                });
+                continue;
+            }
             let check = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
             if check.refused() {
                 done.push(Undone::Refused(Box::new(check)));
@@ -165,7 +205,8 @@ impl crate::session::Session<'_> {
                     let written =
                         fsutil::replace_beneath_from(&self.ctx.ws.root, &path, &mut from, |from| {
                             damaged = from.digest() != digest;
-                            !damaged && recheck(&mut late)
+                            let taken = must_be_absent && abs.symlink_metadata().is_ok();
+                            !damaged && !taken && recheck(&mut late)
                         })
                         .map_err(io_err)?;
                     if damaged {
@@ -176,7 +217,13 @@ impl crate::session::Session<'_> {
                         continue;
                     }
                     if !written {
-                        done.extend(late.map(|c| Undone::Refused(Box::new(c))));
+                        done.push(match late {
+                            Some(c) => Undone::Refused(Box::new(c)),
+                            None => Undone::Skipped {
+                                path,
+                                why: AGAIN.into(),
+                            },
+                        });
                         continue;
                     }
                     edits.push(MapEdit::Put {
@@ -200,7 +247,12 @@ impl crate::session::Session<'_> {
                         Removed::Done | Removed::AlreadyGone => {}
                     }
                     edits.push(MapEdit::Remove { path: path.clone() });
-                    done.push(Undone::Removed { path });
+                    let why = if redo {
+                        "the undo put it back"
+                    } else {
+                        "the session created it"
+                    };
+                    done.push(Undone::Removed { path, why });
                 }
             }
         }
@@ -223,7 +275,7 @@ impl crate::session::Session<'_> {
         let changed: Vec<RelPath> = done
             .iter()
             .filter_map(|d| match d {
-                Undone::Restored { path, .. } | Undone::Removed { path } => Some(path.clone()),
+                Undone::Restored { path, .. } | Undone::Removed { path, .. } => Some(path.clone()),
                 _ => None,
             })
             .collect();

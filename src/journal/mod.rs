@@ -1066,6 +1066,79 @@ impl<'s> Journal<'s> {
         Ok(out)
     }
 
+    /// The paths the session tracked once and no longer does (it deleted them, or a write
+    /// found them gone), each with its entry just before it was dropped; newest drop first,
+    /// once per path. Only the map's subtrees that changed from one step to the next are read.
+    pub fn dropped_entries(&self, id: &SessionId) -> Result<Vec<Entry>, Error> {
+        let history = self.history(id)?;
+        let Some((tip, _, _)) = history.first() else {
+            return Ok(Vec::new());
+        };
+        let map_of = |commit: &ObjectId| -> Result<Option<ObjectId>, Error> {
+            let tree = self.tree_of(*commit)?;
+            Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
+        };
+        let now = map_of(tip)?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for pair in history.windows(2) {
+            let (child, parent) = (map_of(&pair[0].0)?, map_of(&pair[1].0)?);
+            let Some(parent) = parent else {
+                continue;
+            };
+            // The entry folders (depth 3) of `parent` that `child` lacks.
+            let mut stack = vec![(parent, child, 0u8)];
+            while let Some((had, has, depth)) = stack.pop() {
+                if Some(had) == has {
+                    continue;
+                }
+                if depth == 3 {
+                    if has.is_none()
+                        && seen.insert(had)
+                        && let Some(entry) = self.decode_entry(&had, None)?
+                        && self.lookup_in(now, &entry.path)?.is_none()
+                        && !out.iter().any(|e: &Entry| e.path == entry.path)
+                    {
+                        out.push(entry);
+                    }
+                    continue;
+                }
+                let mut buf = Vec::new();
+                let mut now_entries = std::collections::HashMap::new();
+                if let Some(has) = has {
+                    for e in self.read_tree(&has, &mut buf)? {
+                        let e = Self::entry(&has, e)?;
+                        now_entries.insert(e.filename.to_owned(), e.oid.to_owned());
+                    }
+                }
+                let mut buf = Vec::new();
+                for e in self.read_tree(&had, &mut buf)? {
+                    let e = Self::entry(&had, e)?;
+                    if e.mode.is_tree() {
+                        let was = e.oid.to_owned();
+                        stack.push((was, now_entries.get(e.filename).copied(), depth + 1));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `path`'s entry in the map tree `map` (`None`: no map, or no entry).
+    fn lookup_in(&self, map: Option<ObjectId>, path: &RelPath) -> Result<Option<Entry>, Error> {
+        let Some(map) = map else {
+            return Ok(None);
+        };
+        let dir = entry_dir(path);
+        let inner = dir
+            .strip_prefix("map/")
+            .expect("entry folders are under map/");
+        match self.tree_entry(&map, inner)? {
+            Some(e) => self.decode_entry(&e.oid, Some(path)),
+            None => Ok(None),
+        }
+    }
+
     /// The bytes of a top-level journal file at the session's tip.
     pub fn root_file(&self, id: &SessionId, file: &RootFile) -> Result<Option<Vec<u8>>, Error> {
         let tip = self.tip(id)?;

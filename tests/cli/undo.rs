@@ -106,3 +106,75 @@ fn a_session_that_wrote_nothing_has_nothing_to_undo() {
     );
     assert_eq!(w.read("f"), "x\n");
 }
+
+/// A file the session deleted comes back with undo: as the session saw it when it deleted it,
+/// or as it was before the session's first write to it; never over something that took its
+/// place since. Undoing that undo deletes them again.
+#[test]
+fn undo_puts_back_what_the_session_deleted_unless_something_took_its_place() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    w.write("read.txt", "read\n");
+    w.write("taken.txt", "taken\n");
+    w.write("written.txt", "before\n");
+    w.ok(&[
+        "--session",
+        "s",
+        "read",
+        "read.txt",
+        "taken.txt",
+        "written.txt",
+    ]);
+    let out = w.run_stdin(&["--session", "s", "write", "written.txt"], b"after\n");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    w.ok(&[
+        "--session",
+        "s",
+        "rm",
+        "read.txt",
+        "taken.txt",
+        "written.txt",
+    ]);
+    // Someone puts a file of their own where the session deleted one.
+    w.write("taken.txt", "theirs\n");
+
+    let out = w.run(&["--session", "s", "undo"]);
+    let id = |b: &str| b3(b.as_bytes())[..12].to_owned();
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "restored read.txt (version {})\nrestored written.txt (version {})\n",
+            id("read\n"),
+            id("before\n")
+        )
+    );
+    assert_eq!(
+        stderr(&out),
+        "error: could not undo 'taken.txt': something is there again: someone created it after the session deleted it\n"
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(w.read("read.txt"), "read\n");
+    assert_eq!(w.read("written.txt"), "before\n");
+    assert_eq!(w.read("taken.txt"), "theirs\n");
+    // Restored as the session's own: a change since would be someone else's.
+    assert_eq!(
+        w.ok(&["--session", "s", "status"]),
+        "fresh      read.txt\nfresh      written.txt"
+    );
+
+    // Undoing the undo deletes them again.
+    let out = w.run(&["--session", "s", "undo"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "removed read.txt (the undo put it back)\nremoved written.txt (the undo put it back)\n"
+    );
+    assert!(!w.repo.join("read.txt").exists() && !w.repo.join("written.txt").exists());
+    assert_eq!(w.read("taken.txt"), "theirs\n");
+
+    // Named, one deleted file comes back alone.
+    let out = w.run(&["--session", "s", "undo", "read.txt"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("read.txt"), "read\n");
+    assert!(!w.repo.join("written.txt").exists());
+}

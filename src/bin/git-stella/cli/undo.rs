@@ -11,10 +11,12 @@ use stella::undo::Undone;
 /// Put back what was in each file before the session first wrote it
 ///
 /// For every file the session wrote (or only the PATHs given): the bytes it read before its first
-/// write, the bytes its first write replaced, or no file at all for a file it created. Each file
-/// goes through the guard like any write: a file someone changed after the session's last write
-/// is refused, by name, with the diff, and left alone; the others are undone. The undo is one
-/// step of the session, and an undo run right after it puts back what it replaced.
+/// write, the bytes its first write replaced, or no file at all for a file it created. A file the
+/// session deleted comes back as it was before the session's first write, else as the session
+/// saw it when it deleted it, unless something was put in its place since. Each file goes
+/// through the guard like any write: a file someone changed after the session's last write is
+/// refused, by name, with the diff, and left alone; the others are undone. The undo is one step
+/// of the session, and an undo run right after it puts back what it replaced.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella --session agent-1 undo
@@ -26,7 +28,7 @@ Exit status:
   1  a file changed since the session's last write was refused (each is printed);
      the other files were undone
   2  an error: no session given or an unknown one, a path outside the workspace,
-     a file whose earlier bytes were not kept")]
+     a file whose earlier bytes were not kept, a deleted file whose place was taken")]
 pub struct Args {
     /// Only these files, inside the workspace
     #[arg(value_name = "PATH")]
@@ -58,10 +60,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 }
                 restored.push(json!({"path": path.to_lossy(), "version": version}));
             }
-            Undone::Removed { path } => {
+            Undone::Removed { path, why } => {
                 if !args.json {
                     let shown = ctx.shown(&path, &here);
-                    writeln!(out, "removed {shown} (the session created it)")?;
+                    writeln!(out, "removed {shown} ({why})")?;
                 }
                 removed.push(path.to_lossy().into_owned());
             }
