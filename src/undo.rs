@@ -5,8 +5,8 @@
 //! its first (blind) write replaced (kept for this in the map entry's `origin`), or nothing, for a
 //! file it created. A file the session deleted is a path it wrote too: it comes back as it was
 //! before the session's first write, or as the session saw it when it deleted it, and only where
-//! nothing has taken its place since. Each file goes through the guard like any write: a file someone changed after
-//! the session's last write is refused, by name, with the diff. Undo is one step of the session;
+//! nothing has taken its place since. Each file goes through the guard like any write: a file
+//! someone changed after the session's last write is refused, by name, with the diff. Undo is one step of the session;
 //! an undo run right after an undo puts back what that undo replaced.
 
 use gix::ObjectId;
@@ -141,6 +141,10 @@ impl crate::session::Session<'_> {
                         _ => Err("the bytes it deleted were not kept".to_owned()),
                     },
                 };
+                // Created, then deleted, by the session: gone before, gone now.
+                if matches!(target, Ok(Target::Absent)) {
+                    continue;
+                }
                 plan.push((entry.path, None, target));
             }
             plan.sort_by(|a, b| a.0.cmp(&b.0));

@@ -127,6 +127,9 @@ fn undo_puts_back_what_the_session_deleted_unless_something_took_its_place() {
     ]);
     let out = w.run_stdin(&["--session", "s", "write", "written.txt"], b"after\n");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Created, then deleted: nothing to undo there.
+    let out = w.run_stdin(&["--session", "s", "write", "made.txt"], b"made\n");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     w.ok(&[
         "--session",
         "s",
@@ -134,6 +137,7 @@ fn undo_puts_back_what_the_session_deleted_unless_something_took_its_place() {
         "read.txt",
         "taken.txt",
         "written.txt",
+        "made.txt",
     ]);
     // Someone puts a file of their own where the session deleted one.
     w.write("taken.txt", "theirs\n");
