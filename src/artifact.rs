@@ -1089,13 +1089,7 @@ fn read_streaming<T: Send>(
         hasher: Checksum::new(hash),
         pos: 0,
     };
-    let mut header = [0u8; 12];
-    tap.read_exact(&mut header)
-        .map_err(|_| corrupt("the file ends inside the pack's header"))?;
-    if &header[..4] != b"PACK" || header[4..8] != [0, 0, 0, 2] {
-        return Err(not_artifact("the bundle does not hold a version 2 pack"));
-    }
-    let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    let (_, count) = read_pack_header(&mut tap)?;
     let mut pack = PackReader {
         tap,
         hash,
@@ -1153,6 +1147,18 @@ fn read_streaming<T: Send>(
     Ok(Streamed::Head(Box::new(parsed?), done))
 }
 
+/// The pack's 12-byte header, read from `r`: a version 2 pack's, and the objects it counts.
+fn read_pack_header(r: &mut impl Read) -> Result<([u8; 12], u32), Error> {
+    let mut header = [0u8; 12];
+    r.read_exact(&mut header)
+        .map_err(|_| corrupt("the file ends inside the pack's header"))?;
+    if &header[..4] != b"PACK" || header[4..8] != [0, 0, 0, 2] {
+        return Err(not_artifact("the bundle does not hold a version 2 pack"));
+    }
+    let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    Ok((header, count))
+}
+
 /// The head's three blobs, by name, in the tip tree: `stella.toml`, `fingerprint`, `origins`.
 const HEAD_BLOBS: [&str; 3] = ["stella.toml", "fingerprint", "origins"];
 
@@ -1176,13 +1182,7 @@ fn read_indexed(path: &Path) -> Result<Head, Error> {
     use std::process::Stdio;
     let mut r = io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
     let (refname, tip) = read_bundle_header(&mut r)?;
-    let mut header = [0u8; 12];
-    r.read_exact(&mut header)
-        .map_err(|_| corrupt("the file ends inside the pack's header"))?;
-    if &header[..4] != b"PACK" || header[4..8] != [0, 0, 0, 2] {
-        return Err(not_artifact("the bundle does not hold a version 2 pack"));
-    }
-    let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    let (header, count) = read_pack_header(&mut r)?;
     let dir = tempfile::Builder::new()
         .prefix("stella-artifact-")
         .tempdir()?;

@@ -348,10 +348,42 @@ pub fn replace_beneath(
     replace_beneath_from(root, rel, &mut &bytes[..], |_| recheck())
 }
 
-/// [`replace_beneath`] with the bytes streamed from `from`, so a large file is written with flat
-/// memory; `recheck` is shown the reader once it is drained (a [`crate::digest::Tee`] tells
-/// whether the bytes were the ones expected). A read error abandons the write.
-pub fn replace_beneath_from<R: io::Read>(
+/// What [`replace_beneath_checked`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placed {
+    Written,
+    /// `recheck` said no: nothing changed.
+    Declined,
+    /// The bytes did not hash to the digest they were to have: nothing changed.
+    Damaged,
+}
+
+/// [`replace_beneath`] with bytes streamed from `from` (a version out of the store), so a large
+/// file is written with flat memory, hashed on the way: only bytes whose digest is `digest` take
+/// the name, and `recheck` runs for those alone. A read error abandons the write.
+pub fn replace_beneath_checked(
+    root: &Path,
+    rel: &RelPath,
+    from: impl io::Read,
+    digest: crate::digest::Digest,
+    recheck: impl FnOnce() -> bool,
+) -> io::Result<Placed> {
+    let mut damaged = false;
+    let mut from = crate::digest::Digest::tee(from);
+    let written = replace_beneath_from(root, rel, &mut from, |from| {
+        damaged = from.digest() != digest;
+        !damaged && recheck()
+    })?;
+    Ok(match (written, damaged) {
+        (true, _) => Placed::Written,
+        (false, true) => Placed::Damaged,
+        (false, false) => Placed::Declined,
+    })
+}
+
+/// [`replace_beneath`] with the bytes streamed from `from`; `recheck` is shown the reader once it
+/// is drained. A read error abandons the write.
+fn replace_beneath_from<R: io::Read>(
     root: &Path,
     rel: &RelPath,
     from: &mut R,

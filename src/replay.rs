@@ -284,26 +284,25 @@ impl Context {
         for w in &writes {
             // Streamed from the store, hashed on the way: the bytes that take the name are the
             // ones checked against the fingerprint.
-            let mut from = Digest::tee(self.journal().blob_reader(w.blob)?);
+            let from = self.journal().blob_reader(w.blob)?;
             let root = &self.ws.root;
-            let mut damaged = false;
-            let done = crate::fsutil::replace_beneath_from(root, &w.path, &mut from, |from| {
-                damaged = from.digest() != w.digest;
-                !damaged && probe_beneath(root, &w.path) == Ok(w.checked)
-            })
-            .map_err(|e| {
-                Error::Io(io::Error::new(
-                    e.kind(),
-                    format!("could not write '{}': {e}", w.path),
-                ))
-            })?;
-            if damaged {
+            let placed =
+                crate::fsutil::replace_beneath_checked(root, &w.path, from, w.digest, || {
+                    probe_beneath(root, &w.path) == Ok(w.checked)
+                })
+                .map_err(|e| {
+                    Error::Io(io::Error::new(
+                        e.kind(),
+                        format!("could not write '{}': {e}", w.path),
+                    ))
+                })?;
+            if placed == crate::fsutil::Placed::Damaged {
                 return Err(Error::Io(io::Error::other(format!(
                     "could not write '{}': the store gave other bytes than were checked",
                     w.path
                 ))));
             }
-            if !done {
+            if placed == crate::fsutil::Placed::Declined {
                 return Ok(Outcome::Changed {
                     path: w.path.clone(),
                     written,

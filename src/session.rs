@@ -635,7 +635,7 @@ impl Session<'_> {
         let prepared = journal.prepare(id, &step)?;
         let mut late = None;
         let entry = check.entry.clone();
-        let mut recheck = || {
+        let recheck = || {
             let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, path, intent);
             let ok = !again.refused();
             late = Some(again);
@@ -652,20 +652,18 @@ impl Session<'_> {
                     .map_err(io_err)?
             }
             Source::Stored(blob) => {
-                let mut from = Digest::tee(journal.blob_reader(blob)?);
-                let mut damaged = false;
-                let written =
-                    crate::fsutil::replace_beneath_from(&self.ctx.ws.root, path, &mut from, |f| {
-                        damaged = f.digest() != digest;
-                        !damaged && recheck()
-                    })
-                    .map_err(io_err)?;
-                if damaged {
-                    return Err(io_err(io::Error::other(
-                        "the store gave other bytes than the version's",
-                    )));
+                let from = journal.blob_reader(blob)?;
+                let root = &self.ctx.ws.root;
+                match crate::fsutil::replace_beneath_checked(root, path, from, digest, recheck)
+                    .map_err(io_err)?
+                {
+                    crate::fsutil::Placed::Damaged => {
+                        return Err(io_err(io::Error::other(
+                            "the store gave other bytes than the version's",
+                        )));
+                    }
+                    placed => placed == crate::fsutil::Placed::Written,
                 }
-                written
             }
         };
         if !written {

@@ -6,13 +6,13 @@
 //! file it created. A file the session deleted is a path it wrote too: it comes back as it was
 //! before the session's first write, or as the session saw it when it deleted it, and only where
 //! nothing has taken its place since. Each file goes through the guard like any write: a file
-//! someone changed after the session's last write is refused, by name, with the diff. Undo is one step of the session;
-//! an undo run right after an undo puts back what that undo replaced.
+//! someone changed after the session's last write is refused, by name, with the diff. Undo is
+//! one step of the session; an undo run right after an undo puts back what that undo replaced.
 
 use gix::ObjectId;
 
 use crate::digest::Digest;
-use crate::fsutil::{self, Removed};
+use crate::fsutil::{self, Placed, Removed};
 use crate::guard::{self, Check, Intent};
 use crate::journal::layout::{self, UndoFile};
 use crate::journal::{Entry, How, MapEdit, RootFile, Seen, Step, Tip};
@@ -195,40 +195,63 @@ impl crate::session::Session<'_> {
                 *late = Some(again);
                 ok
             };
-            let io_err = |source| Error::Io {
-                op: "undo",
-                path: path.clone(),
-                source,
+            // A file that cannot be written (a link where a folder goes, a full disk) is
+            // skipped, saying why: the files undone before it stay recorded, the others go on.
+            let failed = |path: RelPath, e: std::io::Error| Undone::Skipped {
+                path,
+                why: format!("it could not be written: {e}"),
             };
             match target {
                 Target::Bytes(digest, blob) => {
                     // Streamed from the store, hashed on the way: only the kept bytes, whole,
-                    // take the name.
-                    let mut from = Digest::tee(journal.blob_reader(blob)?);
-                    let mut damaged = false;
-                    let written =
-                        fsutil::replace_beneath_from(&self.ctx.ws.root, &path, &mut from, |from| {
-                            damaged = from.digest() != digest;
+                    // take the name. Kept bytes that cannot be read skip this file alone.
+                    let from = match journal.blob_reader(blob) {
+                        Ok(from) => from,
+                        Err(e) => {
+                            done.push(Undone::Skipped {
+                                path,
+                                why: format!("the kept bytes could not be read: {e}"),
+                            });
+                            continue;
+                        }
+                    };
+                    let placed = fsutil::replace_beneath_checked(
+                        &self.ctx.ws.root,
+                        &path,
+                        from,
+                        digest,
+                        || {
                             let taken = must_be_absent && abs.symlink_metadata().is_ok();
-                            !damaged && !taken && recheck(&mut late)
-                        })
-                        .map_err(io_err)?;
-                    if damaged {
-                        done.push(Undone::Skipped {
-                            path,
-                            why: "the kept bytes do not match their digest".into(),
-                        });
-                        continue;
-                    }
-                    if !written {
-                        done.push(match late {
-                            Some(c) => Undone::Refused(Box::new(c)),
-                            None => Undone::Skipped {
+                            !taken && recheck(&mut late)
+                        },
+                    );
+                    let placed = match placed {
+                        Ok(p) => p,
+                        Err(e) => {
+                            done.push(failed(path, e));
+                            continue;
+                        }
+                    };
+                    match (placed, late) {
+                        (Placed::Written, _) => {}
+                        (Placed::Damaged, _) => {
+                            done.push(Undone::Skipped {
+                                path,
+                                why: "the kept bytes do not match their digest".into(),
+                            });
+                            continue;
+                        }
+                        (Placed::Declined, Some(c)) => {
+                            done.push(Undone::Refused(Box::new(c)));
+                            continue;
+                        }
+                        (Placed::Declined, None) => {
+                            done.push(Undone::Skipped {
                                 path,
                                 why: AGAIN.into(),
-                            },
-                        });
-                        continue;
+                            });
+                            continue;
+                        }
                     }
                     edits.push(MapEdit::Put {
                         path: path.clone(),
@@ -241,14 +264,16 @@ impl crate::session::Session<'_> {
                     done.push(Undone::Restored { path, digest });
                 }
                 Target::Absent => {
-                    match fsutil::remove_beneath(&self.ctx.ws.root, &path, || recheck(&mut late))
-                        .map_err(io_err)?
-                    {
-                        Removed::Refused => {
+                    match fsutil::remove_beneath(&self.ctx.ws.root, &path, || recheck(&mut late)) {
+                        Err(e) => {
+                            done.push(failed(path, e));
+                            continue;
+                        }
+                        Ok(Removed::Refused) => {
                             done.extend(late.map(|c| Undone::Refused(Box::new(c))));
                             continue;
                         }
-                        Removed::Done | Removed::AlreadyGone => {}
+                        Ok(Removed::Done | Removed::AlreadyGone) => {}
                     }
                     edits.push(MapEdit::Remove { path: path.clone() });
                     let why = if redo {

@@ -503,12 +503,9 @@ impl<'s> Journal<'s> {
             }
             if mode.is_tree() {
                 self.check_tree(oid, verified)?;
-            } else if self.blob_size(oid)? <= store::STREAM_FROM {
-                self.blob(oid)?;
-                verified.insert(oid);
             } else {
-                // A large blob is read through whole, never held: one that does not read to its
-                // end is damage, as any object that does not read.
+                // Read through to its end (a large blob streams, never held): one that does not
+                // read whole is damage, as any object that does not read.
                 let mut blob = self.blob_reader(oid)?;
                 std::io::copy(&mut blob, &mut std::io::sink()).map_err(|e| Error::Damaged {
                     object: oid,
@@ -1071,18 +1068,22 @@ impl<'s> Journal<'s> {
     /// once per path. Only the map's subtrees that changed from one step to the next are read.
     pub fn dropped_entries(&self, id: &SessionId) -> Result<Vec<Entry>, Error> {
         let history = self.history(id)?;
-        let Some((tip, _, _)) = history.first() else {
+        if history.is_empty() {
             return Ok(Vec::new());
-        };
-        let map_of = |commit: &ObjectId| -> Result<Option<ObjectId>, Error> {
-            let tree = self.tree_of(*commit)?;
-            Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
-        };
-        let now = map_of(tip)?;
+        }
+        // Each step's map tree, newest first, read once.
+        let maps = history
+            .iter()
+            .map(|(commit, _, _)| {
+                let tree = self.tree_of(*commit)?;
+                Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
+            })
+            .collect::<Result<Vec<Option<ObjectId>>, Error>>()?;
+        let now = maps[0];
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for pair in history.windows(2) {
-            let (child, parent) = (map_of(&pair[0].0)?, map_of(&pair[1].0)?);
+        for pair in maps.windows(2) {
+            let (child, parent) = (pair[0], pair[1]);
             let Some(parent) = parent else {
                 continue;
             };

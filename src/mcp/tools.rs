@@ -618,6 +618,19 @@ mod tests {
             std::fs::metadata(r.root.join("huge.txt")).unwrap().len(),
             3 * text.len() as u64
         );
+        // A FIFO where a file was: an error at once, nothing recorded, nothing hangs.
+        std::fs::remove_file(r.root.join("huge.txt")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(r.root.join("huge.txt"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let fifo = t.read_file("huge.txt", Some(1), Some(1));
+        assert!(
+            fifo.is_error && fifo.text.contains("not a regular file"),
+            "{}",
+            fifo.text
+        );
         // A large binary file is neither shown nor recorded: its write is a blind one.
         let mut binary = text.into_bytes();
         binary[10] = 0xff;

@@ -31,17 +31,7 @@ fn answer(w: &World, agent: &str, payload: &Value) -> Value {
 }
 
 fn refusal(path: &str, seen: &str, now: &str) -> String {
-    format!(
-        "refusing to write: {path}\n\
-{path} changed since this session last read it: another process or a person edited it after this session looked.\n\
-This write would overwrite their work with a plan formed against content that no longer exists.\n\
-Nothing was written. To recover, re-read {path} and redo the change against what is there now.\n\
---- {path} (seen by this session)\n\
-+++ {path} (on disk now)\n\
-@@ -1 +1 @@\n\
--{seen}\n\
-+{now}"
-    )
+    write_refusal(path, &format!("@@ -1 +1 @@\n-{seen}\n+{now}"))
 }
 
 // ---- Codex ----

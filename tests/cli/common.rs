@@ -389,6 +389,20 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Stella's refusal of a write to `file` that changed since the session read it, word for word;
+/// `diff`: the hunk from what the session saw to what is on disk.
+pub fn write_refusal(file: &str, diff: &str) -> String {
+    format!(
+        "refusing to write: {file}\n\
+{file} changed since this session last read it: another process or a person edited it after this session looked.\n\
+This write would overwrite their work with a plan formed against content that no longer exists.\n\
+Nothing was written. To recover, re-read {file} and redo the change against what is there now.\n\
+--- {file} (seen by this session)\n\
++++ {file} (on disk now)\n\
+{diff}"
+    )
+}
+
 /// The pack inside the bundle at `artifact`, indexed and verified by stock git (`git index-pack`,
 /// `git verify-pack -v`, which refuses a pack holding one object twice): its listing, a line
 /// per entry, `<id> <kind> <size> <size in pack> <offset>` and for a delta its depth and base.

@@ -188,27 +188,13 @@ fn told(result: &Value) -> (String, bool) {
     }
 }
 
-/// Stella's refusal of a write to `file`, word for word; `diff`: the hunk from what the session
-/// saw to what is on disk.
-fn refusal(file: &str, diff: &str) -> String {
-    format!(
-        "refusing to write: {file}\n\
-{file} changed since this session last read it: another process or a person edited it after this session looked.\n\
-This write would overwrite their work with a plan formed against content that no longer exists.\n\
-Nothing was written. To recover, re-read {file} and redo the change against what is there now.\n\
---- {file} (seen by this session)\n\
-+++ {file} (on disk now)\n\
-{diff}"
-    )
-}
-
 /// A file tool of step `i` that Stella refused: the tool did not run and the model got the
 /// refusal, word for word, as the tool's error.
 fn assert_refused(mock: &Mock, i: usize, file: &str, diff: &str) {
     assert_eq!(
         told(&mock.output(i)),
         (
-            format!("Tool execution blocked: {}", refusal(file, diff)),
+            format!("Tool execution blocked: {}", write_refusal(file, diff)),
             true
         ),
         "step {i}: the model must receive Stella's refusal as the tool's error"
@@ -307,7 +293,7 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
         !is_error
             && text.starts_with(&format!(
                 "<untrusted_context>\nOutput: {}\n",
-                refusal("notes.txt", &appended("delta (another process)"))
+                write_refusal("notes.txt", &appended("delta (another process)"))
             ))
             && text.contains(": notes.txt: Permission denied\nExit Code: 1\nProcess Group PGID: ")
             && text.ends_with(&format!("</untrusted_context>{REWRITTEN}")),

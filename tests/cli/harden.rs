@@ -493,6 +493,23 @@ fn a_fifo_at_a_tracked_path_never_hangs_a_command() {
     );
     let wrote = run(&["wrote", "f"], b"");
     assert_eq!(code(&wrote), 2);
+    // A host's file tool read it: the hook's before- and after-event answer, record nothing.
+    let mut post: serde_json::Value =
+        serde_json::from_str(&claude_fixture_text(&w, "PostToolUse-Read.json")).unwrap();
+    post["tool_input"]["file_path"] = w.repo.join("f").to_str().unwrap().into();
+    post["tool_response"]["file"]["content"] = "".into();
+    let mut pre = post.clone();
+    pre["hook_event_name"] = "PreToolUse".into();
+    for payload in [&pre, &post] {
+        let mut hook = w.stella();
+        hook.args(["hook", "claude-code"]);
+        let out = within(hook, payload.to_string().as_bytes(), second);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    // Had the hook recorded the FIFO as read, the host's session would show that step.
+    let host = post["session_id"].as_str().unwrap();
+    let log = stdout(&w.run(&["log", host]));
+    assert!(!log.contains("read f"), "{log}");
     let rm = run(&["rm", "f"], b"");
     assert_eq!(code(&rm), 0, "{}", stderr(&rm));
     assert!(w.repo.join("f").symlink_metadata().is_err());

@@ -182,3 +182,73 @@ fn undo_puts_back_what_the_session_deleted_unless_something_took_its_place() {
     assert_eq!(w.read("read.txt"), "read\n");
     assert!(!w.repo.join("written.txt").exists());
 }
+
+/// Undo never writes through what took a deleted file's place, and one file it cannot put back
+/// stops only that file: a FIFO where the file was (never opened, so nothing hangs), a link
+/// where its folder was (nothing written outside), kept bytes missing from the store. Each is
+/// named; the rest is undone and recorded.
+#[test]
+fn undo_of_deleted_files_skips_what_it_cannot_put_back_and_does_the_rest() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    std::fs::create_dir_all(w.repo.join("sub")).unwrap();
+    for (path, bytes) in [
+        ("sub/a.txt", "a\n"),
+        ("fifo.txt", "f\n"),
+        ("lost.txt", "lost bytes\n"),
+        ("ok.txt", "ok\n"),
+    ] {
+        w.write(path, bytes);
+    }
+    let paths = ["sub/a.txt", "fifo.txt", "lost.txt", "ok.txt"];
+    let mut read = vec!["--session", "s", "read"];
+    read.extend(paths);
+    w.ok(&read);
+    let mut rm = vec!["--session", "s", "rm"];
+    rm.extend(paths);
+    w.ok(&rm);
+    std::fs::remove_dir(w.repo.join("sub")).unwrap();
+    let outside = w.base().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, w.repo.join("sub")).unwrap();
+    let fifo = w.repo.join("fifo.txt");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The kept bytes of lost.txt go missing from the store.
+    let copy = w.base().join("lost-copy");
+    std::fs::write(&copy, "lost bytes\n").unwrap();
+    let lost = w.git(&["hash-object", copy.to_str().unwrap()]);
+    std::fs::remove_file(w.store().join("objects").join(&lost[..2]).join(&lost[2..])).unwrap();
+
+    let out = w.run(&["--session", "s", "undo"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("restored ok.txt (version {})\n", &b3(b"ok\n")[..12])
+    );
+    let said = stderr(&out);
+    for expected in [
+        "error: could not undo 'fifo.txt': something is there again: someone created it after the session deleted it\n",
+        "error: could not undo 'lost.txt': the kept bytes could not be read: ",
+        "error: could not undo 'sub/a.txt': it could not be written: 'sub' is a symbolic link",
+    ] {
+        assert!(said.contains(expected), "{expected:?} in:\n{said}");
+    }
+    assert_eq!(listing(&outside), Vec::<std::path::PathBuf>::new());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(!w.repo.join("lost.txt").exists());
+    assert_eq!(w.read("ok.txt"), "ok\n");
+    // What was undone is recorded: the file is the session's again.
+    assert_eq!(w.ok(&["--session", "s", "status"]), "fresh      ok.txt");
+}
