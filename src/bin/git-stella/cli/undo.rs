@@ -27,8 +27,10 @@ Exit status:
   0  every file undone (or nothing to undo)
   1  a file changed since the session's last write was refused (each is printed);
      the other files were undone
-  2  an error: no session given or an unknown one, a path outside the workspace,
-     a file whose earlier bytes were not kept, a deleted file whose place was taken")]
+  2  an error: no session given or an unknown one, a path outside the workspace;
+     or a file left as it is, named with why (its earlier bytes were not kept or
+     cannot be read, it cannot be written, a deleted file's place was taken);
+     the other files were undone")]
 pub struct Args {
     /// Only these files, inside the workspace
     #[arg(value_name = "PATH")]
