@@ -15,12 +15,23 @@ const GIT_COMPLETION: &[&str] = &[
     "/usr/share/git/completion/git-completion.bash",
 ];
 
-pub fn git_completion() -> PathBuf {
-    GIT_COMPLETION
+/// git's bash completion; `None` (skipped, loudly) where it is not installed. Under CI, where
+/// `.ci/run` installs bash-completion beside git, a missing one fails instead.
+pub fn git_completion() -> Option<PathBuf> {
+    let found = GIT_COMPLETION
         .iter()
         .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("git's bash completion is in none of {GIT_COMPLETION:?}"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "git's bash completion is in none of {GIT_COMPLETION:?} under CI"
+        );
+        skipped(&format!(
+            "the bash completion tests: git's bash completion is in none of {GIT_COMPLETION:?}"
+        ));
+    }
+    found
 }
 
 /// A bash function that does what bash does on TAB: `__t WORD…` (the last word is the one being
@@ -119,12 +130,11 @@ fn ours() -> PathBuf {
 
 #[test]
 fn bash_completes_git_stella_and_git_dash_stella() {
+    let Some(git) = git_completion() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
-    let setup = format!(
-        "source '{}'\nsource '{}'",
-        git_completion().display(),
-        ours().display()
-    );
+    let setup = format!("source '{}'\nsource '{}'", git.display(), ours().display());
     let path = std::env::var("PATH").unwrap();
     let r = complete(
         home.path(),
@@ -198,8 +208,11 @@ fn bash_binds_git_stella_and_defines_the_function_git_calls() {
 #[test]
 fn without_our_script_git_stella_completes_nothing() {
     // The control for the test above: git's completion alone knows nothing of stella's commands.
+    let Some(git) = git_completion() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
-    let setup = format!("source '{}'", git_completion().display());
+    let setup = format!("source '{}'", git.display());
     let r = complete(
         home.path(),
         "/usr/bin:/bin",
@@ -212,17 +225,16 @@ fn without_our_script_git_stella_completes_nothing() {
 
 #[test]
 fn bash_completes_session_ids_folders_and_files_where_they_belong() {
+    let Some(git) = git_completion() else {
+        return;
+    };
     let w = World::new();
     for id in ["agent-1", "agent-2", "other"] {
         w.ok(&["session", "start", "--id", id]);
     }
     std::fs::create_dir_all(w.repo.join("src/deep")).unwrap();
     w.write("src/lib.rs", "x");
-    let setup = format!(
-        "source '{}'\nsource '{}'",
-        git_completion().display(),
-        ours().display()
-    );
+    let setup = format!("source '{}'\nsource '{}'", git.display(), ours().display());
     let bin = assert_cmd::cargo::cargo_bin("git-stella");
     let path = format!(
         "{}:{}",
