@@ -32,6 +32,7 @@ pub mod journal;
 pub mod jsonedit;
 pub mod mcp;
 pub mod paths;
+pub mod record;
 pub mod refusals;
 pub mod repair;
 pub mod replay;

@@ -28,8 +28,8 @@ use crate::digest::Digest;
 use crate::fsutil;
 use crate::guard::Disk;
 use crate::ids::SessionId;
+use crate::journal::Step;
 use crate::journal::layout::SessionFile;
-use crate::journal::{MapEdit, Seen, Step};
 use crate::paths::RelPath;
 use crate::session::{Context, format_time};
 
@@ -344,25 +344,16 @@ impl Context {
                 .iter()
                 .find(|(p, _, _)| p == path)
                 .map(|(_, b, e)| (*b, *e));
-            map.push(MapEdit::Put {
-                path: path.clone(),
-                seen: Seen::Digest(*digest),
-                bytes,
-                first_origin: origins.get(path).copied().flatten(),
-                wrote: false,
-                origin_bytes: None,
-            });
+            let version = crate::record::Version {
+                digest: *digest,
+                kept: bytes,
+            };
+            let origin = origins.get(path).copied().flatten();
+            map.push(crate::record::replayed(path, version, origin));
         }
         for p in &head.manifest.needs_reread {
             if let Some(path) = RelPath::from_bytes(p.as_bytes()) {
-                map.push(MapEdit::Put {
-                    path,
-                    seen: Seen::Reread,
-                    bytes: None,
-                    first_origin: None,
-                    wrote: false,
-                    origin_bytes: None,
-                });
+                map.push(crate::record::replayed_unsure(&path));
             }
         }
         let mut root = Vec::new();

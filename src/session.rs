@@ -16,6 +16,7 @@ use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, Journal, MapEdit, RootEdit, Seen, Step, Tip};
 use crate::paths::{self, Named, RelPath};
+use crate::record::{self, Replaced, Sight, Version};
 use crate::store::{self, Store};
 use crate::workspace::{self, Notice, Settings, Workspace};
 
@@ -244,7 +245,7 @@ impl Context {
         }
     }
 
-    /// The map edit saying the session saw (or, with `wrote`, wrote) exactly `bytes` at `path`,
+    /// The map edit saying the session came by exactly `bytes` at `path` (`sight` says how),
     /// whatever the disk holds now; the bytes are stored. `abs` is where the file is, for its
     /// executable bit.
     pub fn seen_edit(
@@ -252,53 +253,36 @@ impl Context {
         path: &RelPath,
         abs: &Path,
         bytes: &[u8],
-        first_origin: Option<Digest>,
-        wrote: bool,
+        sight: Sight,
     ) -> Result<MapEdit, Error> {
         let blob = self.journal().write_blob(bytes)?;
         let exec = std::fs::metadata(abs).is_ok_and(|m| is_exec(&m));
-        Ok(MapEdit::Put {
-            path: path.clone(),
-            seen: Seen::Digest(Digest::of(bytes)),
-            bytes: Some((blob, exec)),
-            first_origin,
-            wrote,
-            origin_bytes: None,
-        })
+        Ok(sight.edit(path, Version::kept(Digest::of(bytes), blob, exec)))
     }
 
-    /// The map edit saying the session saw (or, with `wrote`, wrote) the bytes now at `path`,
+    /// The map edit saying the session came by the bytes now at `path` (`sight` says how),
     /// stored as [`Context::store_file`] stores them: memory stays flat whatever the file's
     /// size. `None` when nothing is there. A regular file only.
     pub fn file_edit(
         &self,
         path: &RelPath,
-        first_origin: bool,
-        wrote: bool,
+        sight: Sight,
         pack: Option<&mut store::PackWriter>,
     ) -> Result<Option<MapEdit>, Error> {
-        self.file_edit_seen(path, first_origin, wrote, pack, None)
+        self.file_edit_seen(path, sight, pack, None)
     }
 
     fn file_edit_seen(
         &self,
         path: &RelPath,
-        first_origin: bool,
-        wrote: bool,
+        sight: Sight,
         pack: Option<&mut store::PackWriter>,
         sees: Option<&mut dyn Sees>,
     ) -> Result<Option<MapEdit>, Error> {
         let Some((digest, blob, exec)) = self.store_file(path, pack, sees)? else {
             return Ok(None);
         };
-        Ok(Some(MapEdit::Put {
-            path: path.clone(),
-            seen: Seen::Digest(digest),
-            bytes: Some((blob, exec)),
-            first_origin: first_origin.then_some(digest),
-            wrote,
-            origin_bytes: None,
-        }))
+        Ok(Some(sight.edit(path, Version::kept(digest, blob, exec))))
     }
 
     /// Store the bytes of the regular file at `path` as a blob: their digest, the blob and the
@@ -477,7 +461,7 @@ impl Session<'_> {
                 if *small != smalls {
                     continue;
                 }
-                match self.ctx.file_edit(path, true, false, pack.as_mut()) {
+                match self.ctx.file_edit(path, Sight::Read, pack.as_mut()) {
                     Ok(Some(e)) => *edit = Some(e),
                     Ok(None) => {
                         failed.push((path.clone(), io::Error::from_raw_os_error(libc::ENOENT)))
@@ -523,11 +507,15 @@ impl Session<'_> {
                     if Disk::probe(&abs).digest() != Some(Digest::of(content)) {
                         not_absorbed.push(NotAbsorbed { path: path.clone() });
                     }
-                    Some(self.ctx.seen_edit(path, &abs, content, None, true)?)
+                    let sight = Sight::Wrote(Replaced::nothing());
+                    Some(self.ctx.seen_edit(path, &abs, content, sight)?)
                 }
-                None => self.ctx.file_edit(path, false, true, None)?,
+                None => {
+                    let sight = Sight::Wrote(Replaced::nothing());
+                    self.ctx.file_edit(path, sight, None)?
+                }
             };
-            edits.push(edit.unwrap_or_else(|| MapEdit::Remove { path: path.clone() }));
+            edits.push(edit.unwrap_or_else(|| record::deleted(path)));
         }
         let tip = self.record("wrote", paths, edits, Vec::new())?;
         Ok((tip, not_absorbed))
@@ -616,20 +604,21 @@ impl Session<'_> {
         let exec = std::fs::metadata(&abs).is_ok_and(|m| is_exec(&m));
         let step = Step {
             summary: summary("write", std::slice::from_ref(path)),
-            map: vec![MapEdit::Put {
-                path: path.clone(),
-                seen: Seen::Digest(digest),
-                bytes: Some((
+            map: vec![record::wrote(
+                path,
+                Version::kept(
+                    digest,
                     match source {
                         Source::Bytes(content) => journal.write_blob(content)?,
                         Source::Stored(blob) => blob,
                     },
                     exec,
-                )),
-                first_origin: before.digest(),
-                wrote: true,
-                origin_bytes,
-            }],
+                ),
+                Replaced {
+                    digest: before.digest(),
+                    kept: origin_bytes,
+                },
+            )],
             root: Vec::new(),
         };
         let prepared = journal.prepare(id, &step)?;
@@ -699,10 +688,7 @@ impl Session<'_> {
         let journal = self.ctx.journal();
         let step_of = |paths: &[RelPath]| Step {
             summary: summary("rm", paths),
-            map: paths
-                .iter()
-                .map(|p| MapEdit::Remove { path: p.clone() })
-                .collect(),
+            map: paths.iter().map(record::deleted).collect(),
             root: Vec::new(),
         };
         let step = step_of(&removed);
@@ -808,7 +794,7 @@ impl Session<'_> {
     pub fn read_seeing(&self, path: &RelPath, sees: &mut dyn Sees) -> Result<Option<Tip>, Error> {
         let Some(edit) = self
             .ctx
-            .file_edit_seen(path, true, false, None, Some(&mut *sees))?
+            .file_edit_seen(path, Sight::Read, None, Some(&mut *sees))?
         else {
             return Ok(None);
         };
@@ -822,13 +808,9 @@ impl Session<'_> {
     /// Record that the session saw exactly `bytes` at `path`: the bytes a tool read once and
     /// showed the model.
     pub fn record_seen(&self, path: &RelPath, bytes: &[u8]) -> Result<Tip, Error> {
-        let edit = self.ctx.seen_edit(
-            path,
-            &self.ctx.abs(path),
-            bytes,
-            Some(Digest::of(bytes)),
-            false,
-        )?;
+        let edit = self
+            .ctx
+            .seen_edit(path, &self.ctx.abs(path), bytes, Sight::Read)?;
         self.record("read", std::slice::from_ref(path), vec![edit], Vec::new())
     }
 }

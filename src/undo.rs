@@ -15,8 +15,9 @@ use crate::digest::Digest;
 use crate::fsutil::{self, Placed, Removed};
 use crate::guard::{self, Check, Intent};
 use crate::journal::layout::{self, UndoFile};
-use crate::journal::{Entry, How, MapEdit, RootFile, Seen, Step, Tip};
+use crate::journal::{Entry, How, RootFile, Seen, Step, Tip};
 use crate::paths::RelPath;
+use crate::record::{self, Replaced};
 use crate::refusals;
 use crate::session::{Context, Error, summary};
 
@@ -116,8 +117,26 @@ impl crate::session::Session<'_> {
                 plan.push((path, now, target));
             }
         } else {
-            for entry in journal.entries(id)? {
+            let entries = journal.entries(id)?;
+            // Undoing a file a rename brought somewhere undoes the rename: its source comes back.
+            let mut only = only.to_vec();
+            for e in &entries {
+                if let Some(from) = &e.moved_from
+                    && only.contains(&e.path)
+                    && !only.contains(from)
+                {
+                    only.push(from.clone());
+                }
+            }
+            let only = only.as_slice();
+            for entry in entries {
                 if !only.is_empty() && !only.contains(&entry.path) {
+                    continue;
+                }
+                // A rename of the session put it here: it goes, once its source is back (the
+                // source is a path the session dropped, put back below).
+                if entry.moved_from.is_some() {
+                    plan.push((entry.path.clone(), Some(entry), Ok(Target::Absent)));
                     continue;
                 }
                 let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
@@ -147,7 +166,29 @@ impl crate::session::Session<'_> {
                 }
                 plan.push((entry.path, None, target));
             }
-            plan.sort_by(|a, b| a.0.cmp(&b.0));
+            // A source the session read and renamed within one step was never a map entry of
+            // its own: it comes back as the renamed file holds it, when the session did not
+            // write it since.
+            let sources: Vec<(RelPath, Result<Target, String>)> = plan
+                .iter()
+                .filter_map(|(_, e, _)| e.as_ref())
+                .filter_map(|e| Some((e, e.moved_from.clone()?)))
+                .filter(|(_, from)| !plan.iter().any(|(p, _, _)| p == from))
+                .map(|(e, from)| {
+                    let target = match (e.seen, e.bytes, e.wrote) {
+                        (Seen::Digest(d), Some((blob, _)), None) => Ok(Target::Bytes(d, blob)),
+                        _ => Err(format!(
+                            "the bytes '{}' held before the session renamed it were not kept",
+                            e.path
+                        )),
+                    };
+                    (from, target)
+                })
+                .collect();
+            plan.extend(sources.into_iter().map(|(p, t)| (p, None, t)));
+            // Files go back to where renames took them from before the renamed copies go.
+            let moved = |e: &Option<Entry>| e.as_ref().is_some_and(|e| e.moved_from.is_some());
+            plan.sort_by(|a, b| (moved(&a.1), &a.0).cmp(&(moved(&b.1), &b.0)));
         }
         for wanted in only {
             if !plan.iter().any(|(p, _, _)| p == wanted) {
@@ -173,6 +214,19 @@ impl crate::session::Session<'_> {
                 Target::Bytes(d, _) => Intent::Write { content: Some(*d) },
                 Target::Absent => Intent::Delete,
             };
+            // A renamed file goes only once its source is back: never both gone.
+            if let Some(from) = entry.as_ref().and_then(|e| e.moved_from.as_ref())
+                && !redo
+                && self.ctx.abs(from).symlink_metadata().is_err()
+            {
+                done.push(Undone::Skipped {
+                    path,
+                    why: format!(
+                        "'{from}', where the session renamed it from, could not be put back"
+                    ),
+                });
+                continue;
+            }
             // A file the session deleted comes back only where nothing took its place.
             let abs = self.ctx.abs(&path);
             let must_be_absent = entry.is_none() && matches!(target, Target::Bytes(..));
@@ -253,14 +307,8 @@ impl crate::session::Session<'_> {
                             continue;
                         }
                     }
-                    edits.push(MapEdit::Put {
-                        path: path.clone(),
-                        seen: Seen::Digest(digest),
-                        bytes: Some((blob, false)),
-                        first_origin: None,
-                        wrote: true,
-                        origin_bytes: None,
-                    });
+                    let version = record::Version::kept(digest, blob, false);
+                    edits.push(record::wrote(&path, version, Replaced::nothing()));
                     done.push(Undone::Restored { path, digest });
                 }
                 Target::Absent => {
@@ -275,9 +323,11 @@ impl crate::session::Session<'_> {
                         }
                         Ok(Removed::Done | Removed::AlreadyGone) => {}
                     }
-                    edits.push(MapEdit::Remove { path: path.clone() });
+                    edits.push(record::deleted(&path));
                     let why = if redo {
                         "the undo put it back"
+                    } else if entry.as_ref().is_some_and(|e| e.moved_from.is_some()) {
+                        "the session renamed it there"
                     } else {
                         "the session created it"
                     };

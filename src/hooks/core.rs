@@ -15,6 +15,7 @@ use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, MapEdit, RootEdit, Seen};
 use crate::paths::{self, RelPath};
+use crate::record::{self, Replaced, Sight};
 use crate::session::Context;
 use crate::store::Store;
 use crate::workspace::{self, Notice, Settings, Workspace};
@@ -295,7 +296,7 @@ impl Hook {
                 }
                 Op::Delete { path } => {
                     if let Some(rel) = self.resolve(path) {
-                        let edit = self.disk_edit(&rel, None)?;
+                        let edit = self.disk_edit(&rel, Replaced::nothing())?;
                         self.record("wrote", std::slice::from_ref(&rel), vec![edit], Vec::new())?;
                     }
                 }
@@ -368,17 +369,9 @@ impl Hook {
     }
 
     /// The edit recording that the session saw (or wrote) `bytes` at `path`.
-    pub fn saw(
-        &mut self,
-        path: &RelPath,
-        bytes: &[u8],
-        first_origin: Option<Digest>,
-        wrote: bool,
-    ) -> Result<MapEdit, Error> {
+    pub fn saw(&mut self, path: &RelPath, bytes: &[u8], sight: Sight) -> Result<MapEdit, Error> {
         let abs = self.abs(path);
-        Ok(self
-            .context()?
-            .seen_edit(path, &abs, bytes, first_origin, wrote)?)
+        Ok(self.context()?.seen_edit(path, &abs, bytes, sight)?)
     }
 
     /// Record one step (creating the session if needed), and forget any shell-command note
@@ -450,17 +443,17 @@ impl Hook {
                 };
                 let now = Digest::of(&disk);
                 if before == Some(now) || renders_as(&disk, shown) {
-                    self.saw(path, &disk, Some(now), false)?
+                    self.saw(path, &disk, Sight::Read)?
                 } else {
-                    reread(path, now)
+                    record::read_unsure(path, now)
                 }
             }
-            None => match self.context()?.file_edit(path, true, false, None) {
+            None => match self.context()?.file_edit(path, Sight::Read, None) {
                 Ok(Some(edit)) => match edit {
                     MapEdit::Put {
                         seen: Seen::Digest(now),
                         ..
-                    } if before != Some(now) => reread(path, now),
+                    } if before != Some(now) => record::read_unsure(path, now),
                     edit => edit,
                 },
                 Ok(None) | Err(crate::session::Error::Io { .. }) => return Ok(()),
@@ -487,7 +480,7 @@ impl Hook {
             Some(d) if renders_as(&d, content) => d,
             _ => content.as_bytes().to_vec(),
         };
-        let edit = self.saw(&path, &bytes, Some(Digest::of(&bytes)), false)?;
+        let edit = self.saw(&path, &bytes, Sight::Read)?;
         self.record("read", std::slice::from_ref(&path), vec![edit], Vec::new())
     }
 
@@ -513,7 +506,7 @@ impl Hook {
         path: &RelPath,
         how: &Writes,
         base: &Base,
-        first_origin: Option<Digest>,
+        replaced: Replaced,
     ) -> Result<MapEdit, Error> {
         let candidates = match how {
             Writes::Content(text) => vec![text.clone()],
@@ -522,15 +515,15 @@ impl Hook {
                     Some(c) => c,
                     // The session saw the file, yet the edit does not apply to what it saw:
                     // it no longer knows what it wrote, so the next write needs a re-read.
-                    None => return Ok(reread_written(path, first_origin)),
+                    None => return Ok(record::wrote_unsure(path, replaced)),
                 },
                 // Too large to replay the edit on in memory: a re-read, as above.
-                Base::TooLarge => return Ok(reread_written(path, first_origin)),
+                Base::TooLarge => return Ok(record::wrote_unsure(path, replaced)),
                 // The session's first sight of the file is its own edit: the disk, like a
                 // blind write.
-                Base::Unseen => return self.disk_edit(path, first_origin),
+                Base::Unseen => return self.disk_edit(path, replaced),
             },
-            Writes::Unknown => return self.disk_edit(path, first_origin),
+            Writes::Unknown => return self.disk_edit(path, replaced),
         };
         // The disk is compared only when its size allows it to be one of the texts.
         let abs = self.abs(path);
@@ -539,27 +532,17 @@ impl Hook {
             .then(|| crate::fsutil::read_regular(&abs).ok())
             .flatten();
         let bytes = landed(&candidates, disk.as_deref());
-        self.saw(path, &bytes, first_origin, true)
+        self.saw(path, &bytes, Sight::Wrote(replaced))
     }
 
     /// The disk's bytes at `path` as written by the session (stored as a read stores them: a
     /// large file streams), or its removal when it is gone.
-    fn disk_edit(
-        &mut self,
-        path: &RelPath,
-        first_origin: Option<Digest>,
-    ) -> Result<MapEdit, Error> {
-        let Some(mut edit) = self.context()?.file_edit(path, false, true, None)? else {
-            return Ok(MapEdit::Remove { path: path.clone() });
-        };
-        if let MapEdit::Put {
-            first_origin: origin,
-            ..
-        } = &mut edit
-        {
-            *origin = first_origin;
-        }
-        Ok(edit)
+    fn disk_edit(&mut self, path: &RelPath, replaced: Replaced) -> Result<MapEdit, Error> {
+        let sight = Sight::Wrote(replaced);
+        Ok(match self.context()?.file_edit(path, sight, None)? {
+            Some(edit) => edit,
+            None => record::deleted(path),
+        })
     }
 
     /// Record a write; keep any bytes the tool overwrote that the session never saw, and say
@@ -572,19 +555,20 @@ impl Hook {
         key: Option<&str>,
         tool: &str,
     ) -> Result<Option<String>, Error> {
-        let first_origin = original.map(|o| Digest::of(o.as_bytes()));
         let known = self.entry(path)?;
         let base = match original {
             Some(o) => Base::Text(o.to_owned()),
             None => self.seen_text(known.as_ref())?,
         };
-        let mut edit = self.written_edit(path, how, &base, first_origin)?;
         // The session's first sight of the file was this write: keep what it replaced, for undo.
-        if let (MapEdit::Put { origin_bytes, .. }, Some(original), None) =
-            (&mut edit, original, &known)
-        {
-            *origin_bytes = Some(self.blob(original.as_bytes())?);
-        }
+        let replaced = Replaced {
+            digest: original.map(|o| Digest::of(o.as_bytes())),
+            kept: match (original, &known) {
+                (Some(original), None) => Some(self.blob(original.as_bytes())?),
+                _ => None,
+            },
+        };
+        let edit = self.written_edit(path, how, &base, replaced)?;
         let mut root = Vec::new();
         let mut told = None;
         if let (Some(original), Some(entry)) = (original, known)
@@ -634,19 +618,31 @@ impl Hook {
     fn after_move(&mut self, from: &str, to: &str, how: &Writes) -> Result<(), Error> {
         let mut edits = Vec::new();
         let mut paths = Vec::new();
-        let base = match self.resolve(from) {
+        let from = self.resolve(from);
+        let base = match &from {
             Some(from) => {
-                let seen = self.entry(&from)?;
-                let base = self.seen_text(seen.as_ref())?;
-                edits.push(MapEdit::Remove { path: from.clone() });
-                paths.push(from);
-                base
+                let seen = self.entry(from)?;
+                self.seen_text(seen.as_ref())?
             }
             None => Base::Unseen,
         };
-        if let Some(to) = self.resolve(to) {
-            edits.push(self.written_edit(&to, how, &base, None)?);
-            paths.push(to);
+        match (from, self.resolve(to)) {
+            // What the session knew of the source goes with it; the tool's result at the
+            // destination is then its write.
+            (Some(from), Some(to)) => {
+                edits.push(record::moved(&from, &to));
+                edits.push(self.written_edit(&to, how, &base, Replaced::nothing())?);
+                paths.extend([from, to]);
+            }
+            (Some(from), None) => {
+                edits.push(record::deleted(&from));
+                paths.push(from);
+            }
+            (None, Some(to)) => {
+                edits.push(self.written_edit(&to, how, &base, Replaced::nothing())?);
+                paths.push(to);
+            }
+            (None, None) => {}
         }
         if !edits.is_empty() {
             self.record("moved", &paths, edits, Vec::new())?;
@@ -913,30 +909,6 @@ enum Base {
     Unseen,
     /// The session saw it, but it is larger than [`REPLAY_MAX`].
     TooLarge,
-}
-
-/// A write whose result the session cannot know: the next write needs a re-read.
-fn reread_written(path: &RelPath, first_origin: Option<Digest>) -> MapEdit {
-    MapEdit::Put {
-        path: path.clone(),
-        seen: Seen::Reread,
-        bytes: None,
-        first_origin,
-        wrote: true,
-        origin_bytes: None,
-    }
-}
-
-/// A read whose version the session cannot know: the next write needs a re-read.
-fn reread(path: &RelPath, now: Digest) -> MapEdit {
-    MapEdit::Put {
-        path: path.clone(),
-        seen: Seen::Reread,
-        bytes: None,
-        first_origin: Some(now),
-        wrote: false,
-        origin_bytes: None,
-    }
 }
 
 /// Whether a file of `size` bytes can be `text` as a host shows or stores it (see

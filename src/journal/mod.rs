@@ -10,6 +10,8 @@
 //!     state                    and "wrote <unix seconds>" when the session wrote those bytes
 //!     seen                     the bytes the session last saw (mode 100755 when executable)
 //!     origin                   the bytes a first write replaced unseen (for `undo`)
+//!     moved                    the path the session's knowledge came from, when a rename
+//!                              carried it here (for `undo`, which moves it back)
 //! ```
 //!
 //! Sharding by a hash of the path keeps a step's cost flat: it rewrites the root, `map`, two
@@ -66,6 +68,8 @@ pub struct Entry {
     pub wrote: Option<i64>,
     /// The bytes behind `origin`, kept when the session's first sight of the path was a write.
     pub origin_bytes: Option<ObjectId>,
+    /// Where a rename brought this entry from: the path the session first knew these bytes at.
+    pub moved_from: Option<RelPath>,
 }
 
 /// One change to the staleness map.
@@ -87,7 +91,14 @@ pub enum MapEdit {
     },
     /// Stop tracking `path` (it was deleted: nothing is left to clobber).
     Remove { path: RelPath },
+    /// `from` was renamed to `to`: what the session knew of `from` is now what it knows of `to`
+    /// (a stale source stays stale under its new name), and whatever it knew of `to` is gone,
+    /// as for a delete. A source the session never tracked leaves `to` untracked.
+    Move { from: RelPath, to: RelPath },
 }
+
+/// The files of one map entry's folder.
+const ENTRY_FILES: [&str; 5] = ["path", "state", "seen", "origin", "moved"];
 
 /// A change to a top-level journal file (session metadata, the resume point, transcripts).
 #[derive(Clone, Debug)]
@@ -850,6 +861,19 @@ impl<'s> Journal<'s> {
         mut tracked: u64,
     ) -> Result<u64, Error> {
         let now = gix::date::Time::now_utc().seconds;
+        // What this step did so far, by path: later edits of the same step see earlier ones.
+        let mut states: std::collections::HashMap<RelPath, Option<(Seen, Option<Digest>)>> =
+            std::collections::HashMap::new();
+        let state_of =
+            |states: &std::collections::HashMap<RelPath, Option<(Seen, Option<Digest>)>>,
+             path: &RelPath|
+             -> Result<Option<(Seen, Option<Digest>)>, Error> {
+                match (states.get(path), tree) {
+                    (Some(s), _) => Ok(*s),
+                    (None, Some(t)) => self.state_at(t, path),
+                    (None, None) => Ok(None),
+                }
+            };
         for edit in &step.map {
             match edit {
                 MapEdit::Put {
@@ -861,10 +885,7 @@ impl<'s> Journal<'s> {
                     origin_bytes,
                 } => {
                     let dir = entry_dir(path);
-                    let existing = match tree {
-                        Some(t) => self.state_at(t, path)?,
-                        None => None,
-                    };
+                    let existing = state_of(&states, path)?;
                     let origin = match existing {
                         Some((_, origin)) => origin,
                         None => {
@@ -904,16 +925,70 @@ impl<'s> Journal<'s> {
                         }
                         None => ed(editor.remove(format!("{dir}/seen")).map(|_| ()))?,
                     }
+                    states.insert(path.clone(), Some((*seen, origin)));
                 }
                 MapEdit::Remove { path } => {
-                    let existing = match tree {
-                        Some(t) => self.state_at(t, path)?,
-                        None => None,
-                    };
-                    if existing.is_some() {
+                    if state_of(&states, path)?.is_some() {
                         tracked -= 1;
                         self.git("edit a tree", editor.remove(entry_dir(path)))?;
                     }
+                    states.insert(path.clone(), None);
+                }
+                MapEdit::Move { from, to } => {
+                    if from == to {
+                        continue;
+                    }
+                    let source = state_of(&states, from)?;
+                    // The folder's files as this step left them, else as the tree holds them.
+                    let files = match source {
+                        None => Vec::new(),
+                        Some(_) if states.contains_key(from) => {
+                            let dir = entry_dir(from);
+                            ENTRY_FILES
+                                .iter()
+                                .filter_map(|name| {
+                                    editor
+                                        .get(format!("{dir}/{name}"))
+                                        .map(|e| (*name, e.kind(), e.oid().to_owned()))
+                                })
+                                .collect()
+                        }
+                        Some(_) => self.entry_files(tree.expect("a tracked source"), from)?,
+                    };
+                    if state_of(&states, to)?.is_some() {
+                        tracked -= 1;
+                        self.git("edit a tree", editor.remove(entry_dir(to)))?;
+                    }
+                    states.insert(to.clone(), source);
+                    let Some(_) = source else {
+                        continue;
+                    };
+                    let dir = entry_dir(to);
+                    let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
+                    let path_blob = self.git("write a blob", repo.write_blob(to.as_bytes()))?;
+                    ed(editor
+                        .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)
+                        .map(|_| ()))?;
+                    let mut moved = false;
+                    for (name, kind, oid) in files {
+                        if name == "path" {
+                            continue;
+                        }
+                        moved |= name == "moved";
+                        ed(editor
+                            .upsert(format!("{dir}/{name}"), kind, oid)
+                            .map(|_| ()))?;
+                    }
+                    // A chain of renames keeps the first source: undo moves the file back there.
+                    if !moved {
+                        let from_blob =
+                            self.git("write a blob", repo.write_blob(from.as_bytes()))?;
+                        ed(editor
+                            .upsert(format!("{dir}/moved"), EntryKind::Blob, from_blob)
+                            .map(|_| ()))?;
+                    }
+                    self.git("edit a tree", editor.remove(entry_dir(from)))?;
+                    states.insert(from.clone(), None);
                 }
             }
         }
@@ -1001,6 +1076,7 @@ impl<'s> Journal<'s> {
         let mut state = None;
         let mut wrote = None;
         let mut origin_bytes = None;
+        let mut moved_from = None;
         let mut bytes = None;
         let mut buf = Vec::new();
         for e in self.read_tree(folder, &mut buf)? {
@@ -1015,6 +1091,7 @@ impl<'s> Journal<'s> {
                 }
                 b"seen" => bytes = Some((oid, e.mode.is_executable())),
                 b"origin" => origin_bytes = Some(oid),
+                b"moved" => moved_from = RelPath::from_bytes(&self.blob(oid)?),
                 _ => {}
             }
         }
@@ -1030,7 +1107,31 @@ impl<'s> Journal<'s> {
             bytes,
             wrote,
             origin_bytes,
+            moved_from,
         }))
+    }
+
+    /// The files of `path`'s entry folder in step tree `tree`: name, kind and object.
+    fn entry_files(
+        &self,
+        tree: ObjectId,
+        path: &RelPath,
+    ) -> Result<Vec<(&'static str, EntryKind, ObjectId)>, Error> {
+        let Some(folder) = self.tree_entry(&tree, &entry_dir(path))? else {
+            return Ok(Vec::new());
+        };
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for e in self.read_tree(&folder.oid, &mut buf)? {
+            let e = Self::entry(&folder.oid, e)?;
+            if let Some(name) = ENTRY_FILES
+                .iter()
+                .find(|n| n.as_bytes() == e.filename.as_bytes())
+            {
+                out.push((*name, e.mode.kind(), e.oid.to_owned()));
+            }
+        }
+        Ok(out)
     }
 
     /// Every tracked path of the session, sorted by path.
