@@ -46,8 +46,9 @@ use std::process::ExitStatus;
 use crate::journal::{self, Tip};
 use crate::paths::RelPath;
 
-/// Set in the guarded command's environment: the session whose guard it runs under. A nested
-/// `git stella exec` finds it and knows the command is already guarded.
+/// Set in the guarded command's environment: the session whose guard it runs under, which a
+/// nested `git stella exec` names. Whether a command is guarded is the kernel's word (a process
+/// has one seccomp supervisor at most), never this variable's: setting it switches nothing off.
 pub const SESSION_ENV: &str = "STELLA_EXEC_SESSION";
 
 /// How many bytes of what one command read or wrote are kept in the journal (for a refusal's
@@ -62,6 +63,10 @@ pub(crate) const BATCH_PATHS: usize = 64;
 /// The error returned by [`run`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The command would run under Stella's shell guard already (this process does): the guard
+    /// around it sees every call it makes. Nothing was started.
+    #[error("this process already runs under Stella's shell guard")]
+    Nested,
     /// This machine cannot guard the command; nothing was started.
     #[error("this machine cannot guard the command: {0}")]
     Unsupported(String),

@@ -20,6 +20,7 @@ use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, Entry, Journal, MapEdit, Seen, Step};
 use crate::paths::{self, RelPath};
+use crate::record::{self, Replaced};
 use crate::session::Context;
 
 use super::notify::{self, Answer, Listener, Received};
@@ -54,12 +55,19 @@ pub fn run(
         known: HashMap::new(),
         last_read: HashMap::new(),
         reads: HashMap::new(),
+        read_seq: HashMap::new(),
+        moves: Vec::new(),
+        seq: 0,
+        renamed_by: HashMap::new(),
         touched: Vec::new(),
         touched_set: HashSet::new(),
         origins: HashMap::new(),
         refused: Vec::new(),
         refusals: Vec::new(),
         told: HashSet::new(),
+        told_stella: HashSet::new(),
+        inodes: None,
+        data_dir: protected_data_dir(&context.ws.data_dir, &context.ws.root),
         processes: HashMap::new(),
         kept: 0,
         err,
@@ -107,6 +115,12 @@ fn spawn(mut command: Command) -> Result<(std::process::Child, Listener), Error>
         Ok(c) => c,
         Err(source) => {
             return Err(match notify::receive(ours.as_raw_fd()) {
+                // A process has one supervisor at most: this one runs under Stella's already.
+                Ok(Received::Failed(e))
+                    if e.raw_os_error() == Some(libc::EBUSY) && under_stella() =>
+                {
+                    Error::Nested
+                }
                 Ok(Received::Failed(e)) => Error::Unsupported(why_not(&e)),
                 _ => Error::Spawn {
                     program: program_name,
@@ -235,12 +249,16 @@ impl Drop for IgnoreInterrupts {
 }
 
 /// What this command saw or did to a path so far.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Known {
     /// It read these bytes.
     Read(Digest),
     /// It changed the path: its own work, not checked again within the command.
     Changed,
+    /// A rename brought here what the session knew, when the command started, of another path.
+    Moved(RelPath),
+    /// A rename took the path away, or put there bytes the session never saw: nothing known.
+    Nothing,
 }
 
 /// How close before its own change a process's read of the same path counts as the tool reading
@@ -283,8 +301,8 @@ enum Located {
     Inside(RelPath),
     /// Outside the workspace, or in `.git/` (git writes there itself): not the guard's business.
     Elsewhere,
-    /// In `.stella/`, the workspace's own state: only Stella itself may change it.
-    Stella(RelPath),
+    /// In `.stella/` or Stella's data folder: only Stella itself may change it.
+    Stella(PathBuf),
     /// The path could not be read or resolved.
     Unknown(io::Error),
 }
@@ -299,6 +317,15 @@ struct Supervisor<'a, 'j> {
     last_read: HashMap<RelPath, LastRead>,
     /// What the command read.
     reads: HashMap<RelPath, Snapshot>,
+    /// When (in the order of the command's events) it last read each path.
+    read_seq: HashMap<RelPath, u64>,
+    /// The renames that carried the session's knowledge, in order, each with its place in the
+    /// order of events.
+    moves: Vec<(u64, RelPath, RelPath)>,
+    /// Which process renamed a file to each path, and when.
+    renamed_by: HashMap<RelPath, (u32, Instant)>,
+    /// The count of events so far: reads and renames.
+    seq: u64,
     /// What the command changed, in order.
     touched: Vec<RelPath>,
     touched_set: HashSet<RelPath>,
@@ -311,6 +338,13 @@ struct Supervisor<'a, 'j> {
     processes: HashMap<u32, u32>,
     /// Which process was told of which refusal.
     told: HashSet<(RelPath, u32)>,
+    /// Which processes were told that they may not change Stella's own state.
+    told_stella: HashSet<u32>,
+    /// The files the session tracked when the command started, by device and inode: built
+    /// the first time a file with several names is changed.
+    inodes: Option<HashMap<(u64, u64), Entry>>,
+    /// Stella's data folder (the sessions' stores), resolved: out of the command's reach.
+    data_dir: PathBuf,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
     kept: u64,
     err: &'a mut dyn Write,
@@ -353,30 +387,34 @@ impl Supervisor<'_, '_> {
             }
             filter::Call::Truncate => {
                 let located = self.locate(listener, req, None, args[0], true);
-                self.change(req, located, Intent::Write { content: None }, false)
+                self.change(req, located, Intent::Write { content: None })
             }
             filter::Call::Unlink { dirfd, path } => {
                 if dirfd.is_some() && args[2] as libc::c_int & libc::AT_REMOVEDIR != 0 {
                     return Answer::Continue;
                 }
                 let located = self.locate(listener, req, fd(dirfd), args[path], false);
-                self.change(req, located, Intent::Delete, false)
+                self.change(req, located, Intent::Delete)
             }
             filter::Call::Rename { from, to, flags } => {
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
                 let to_path = self.locate(listener, req, fd(to.0), args[to.1], false);
                 let from_path = self.locate(listener, req, fd(from.0), args[from.1], false);
-                let exchange = flags & libc::RENAME_EXCHANGE != 0;
-                let write = Intent::Write { content: None };
-                if let Answer::Fail(e) = self.change(req, to_path, write, false) {
-                    return Answer::Fail(e);
-                }
-                // The source loses nothing (its bytes move), unless the two swap places.
-                self.change(req, from_path, write, !exchange)
+                self.rename(req, from_path, to_path, flags)
             }
             filter::Call::Link { to } => {
                 let located = self.locate(listener, req, fd(to.0), args[to.1], false);
-                self.change(req, located, Intent::Write { content: None }, false)
+                // A new name for an existing file writes no bytes: a later write through it is
+                // checked as a write of that file (see `linked`).
+                match self.check(req, located, Intent::Write { content: None }) {
+                    Ok(Some((path, _))) => {
+                        self.known.remove(&path);
+                        self.last_read.remove(&path);
+                        Answer::Continue
+                    }
+                    Ok(None) => Answer::Continue,
+                    Err(answer) => answer,
+                }
             }
         }
     }
@@ -407,13 +445,22 @@ impl Supervisor<'_, '_> {
         {
             return Answer::Continue;
         }
-        self.change(req, located, Intent::Write { content: None }, false)
+        self.change(req, located, Intent::Write { content: None })
     }
 
     /// Record a read of `path`'s bytes now, if it is a regular file, remembering which process
     /// read it and what was known before.
     fn read(&mut self, req: &libc::seccomp_notif, path: RelPath) {
         if matches!(self.known.get(&path), Some(Known::Changed)) {
+            return;
+        }
+        // The tool that just renamed a file here reading it (`git mv` hashes it for the index)
+        // shows the session nothing.
+        let reader = self.process_of(req.pid);
+        if let Some((process, at)) = self.renamed_by.get(&path)
+            && *process == reader
+            && at.elapsed() < TOOL_READ
+        {
             return;
         }
         let Ok(Some(snap)) = self.snapshot(&path) else {
@@ -423,12 +470,14 @@ impl Supervisor<'_, '_> {
         let now = Instant::now();
         let known = self.known.insert(path.clone(), Known::Read(snap.digest));
         let snapshot = self.reads.insert(path.clone(), snap);
+        self.seq += 1;
+        self.read_seq.insert(path.clone(), self.seq);
         match self.last_read.get_mut(&path) {
             // The same tool reading again (a patch tool reads twice from two threads): what was
             // known before its first read still stands.
-            Some(r) if r.process == process && now.duration_since(r.at) < TOOL_READ => {
-                r.at = now;
-            }
+            // The window runs from its first read: a tool that reads again and again never
+            // keeps it open.
+            Some(r) if r.process == process && now.duration_since(r.at) < TOOL_READ => {}
             _ => {
                 self.last_read.insert(
                     path,
@@ -482,38 +531,55 @@ impl Supervisor<'_, '_> {
     }
 
     /// Check a call that can change or remove `located`; on "allow" remember it as the command's
-    /// own change. `source_only`: the path is a rename's source, whose bytes move elsewhere, so
-    /// it is only remembered, never refused.
+    /// own change.
+    fn change(&mut self, req: &libc::seccomp_notif, located: Located, intent: Intent) -> Answer {
+        match self.check(req, located, intent) {
+            Ok(Some((path, before))) => {
+                self.changed(path, before);
+                Answer::Continue
+            }
+            Ok(None) => Answer::Continue,
+            Err(answer) => answer,
+        }
+    }
+
+    /// Check a call that can change or remove `located`: `Err` with the answer that fails it,
+    /// else the workspace path it changes (`None` for a path outside the guard's business) with
+    /// the digest it holds before the change.
     ///
     /// A process that read the path itself and now changes it is a tool reading what it is about
     /// to rewrite (`sed -i`, a patch, an editor's save): that read tells the session nothing, so
     /// the change is judged by what was known before it, and a refusal forgets the read.
-    fn change(
+    fn check(
         &mut self,
         req: &libc::seccomp_notif,
         located: Located,
         intent: Intent,
-        source_only: bool,
-    ) -> Answer {
+    ) -> Result<Option<(RelPath, Option<Digest>)>, Answer> {
         let path = match located {
             Located::Inside(p) => p,
-            Located::Elsewhere => return Answer::Continue,
+            Located::Elsewhere => return Ok(None),
             // Stella's own state: Stella itself (a nested `git stella`) may write it; nothing
             // else the command runs may, or one command could switch every session's guard off.
             Located::Stella(p) => {
                 if is_stella(req.pid) {
-                    return Answer::Continue;
+                    return Ok(None);
                 }
                 let process = self.process_of(req.pid);
-                if self.told.insert((p.clone(), process)) {
+                // Once per process: `rm -rf` of the data folder says it once, not per file.
+                if self.told_stella.insert(process) {
+                    let (shown, folder) = match p.strip_prefix(&self.root) {
+                        Ok(rel) => (rel.display().to_string(), ".stella/".to_owned()),
+                        Err(_) => (p.display().to_string(), self.data_dir.display().to_string()),
+                    };
                     let message = format!(
-                        "refusing to change {p}: it is Stella's own state (.stella/), which only Stella writes\n"
+                        "refusing to change {shown}: it is Stella's own state ({folder}), which only Stella writes\n"
                     );
                     if !notify::write_stderr_of(req.pid, message.as_bytes()) {
                         let _ = self.err.write_all(message.as_bytes());
                     }
                 }
-                return Answer::Fail(libc::EACCES);
+                return Err(Answer::Fail(libc::EACCES));
             }
             // Fail closed: a change Stella cannot place is not let through unchecked.
             Located::Unknown(e) => {
@@ -521,70 +587,256 @@ impl Supervisor<'_, '_> {
                     self.err,
                     "stella: refusing a file change the shell guard could not check: {e}"
                 );
-                return Answer::Fail(libc::EACCES);
+                return Err(Answer::Fail(libc::EACCES));
             }
         };
         let process = self.process_of(req.pid);
-        let own_read = self
+        let own = self
             .last_read
             .get(&path)
-            .filter(|r| r.process == process && r.at.elapsed() < TOOL_READ);
-        let known = match own_read {
-            Some(r) => r.known,
-            None => self.known.get(&path).copied(),
+            .filter(|r| r.process == process && r.at.elapsed() < TOOL_READ)
+            .map(|r| r.known.clone());
+        let own_read = own.is_some();
+        let known = match own {
+            Some(known) => known,
+            None => self.known.get(&path).cloned(),
         };
         if matches!(known, Some(Known::Changed)) {
-            return Answer::Continue;
+            return Ok(Some((path, None)));
         }
-        let entry = match self.entry(&path, known) {
+        let entry = match self.entry(&path, known.as_ref()) {
             Ok(e) => e,
             Err(e) => {
                 let _ = writeln!(
                     self.err,
                     "stella: refusing to change {path}: the session's journal could not be read: {e}"
                 );
-                return Answer::Fail(libc::EACCES);
+                return Err(Answer::Fail(libc::EACCES));
             }
+        };
+        // Another name of a file the session tracks (a hard link) is that file.
+        let entry = match entry {
+            None if !matches!(known, Some(Known::Nothing)) => match self.linked(&path) {
+                Ok(e) => e,
+                Err(e) => {
+                    let _ = writeln!(
+                        self.err,
+                        "stella: refusing to change {path}: the session's journal could not be read: {e}"
+                    );
+                    return Err(Answer::Fail(libc::EACCES));
+                }
+            },
+            entry => entry,
         };
         let tracked = entry.is_some();
         let mut check = guard::check_entry(entry, &self.root, &path, intent);
-        if check.refused() && !source_only {
-            if known.is_none() {
-                // The bytes the session saw, for the refusal's diff.
-                check.entry = self.journal.lookup_at(self.tree, &path).ok().flatten();
+        if check.refused() {
+            // The bytes the session saw, for the refusal's diff.
+            let seen_at = match &known {
+                None => Some(&path),
+                Some(Known::Moved(from)) => Some(from),
+                _ => None,
+            };
+            if let Some(at) = seen_at {
+                check.entry = self
+                    .journal
+                    .lookup_at(self.tree, at)
+                    .ok()
+                    .flatten()
+                    .map(|mut e| {
+                        e.path = path.clone();
+                        e
+                    });
             }
-            if own_read.is_some()
-                && let Some(before) = self.last_read.remove(&path)
-            {
+            if own_read && let Some(before) = self.last_read.remove(&path) {
                 restore(&mut self.known, &path, before.known);
                 restore(&mut self.reads, &path, before.snapshot);
             }
             self.refuse(req.pid, &check);
-            return Answer::Fail(libc::EACCES);
+            return Err(Answer::Fail(libc::EACCES));
         }
+        let before = if tracked {
+            check.disk.digest()
+        } else {
+            Disk::probe(&path.under(&self.root)).digest()
+        };
+        Ok(Some((path, before)))
+    }
+
+    /// Remember an allowed change of `path` (which held `before`) as the command's own.
+    fn changed(&mut self, path: RelPath, before: Option<Digest>) {
         self.last_read.remove(&path);
-        if !self.origins.contains_key(&path) {
-            let before = if tracked {
-                check.disk.digest()
-            } else {
-                Disk::probe(&path.under(&self.root)).digest()
-            };
-            self.origins.insert(path.clone(), before);
-        }
+        self.origins.entry(path.clone()).or_insert(before);
         self.known.insert(path.clone(), Known::Changed);
         if self.touched_set.insert(path.clone()) {
             self.touched.push(path);
         }
+    }
+
+    /// A rename of `from` to `to` (with `RENAME_EXCHANGE` in `flags`, a swap of the two).
+    ///
+    /// The destination's bytes are replaced: checked as a write. A source this command wrote
+    /// itself (a tool's temporary file renamed over the file it rewrites) makes the rename the
+    /// destination's write. Any other source keeps what the session knew of it under its new
+    /// name, so a file someone changed after the session read it stays stale when renamed, and
+    /// is never taken for the session's own write. A folder carries every path beneath it.
+    fn rename(
+        &mut self,
+        req: &libc::seccomp_notif,
+        from: Located,
+        to: Located,
+        flags: libc::c_uint,
+    ) -> Answer {
+        let write = Intent::Write { content: None };
+        if flags & libc::RENAME_EXCHANGE != 0 {
+            // Both are replaced: two writes.
+            let checked = [self.check(req, to, write), self.check(req, from, write)];
+            for c in &checked {
+                if let Err(answer) = c {
+                    return *answer;
+                }
+            }
+            for (path, before) in checked.into_iter().flatten().flatten() {
+                self.changed(path, before);
+            }
+            return Answer::Continue;
+        }
+        // A rename the kernel will fail changes nothing (`mv f d/` first tries `d/` itself).
+        let meta = |l: &Located| match l {
+            Located::Inside(p) => std::fs::symlink_metadata(p.under(&self.root)).ok(),
+            _ => None,
+        };
+        let (from_meta, to_meta) = (meta(&from), meta(&to));
+        if let Located::Inside(_) = from {
+            match (&from_meta, &to_meta) {
+                (None, _) => return Answer::Continue,
+                (Some(_), Some(_)) if flags & libc::RENAME_NOREPLACE != 0 => {
+                    return Answer::Continue;
+                }
+                (Some(f), Some(t)) if t.is_dir() != f.is_dir() => return Answer::Continue,
+                _ => {}
+            }
+        }
+        let from = match from {
+            // The workspace loses the source's bytes: a delete.
+            from @ Located::Inside(_) if !matches!(to, Located::Inside(_)) => {
+                return self.change(req, from, Intent::Delete);
+            }
+            Located::Inside(f) => Some(f),
+            // Refused, or Stella itself moving its own files.
+            Located::Stella(_) | Located::Unknown(_) => match self.check(req, from, write) {
+                Err(answer) => return answer,
+                Ok(_) => None,
+            },
+            Located::Elsewhere => None,
+        };
+        let (to, before) = match self.check(req, to, write) {
+            Err(answer) => return answer,
+            Ok(None) => return Answer::Continue,
+            Ok(Some(checked)) => checked,
+        };
+        let Some(from) = from else {
+            // Bytes from outside the workspace: the destination's write.
+            self.changed(to, before);
+            return Answer::Continue;
+        };
+        if !from_meta.is_some_and(|m| m.is_dir()) {
+            let process = self.process_of(req.pid);
+            self.carry(process, from, to, before);
+            return Answer::Continue;
+        }
+        // A folder: every path beneath it the session or this command knows of moves with it.
+        let mut under: Vec<RelPath> = match self.journal.entries_of_tree(self.tree) {
+            Ok(entries) => entries.into_iter().map(|e| e.path).collect(),
+            Err(e) => {
+                let _ = writeln!(
+                    self.err,
+                    "stella: refusing to rename {from}: the session's journal could not be read: {e}"
+                );
+                return Answer::Fail(libc::EACCES);
+            }
+        };
+        under.extend(self.known.keys().cloned());
+        under.sort();
+        under.dedup();
+        for path in under {
+            let Some(rest) = path
+                .as_bytes()
+                .strip_prefix(from.as_bytes())
+                .and_then(|r| r.strip_prefix(b"/"))
+            else {
+                continue;
+            };
+            // Paths the command already renamed away are known as nothing; the journal's
+            // entry for them is no longer theirs.
+            if matches!(self.known.get(&path), Some(Known::Nothing)) {
+                continue;
+            }
+            let mut dest = to.as_bytes().to_vec();
+            dest.push(b'/');
+            dest.extend_from_slice(rest);
+            if let Some(dest) = RelPath::from_bytes(&dest) {
+                let process = self.process_of(req.pid);
+                self.carry(process, path, dest, None);
+            }
+        }
         Answer::Continue
+    }
+
+    /// What a rename of `from` to `to` does to this command's knowledge (`before`: what `to`
+    /// held).
+    fn carry(&mut self, process: u32, from: RelPath, to: RelPath, before: Option<Digest>) {
+        if self.touched_set.contains(&from) {
+            // Bytes this command wrote: the destination's write.
+            self.changed(to, before);
+            return;
+        }
+        // The renaming tool's own read of the source (`git mv` hashes it) is no read of the
+        // session's: what was known before it moves.
+        if let Some(r) = self.last_read.get(&from)
+            && r.process == process
+            && r.at.elapsed() < TOOL_READ
+            && let Some(before) = self.last_read.remove(&from)
+        {
+            restore(&mut self.known, &from, before.known);
+            restore(&mut self.reads, &from, before.snapshot);
+        }
+        let carried = match self.known.get(&from) {
+            Some(Known::Read(d)) => Known::Read(*d),
+            Some(Known::Moved(at)) => Known::Moved(at.clone()),
+            Some(Known::Nothing) => Known::Nothing,
+            Some(Known::Changed) => unreachable!("a changed path is touched"),
+            None => Known::Moved(from.clone()),
+        };
+        self.last_read.remove(&from);
+        self.last_read.remove(&to);
+        if self.touched_set.remove(&to) {
+            self.touched.retain(|p| *p != to);
+            self.origins.remove(&to);
+        }
+        self.known.insert(from.clone(), Known::Nothing);
+        self.known.insert(to.clone(), carried);
+        self.renamed_by
+            .insert(to.clone(), (process, Instant::now()));
+        self.seq += 1;
+        self.moves.push((self.seq, from, to));
     }
 
     /// The session's entry for `path`, given what this command has seen of it (`known`).
     /// Only what the decision needs: the whole entry (the bytes for a refusal's diff) is read
     /// when a refusal needs it.
-    fn entry(&self, path: &RelPath, known: Option<Known>) -> Result<Option<Entry>, journal::Error> {
+    fn entry(
+        &self,
+        path: &RelPath,
+        known: Option<&Known>,
+    ) -> Result<Option<Entry>, journal::Error> {
         let seen = match known {
-            Some(Known::Read(d)) => Some(Seen::Digest(d)),
-            _ => self.journal.seen_at(self.tree, path)?.map(|(seen, _)| seen),
+            Some(Known::Read(d)) => Some(Seen::Digest(*d)),
+            Some(Known::Nothing) => None,
+            Some(Known::Moved(from)) => self.journal.seen_at(self.tree, from)?.map(|(s, _)| s),
+            Some(Known::Changed) | None => {
+                self.journal.seen_at(self.tree, path)?.map(|(seen, _)| seen)
+            }
         };
         Ok(seen.map(|seen| Entry {
             path: path.clone(),
@@ -593,6 +845,33 @@ impl Supervisor<'_, '_> {
             bytes: None,
             wrote: None,
             origin_bytes: None,
+            moved_from: None,
+        }))
+    }
+
+    /// The session's entry for the file `path` names when that file has other names (hard
+    /// links) and one of them is a path the session tracked when the command started: the same
+    /// file system object, known by its device and inode.
+    fn linked(&mut self, path: &RelPath) -> Result<Option<Entry>, journal::Error> {
+        let Ok(meta) = std::fs::symlink_metadata(path.under(&self.root)) else {
+            return Ok(None);
+        };
+        if !meta.is_file() || meta.nlink() < 2 {
+            return Ok(None);
+        }
+        if self.inodes.is_none() {
+            let mut index = HashMap::new();
+            for e in self.journal.entries_of_tree(self.tree)? {
+                if let Ok(m) = std::fs::symlink_metadata(e.path.under(&self.root)) {
+                    index.insert((m.dev(), m.ino()), e);
+                }
+            }
+            self.inodes = Some(index);
+        }
+        let index = self.inodes.as_ref().expect("built above");
+        Ok(index.get(&(meta.dev(), meta.ino())).map(|e| Entry {
+            path: path.clone(),
+            ..e.clone()
         }))
     }
 
@@ -622,8 +901,11 @@ impl Supervisor<'_, '_> {
 
     /// Where the path a call names lies. `follow`: whether the call follows a symlink in the
     /// last component (an open does, unless `O_NOFOLLOW`; unlink, rename and link do not).
+    ///
+    /// The path is resolved as the calling process sees it: its working folder and descriptors,
+    /// and `/proc/self`, `/proc/thread-self` and `/dev/fd` as its own, never the supervisor's.
     fn locate(
-        &self,
+        &mut self,
         listener: &Listener,
         req: &libc::seccomp_notif,
         dirfd: Option<libc::c_int>,
@@ -651,26 +933,25 @@ impl Supervisor<'_, '_> {
                 Err(e) => return Located::Unknown(e),
             }
         };
-        let resolved = if follow {
-            paths::resolve(&self.root, Path::new("/"), &abs)
-        } else {
-            resolve_parent(&self.root, &abs)
+        let process = self.process_of(req.pid);
+        let resolved = match resolve_as(process, req.pid, &abs, follow) {
+            Ok(p) => p,
+            // A path that cannot be resolved cannot be opened either.
+            Err(_) if follow => return Located::Elsewhere,
+            Err(e) => return Located::Unknown(e),
         };
-        match resolved {
-            Ok(rel) if paths::private_area(&rel) == Some(".stella") => Located::Stella(rel),
-            Ok(rel) if is_private(&rel) => Located::Elsewhere,
-            Ok(rel) => Located::Inside(rel),
-            Err(
-                paths::Error::Outside { .. }
-                | paths::Error::Root { .. }
-                | paths::Error::Private { .. },
-            ) => Located::Elsewhere,
-            Err(paths::Error::Io { source, .. }) if follow => {
-                // A path that cannot be resolved cannot be opened either.
-                let _ = source;
-                Located::Elsewhere
-            }
-            Err(paths::Error::Io { source, .. }) => Located::Unknown(source),
+        if resolved.starts_with(&self.data_dir) {
+            return Located::Stella(resolved);
+        }
+        let Ok(rel) = resolved.strip_prefix(&self.root) else {
+            return Located::Elsewhere;
+        };
+        match RelPath::from_bytes(rel.as_os_str().as_bytes()) {
+            Some(rel) if paths::private_area(&rel) == Some(".stella") => Located::Stella(resolved),
+            Some(rel) if is_private(&rel) => Located::Elsewhere,
+            Some(rel) => Located::Inside(rel),
+            // The root itself, or a name git cannot hold.
+            None => Located::Elsewhere,
         }
     }
 
@@ -690,7 +971,8 @@ impl Supervisor<'_, '_> {
         Ok(Some((blob, snap.exec)))
     }
 
-    /// Record what the command read and changed as one step.
+    /// Record what the command read and changed as one step: its reads and renames in the order
+    /// they happened, then what it left at each path it changed.
     fn record(
         mut self,
         id: &SessionId,
@@ -698,6 +980,8 @@ impl Supervisor<'_, '_> {
         summary: String,
     ) -> Result<Report, Error> {
         let touched = std::mem::take(&mut self.touched);
+        let moves = std::mem::take(&mut self.moves);
+        let moved_to: HashSet<RelPath> = moves.iter().map(|(_, _, to)| to.clone()).collect();
         let mut reads: Vec<(RelPath, Snapshot)> = self
             .reads
             .drain()
@@ -706,18 +990,26 @@ impl Supervisor<'_, '_> {
         reads.sort_by(|a, b| a.0.cmp(&b.0));
         // What the session knew of each path when the command started.
         let mut start = HashMap::new();
-        for p in touched.iter().chain(reads.iter().map(|(p, _)| p)) {
-            start.insert(p.clone(), self.journal.seen_at(self.tree, p)?);
+        let involved = touched
+            .iter()
+            .chain(reads.iter().map(|(p, _)| p))
+            .chain(moves.iter().flat_map(|(_, from, to)| [from, to]));
+        for p in involved {
+            if !start.contains_key(p) {
+                start.insert(p.clone(), self.journal.seen_at(self.tree, p)?);
+            }
         }
         let tracked = |p: &RelPath| matches!(start.get(p), Some(Some(_)));
         // Paths git ignores matter only when the session already tracks them.
         let untracked: Vec<RelPath> = start.keys().filter(|p| !tracked(p)).cloned().collect();
         let ignored = ignored(&self.root, &untracked);
-        // A read of the bytes the session already holds changes nothing.
+        // A read of the bytes the session already holds changes nothing, unless a rename
+        // brought other knowledge there.
         reads.retain(|(p, snap)| {
             !ignored.contains(p)
-                && !matches!(start.get(p), Some(Some((seen, kept)))
-                    if *seen == Seen::Digest(snap.digest) && (*kept || snap.bytes.is_none()))
+                && (moved_to.contains(p)
+                    || !matches!(start.get(p), Some(Some((seen, kept)))
+                        if *seen == Seen::Digest(snap.digest) && (*kept || snap.bytes.is_none())))
         });
         let n_reads = reads.len();
         let touched: Vec<RelPath> = touched
@@ -730,46 +1022,53 @@ impl Supervisor<'_, '_> {
         } else {
             None
         };
-        let mut edits = Vec::new();
+        // Reads and renames, in the order they happened.
+        let mut ordered: Vec<(u64, MapEdit)> = Vec::new();
+        for (path, snap) in reads {
+            let seq = self.read_seq.get(&path).copied().unwrap_or(0);
+            let version = record::Version {
+                digest: snap.digest,
+                kept: self.keep(&batch, &snap)?,
+            };
+            ordered.push((seq, record::read(&path, version)));
+        }
         let mut n_writes = 0;
+        for (seq, from, to) in moves {
+            if ignored.contains(&from) && ignored.contains(&to) {
+                continue;
+            }
+            ordered.push((seq, record::moved(&from, &to)));
+            n_writes += 1;
+        }
+        ordered.sort_by_key(|(seq, _)| *seq);
+        let mut edits: Vec<MapEdit> = ordered.into_iter().map(|(_, e)| e).collect();
         for path in touched {
+            let replaced = Replaced::unkept(self.origins.get(&path).copied().flatten());
             match self.snapshot(&path) {
                 // Rewritten with the bytes the session already holds: nothing to record.
                 Ok(Some(snap))
-                    if matches!(start.get(&path), Some(Some((seen, kept)))
+                    if !moved_to.contains(&path)
+                        && matches!(start.get(&path), Some(Some((seen, kept)))
                         if *seen == Seen::Digest(snap.digest)
                             && (*kept || snap.bytes.is_none())) => {}
                 Ok(Some(snap)) => {
-                    edits.push(MapEdit::Put {
-                        path: path.clone(),
-                        seen: Seen::Digest(snap.digest),
-                        bytes: self.keep(&batch, &snap)?,
-                        first_origin: self.origins.get(&path).copied().flatten(),
-                        wrote: true,
-                        origin_bytes: None,
-                    });
+                    let version = record::Version {
+                        digest: snap.digest,
+                        kept: self.keep(&batch, &snap)?,
+                    };
+                    edits.push(record::wrote(&path, version, replaced));
                 }
                 // Gone: the entry goes too; a path the session never tracked leaves nothing.
                 Ok(None) if !path.under(&self.root).exists() => {
-                    if !tracked(&path) {
+                    if !tracked(&path) && !moved_to.contains(&path) {
                         continue;
                     }
-                    edits.push(MapEdit::Remove { path: path.clone() })
+                    edits.push(record::deleted(&path))
                 }
                 // A folder, a device, something unreadable: nothing the map can hold.
                 _ => continue,
             }
             n_writes += 1;
-        }
-        for (path, snap) in reads {
-            edits.push(MapEdit::Put {
-                path: path.clone(),
-                seen: Seen::Digest(snap.digest),
-                bytes: self.keep(&batch, &snap)?,
-                first_origin: Some(snap.digest),
-                wrote: false,
-                origin_bytes: None,
-            });
         }
         let refused = std::mem::take(&mut self.refusals);
         // A refusal shows in the step's line, as a refused tool's step does (`refused write …`).
@@ -823,26 +1122,110 @@ fn is_private(path: &RelPath) -> bool {
     first == b".git" || first == b".stella"
 }
 
-/// Resolve the folder of `abs` and keep its last component as written (unlink, rename and link
-/// act on a symlink itself, not on what it points to).
-fn resolve_parent(root: &Path, abs: &Path) -> Result<RelPath, paths::Error> {
-    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
-        return paths::resolve(root, Path::new("/"), abs);
-    };
-    let parent = match paths::resolve(root, Path::new("/"), parent) {
-        Ok(p) => p.as_bytes().to_vec(),
-        Err(paths::Error::Root { .. }) => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    let mut bytes = parent;
-    if !bytes.is_empty() {
-        bytes.push(b'/');
+/// Resolve `abs` as process `process` (thread `thread`) sees it, following symbolic links the
+/// way the kernel does (`follow`: in the last component too), with `/proc/self` and
+/// `/proc/thread-self` taken as that process's own. Components past one that does not exist
+/// are kept as written.
+fn resolve_as(process: u32, thread: u32, abs: &Path, follow: bool) -> io::Result<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    fn parts(path: &Path, rest: &mut VecDeque<OsString>) {
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(n) => rest.push_front(n.to_owned()),
+                Component::ParentDir => rest.push_front("..".into()),
+                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            }
+        }
     }
-    bytes.extend_from_slice(name.as_bytes());
-    RelPath::from_bytes(&bytes).ok_or_else(|| paths::Error::Outside {
-        path: abs.to_owned(),
-        root: root.to_owned(),
-    })
+    let mut rest = VecDeque::new();
+    parts(abs, &mut rest);
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    let mut missing = false;
+    while let Some(name) = rest.pop_front() {
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        let mut next = out.join(&name);
+        if next == Path::new("/proc/self") {
+            next = PathBuf::from(format!("/proc/{process}"));
+        } else if next == Path::new("/proc/thread-self") {
+            next = PathBuf::from(format!("/proc/{process}/task/{thread}"));
+        }
+        if missing {
+            out = next;
+            continue;
+        }
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() && (follow || !rest.is_empty()) => {
+                links += 1;
+                if links > 40 {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                let target = std::fs::read_link(&next)?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                parts(&target, &mut rest);
+            }
+            Ok(_) => out = next,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                missing = true;
+                out = next;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether some ancestor of this process runs Stella (a program of this binary's name,
+/// wherever it is installed): the supervisor of the shell guard this process runs under, when
+/// the kernel says it runs under one.
+fn under_stella() -> bool {
+    let name = |exe: &Path| exe.file_name().map(ToOwned::to_owned);
+    let Some(ours) = std::fs::read_link("/proc/self/exe")
+        .ok()
+        .and_then(|e| name(&e))
+    else {
+        return false;
+    };
+    let parent = |pid: &str| -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
+        let (_, after) = stat.rsplit_once(')')?;
+        after.split_whitespace().nth(1).map(str::to_owned)
+    };
+    let mut pid = parent("self");
+    for _ in 0..256 {
+        match pid.as_deref() {
+            None | Some("0") => return false,
+            Some(p) => {
+                if std::fs::read_link(format!("/proc/{p}/exe"))
+                    .is_ok_and(|e| name(&e) == Some(ours.clone()))
+                {
+                    return true;
+                }
+                pid = parent(p);
+            }
+        }
+    }
+    false
+}
+
+/// The part of Stella's data folder a guarded command may not change: all of it, unless the
+/// workspace lies inside it (then the stores' folder only).
+fn protected_data_dir(data_dir: &Path, root: &Path) -> PathBuf {
+    let data_dir = data_dir
+        .canonicalize()
+        .unwrap_or_else(|_| data_dir.to_owned());
+    if root.starts_with(&data_dir) {
+        data_dir.join("workspaces")
+    } else {
+        data_dir
+    }
 }
 
 /// The paths among `paths` that git ignores, asked of git itself: the ones its ignore rules
@@ -921,15 +1304,45 @@ mod tests {
     }
 
     #[test]
-    fn the_parent_is_resolved_and_the_name_kept() {
+    fn paths_resolve_as_the_calling_process_sees_them() {
+        use std::os::fd::AsRawFd as _;
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         std::fs::create_dir(root.join("src")).unwrap();
         std::os::unix::fs::symlink(root.join("src"), root.join("alias")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", root.join("src/link")).unwrap();
-        let r = |p: &str| resolve_parent(&root, &root.join(p)).map(|r| r.to_string());
-        assert_eq!(r("alias/a.txt").unwrap(), "src/a.txt");
-        assert_eq!(r("src/link").unwrap(), "src/link");
-        assert_eq!(r("top.txt").unwrap(), "top.txt");
+        let me = std::process::id();
+        let r = |p: &Path, follow| resolve_as(me, me, p, follow).unwrap();
+        // The folder is resolved, the last name kept unless followed.
+        assert_eq!(r(&root.join("alias/a.txt"), false), root.join("src/a.txt"));
+        assert_eq!(r(&root.join("src/link"), false), root.join("src/link"));
+        assert_eq!(r(&root.join("src/link"), true), Path::new("/etc/passwd"));
+        assert_eq!(
+            r(&root.join("src/../missing/x/../y"), true),
+            root.join("missing/y")
+        );
+        // /proc/self, /dev/fd and a working folder are the caller's own.
+        let file = std::fs::File::create(root.join("src/f")).unwrap();
+        let fd = file.as_raw_fd();
+        assert_eq!(
+            r(Path::new(&format!("/dev/fd/{fd}")), true),
+            root.join("src/f")
+        );
+        assert_eq!(
+            r(Path::new(&format!("/proc/self/fd/{fd}")), true),
+            root.join("src/f")
+        );
+        let cwd = std::fs::read_link("/proc/self/cwd").unwrap();
+        assert_eq!(r(Path::new("/proc/self/cwd/x"), true), cwd.join("x"));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .current_dir(&root)
+            .spawn()
+            .unwrap();
+        let theirs = child.id();
+        let seen = resolve_as(theirs, theirs, Path::new("/proc/self/cwd/src/f"), true).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(seen, root.join("src/f"));
     }
 }

@@ -410,13 +410,50 @@ os.execvp(sys.argv[1], sys.argv[1:])
     assert_refused(&out, "write", "a.txt");
     assert_eq!(w.read("a.txt"), "theirs\n");
 
-    // Inside another supervisor (here: Stella's own, its marker removed) there can be no second
-    // one: the command runs unguarded after one warning line...
+    // Nested in Stella's own guard, the outer guard sees every call: whatever the environment
+    // says, the inner command is checked (the kernel says it is supervised, not a variable).
     let inner = format!(
-        "env -u STELLA_EXEC_SESSION {} --session {s} exec -- touch ran",
+        "env -u STELLA_EXEC_SESSION {} --session {s} exec -- sh -c 'echo mine > a.txt'",
         stella.display()
     );
     let out = sh(&w, &s, &inner);
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+    // A caller's STELLA_EXEC_SESSION outside any guard switches nothing off.
+    let mut cmd = w.stella();
+    let out = cmd
+        .env("STELLA_EXEC_SESSION", "anything")
+        .args([
+            "--session",
+            &s,
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "echo mine > a.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs\n");
+
+    // Inside another program's supervisor (here: Stella under another name) there can be no
+    // second one: the command runs unguarded after one warning line...
+    let other = w.home.join("other-supervisor");
+    copy_binary(&stella, &other);
+    let nested = |w: &World| {
+        let mut cmd = Command::new(&other);
+        clean_env(&mut cmd, &w.home, &w.stella_home);
+        cmd.current_dir(&w.repo)
+            .args(["--session", &s, "exec", "--", "sh", "-c"])
+            .arg(format!(
+                "{} --session {s} exec -- touch ran",
+                stella.display()
+            ))
+            .output()
+            .unwrap()
+    };
+    let out = nested(&w);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("stella: warning: running unguarded: the process already runs under another seccomp supervisor"),
@@ -427,7 +464,7 @@ os.execvp(sys.argv[1], sys.argv[1:])
     // ...and under fail-closed it does not run at all.
     std::fs::remove_file(w.repo.join("ran")).unwrap();
     w.git(&["config", "stella.hookOnError", "deny"]);
-    let out = sh(&w, &s, &inner);
+    let out = nested(&w);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("error: refusing to run the command unguarded"),

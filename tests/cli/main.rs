@@ -21,6 +21,7 @@ mod docs;
 mod doctor;
 mod durability;
 mod exec;
+mod exec_identity;
 mod gemini_real;
 mod guard;
 mod harden;

@@ -167,7 +167,10 @@ fn the_shell_guard_lets_git_write_its_own_folder_and_nobody_but_stella_write_ste
         "--",
         "sh",
         "-c",
-        "git add README && git stella --session other session start --id other",
+        &format!(
+            "git add README && '{}' --session other session start --id other",
+            assert_cmd::cargo::cargo_bin("git-stella").display()
+        ),
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }

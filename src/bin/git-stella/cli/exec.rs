@@ -120,7 +120,7 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
     let cwd = ctx.cwd.clone();
     let make = || bash_c(snippet, &cwd);
     let shell = make();
-    if !is_bash_call(snippet) || std::env::var_os(exec::SESSION_ENV).is_some() {
+    if !is_bash_call(snippet) {
         return plain(shell);
     }
     let host_session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
@@ -237,18 +237,21 @@ fn guarded(
 ) -> Result {
     let command = make();
     let program = command.get_program().to_owned();
-    if let Some(outer) = std::env::var_os(exec::SESSION_ENV) {
-        // Already under a guard: the outer one sees every call of this command too.
-        if outer != id.as_str() {
-            ctx.say(format_args!(
-                "stella: already under the shell guard of session '{}': this command is recorded there",
-                outer.to_string_lossy()
-            ));
-        }
-        return plain(command);
-    }
     match exec::run(context, id, command, label, ctx.err) {
         Ok(report) => Ok(ExitCode::from(report.code())),
+        // Already under Stella's guard: the outer one sees every call of this command too.
+        Err(exec::Error::Nested) => {
+            let outer = std::env::var_os(exec::SESSION_ENV);
+            if outer.as_deref() != Some(id.as_str().as_ref()) {
+                let outer = outer.map_or("another session".into(), |o| {
+                    format!("session '{}'", o.to_string_lossy())
+                });
+                ctx.say(format_args!(
+                    "stella: already under the shell guard of {outer}: this command is recorded there"
+                ));
+            }
+            plain(make())
+        }
         Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
         Err(exec::Error::Spawn { source, .. }) => Err(not_run(&program, &source)),
         Err(e) => Err(CliError::from_error(&e)),

@@ -1,0 +1,184 @@
+//! The shell guard judges files, not spellings: a rename carries what the session knew, a hard
+//! link is the file it names, `/proc/self` and `/dev/fd` are the calling process's own, and
+//! Stella's own state is out of a command's reach. Each test reproduces a way a person's edit
+//! used to be lost (the session read `f`, then another process changed it) and shows it refused.
+
+use crate::common::*;
+
+/// A world whose session read `f`, which another process then changed; `None` (after a loud
+/// skip, a failure under CI) where this machine cannot run the guard.
+fn stale_f() -> Option<(World, String)> {
+    let w = World::new();
+    let out = w.run(&["exec", "--check"]);
+    if code(&out) != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must be able to run the shell guard: {}",
+            stderr(&out)
+        );
+        skipped(&format!(
+            "the shell guard cannot run here: {}",
+            stderr(&out)
+        ));
+        return None;
+    }
+    let s = w.start();
+    w.write("f", "as the session read it\n");
+    w.write("other", "untouched\n");
+    let out = sh(&w, &s, "cat f >/dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    w.write("f", "their edit\n");
+    Some((w, s))
+}
+
+fn sh(w: &World, s: &str, script: &str) -> std::process::Output {
+    w.run(&["--session", s, "exec", "--", "sh", "-c", script])
+}
+
+fn refused(out: &std::process::Output, verb: &str, path: &str) {
+    let err = stderr(out);
+    assert!(
+        err.contains(&format!("refusing to {verb}: {path}\n")),
+        "expected a refusal to {verb} {path}: {err}"
+    );
+}
+
+/// Every file of the repository holding `bytes`, by path.
+fn holding(w: &World, bytes: &str) -> Vec<String> {
+    listing(&w.repo)
+        .into_iter()
+        .filter(|p| !p.starts_with(".git"))
+        .filter(|p| std::fs::read(w.repo.join(p)).is_ok_and(|b| b == bytes.as_bytes()))
+        .map(|p| p.strip_prefix(&w.repo).unwrap_or(&p).display().to_string())
+        .collect()
+}
+
+#[test]
+fn a_rename_carries_the_staleness_to_the_new_name() {
+    let Some((w, s)) = stale_f() else { return };
+    let out = sh(&w, &s, "mv f g && rm g");
+    refused(&out, "delete", "g");
+    assert_eq!(w.read("g"), "their edit\n");
+
+    // Into a folder, then the folder removed.
+    let out = sh(&w, &s, "mkdir d && mv g d/ && rm -rf d");
+    refused(&out, "delete", "d/g");
+    assert_eq!(w.read("d/g"), "their edit\n");
+    // And the rename is no write of the session: it still needs a re-read.
+    let status = w.ok(&["--session", &s, "status"]);
+    assert!(status.contains("changed    d/g"), "{status}");
+}
+
+#[test]
+fn git_mv_does_not_make_their_edit_the_sessions_own() {
+    let Some((w, s)) = stale_f() else { return };
+    w.git(&["add", "f"]);
+    w.git(&["commit", "-qm", "f"]);
+    let out = sh(&w, &s, "git mv f g");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = sh(&w, &s, "echo mine > g");
+    refused(&out, "write", "g");
+    assert_eq!(w.read("g"), "their edit\n");
+    // Read again, the write passes.
+    let out = sh(&w, &s, "cat g >/dev/null && echo mine > g");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("g"), "mine\n");
+}
+
+#[test]
+fn undo_moves_a_renamed_file_back_and_loses_nobodys_bytes() {
+    let Some((w, s)) = stale_f() else { return };
+    // A fresh rename: undo puts the file back where it was.
+    let out = sh(&w, &s, "cat other >/dev/null && mv other moved");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = w.run(&["--session", &s, "undo", "moved"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("other"), "untouched\n");
+    assert!(!w.repo.join("moved").exists());
+
+    // A rename of a file someone changed: their bytes are never deleted.
+    let out = sh(&w, &s, "mv f g");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = w.run(&["--session", &s, "undo"]);
+    assert_eq!(holding(&w, "their edit\n"), ["g"], "{}", stderr(&out));
+    refused(&out, "delete", "g");
+}
+
+#[test]
+fn a_hard_link_is_the_file_it_names() {
+    let Some((w, s)) = stale_f() else { return };
+    // A link made before the command.
+    std::fs::hard_link(w.repo.join("f"), w.repo.join("h")).unwrap();
+    let out = sh(&w, &s, "echo x > h");
+    refused(&out, "write", "h");
+    assert_eq!(w.read("f"), "their edit\n");
+    std::fs::remove_file(w.repo.join("h")).unwrap();
+    // A link the command makes itself.
+    let out = sh(&w, &s, "ln f h2 && echo x > h2");
+    refused(&out, "write", "h2");
+    assert_eq!(w.read("f"), "their edit\n");
+}
+
+#[test]
+fn proc_self_and_dev_fd_are_the_callers_own() {
+    let Some((w, s)) = stale_f() else { return };
+    for script in [
+        "echo x > /proc/self/cwd/f",
+        "exec 3<. && echo x > /dev/fd/3/f",
+        "exec 3<. && echo x > /proc/thread-self/fd/3/f",
+    ] {
+        let out = sh(&w, &s, script);
+        refused(&out, "write", "f");
+        assert_eq!(w.read("f"), "their edit\n", "{script}");
+    }
+    // A descriptor opened with O_PATH, reopened for writing through /proc/self/fd.
+    let script =
+        "import os\nfd = os.open('f', os.O_PATH)\nopen(f'/proc/self/fd/{fd}', 'w').write('x')";
+    let out = w.run(&["--session", &s, "exec", "--", "python3", "-c", script]);
+    refused(&out, "write", "f");
+    assert_eq!(w.read("f"), "their edit\n");
+}
+
+#[test]
+fn stellas_data_folder_is_out_of_a_commands_reach() {
+    let Some((w, s)) = stale_f() else { return };
+    let data = w.stella_home.display().to_string();
+    let out = sh(&w, &s, &format!("rm -rf '{data}'"));
+    assert_ne!(code(&out), 0);
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("it is Stella's own state").count(),
+        1,
+        "said once: {err}"
+    );
+    // The session still knows what it read: a stale write is still refused.
+    let out = sh(&w, &s, "echo mine > f");
+    refused(&out, "write", "f");
+    assert_eq!(w.read("f"), "their edit\n");
+}
+
+#[test]
+fn a_tool_rereading_a_file_does_not_keep_its_window_open() {
+    let Some((w, _)) = stale_f() else { return };
+    let s = w.start();
+    w.write("t", "v1\n");
+    // The tool reads t every 0.3 s for 2.4 s; right after its last read another process
+    // changes t, and the tool writes it. Its first read armed the guard, and reading again
+    // never renews the window in which a tool's own read does not count.
+    let ready = w.home.join("ready");
+    let go = w.home.join("go");
+    let script = format!(
+        "import os, time\nfor _ in range(9):\n    open('t').read()\n    time.sleep(0.3)\nopen({ready:?}, 'w')\nwhile not os.path.exists({go:?}):\n    time.sleep(0.01)\nopen('t', 'w').write('tool\\n')"
+    );
+    let mut cmd = w.stella();
+    cmd.args(["--session", &s, "exec", "--", "python3", "-c", &script]);
+    let child = std::thread::spawn(move || cmd.output().unwrap());
+    while !ready.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    w.write("t", "theirs\n");
+    std::fs::write(&go, "").unwrap();
+    let out = child.join().unwrap();
+    refused(&out, "write", "t");
+    assert_eq!(w.read("t"), "theirs\n");
+}
