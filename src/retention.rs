@@ -33,7 +33,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(bad)
 }
 
-/// The sessions whose last step is older than `age` at `now` (Unix seconds), oldest first.
+/// The sessions whose last step is older than `age` at `now` (Unix seconds), oldest first,
+/// less those a live process holds a lease on.
 pub fn sessions_older_than(
     journal: &Journal<'_>,
     age: Duration,
@@ -44,6 +45,8 @@ pub fn sessions_older_than(
         .sessions()?
         .into_iter()
         .filter(|(_, tip)| tip.time.seconds < cutoff)
+        // A session a running command holds is live, whatever its last step's age.
+        .filter(|(id, _)| !journal.leased(id))
         .collect();
     old.sort_by_key(|(_, tip)| tip.time.seconds);
     Ok(old)

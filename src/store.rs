@@ -341,6 +341,36 @@ impl Store {
         }
     }
 
+    /// A lease on `name` (a session), held by this process until the file returned is closed
+    /// or the process dies (a shared `flock`): while one is held, [`Store::leased`] says so.
+    pub fn lease(&self, name: &str) -> Result<std::fs::File, Error> {
+        let dir = self.dir.join("leases");
+        let path = dir.join(name);
+        let io = |source| Error::Io {
+            op: "take a lease on",
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        file.lock_shared().map_err(io)?;
+        Ok(file)
+    }
+
+    /// Whether a live process holds a lease on `name` (see [`Store::lease`]).
+    pub fn leased(&self, name: &str) -> bool {
+        let Ok(file) = std::fs::File::open(self.dir.join("leases").join(name)) else {
+            return false;
+        };
+        matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
     /// Take the store's writer lock.
     pub fn lock(&self, deadline: Duration) -> Result<FileLock, Error> {
         Ok(FileLock::acquire(&self.lock_path, deadline)?)

@@ -14,12 +14,14 @@
 //! - an open with write access, `O_TRUNC` or `O_CREAT`, `truncate`, a rename or link onto a path,
 //!   and an unlink are checked with the guard's decision table ([`crate::guard::decide`]); a
 //!   refusal fails the call with `EACCES` and prints the refusal once per path;
-//! - what the command changed becomes the session's own write, with the bytes it left (a path it
-//!   removed or renamed away is dropped);
+//! - what the command changed becomes the session's own write, with the bytes it left when it
+//!   finished writing (a path it removed is dropped; a rename carries what the session knew);
+//!   a later change of a file it wrote is checked against what it left there;
 //! - never recorded: `.git/`, `.stella/`, paths outside the workspace, folders, devices, FIFOs,
 //!   and paths git ignores that the session did not already track.
 //!
-//! One command is one journal step, recorded once the command has exited.
+//! A running command is journaled as it goes, about every half second (see
+//! `docs/shell-guard.md`): a whole agent run under the guard shows in `status` while it runs.
 //!
 //! What it cannot see: a file descriptor opened before the command started, and a process that
 //! rewrites a path in its own memory between the check and the kernel's use of it. It guards
@@ -31,6 +33,8 @@ mod filter;
 mod notify;
 #[cfg(target_os = "linux")]
 mod supervise;
+#[cfg(target_os = "linux")]
+mod watch;
 #[cfg(target_os = "linux")]
 pub use supervise::{probe, run};
 #[cfg(not(target_os = "linux"))]

@@ -6,6 +6,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use libc::{c_int, seccomp_notif, seccomp_notif_resp, sock_filter};
 
@@ -277,24 +278,52 @@ impl Listener {
         pid: u32,
         mut answer: impl FnMut(&seccomp_notif) -> Answer,
     ) -> io::Result<()> {
+        self.serve_ticking(pid, None, Duration::MAX, |wake| match wake {
+            Wake::Call(req) => answer(req),
+            Wake::Tick => Answer::Continue,
+        })
+    }
+
+    /// [`Listener::serve`], also waking `on` with [`Wake::Tick`] at least every `every` (between
+    /// calls, never in the middle of one), when `extra` becomes readable, and when a signal
+    /// interrupts the wait.
+    pub fn serve_ticking(
+        &self,
+        pid: u32,
+        extra: Option<RawFd>,
+        every: Duration,
+        mut on: impl FnMut(Wake<'_>) -> Answer,
+    ) -> io::Result<()> {
         let exited = pidfd(pid)?;
+        let mut next = Instant::now().checked_add(every);
         loop {
-            let mut fds = [self.raw(), exited.as_raw_fd()].map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
+            let mut fds =
+                [self.raw(), exited.as_raw_fd(), extra.unwrap_or(-1)].map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+            let timeout = next.map_or(-1, |at| {
+                let left = at.saturating_duration_since(Instant::now()).as_millis();
+                c_int::try_from(left).unwrap_or(c_int::MAX)
             });
-            // SAFETY: two valid pollfds.
-            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            // SAFETY: three valid pollfds (a negative fd is skipped).
+            let rc = unsafe { libc::poll(fds.as_mut_ptr(), 3, timeout) };
+            if rc < 0 {
                 let e = io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::EINTR) {
+                    on(Wake::Tick);
                     continue;
                 }
                 return Err(e);
             }
+            if fds[2].revents != 0 || next.is_some_and(|at| Instant::now() >= at) {
+                on(Wake::Tick);
+                next = Instant::now().checked_add(every);
+            }
             if fds[0].revents & libc::POLLIN != 0 {
                 if let Some(req) = self.receive()? {
-                    let a = answer(req.notif());
+                    let a = on(Wake::Call(req.notif()));
                     self.answer(req.notif().id, a);
                 }
                 continue;
@@ -457,4 +486,12 @@ pub fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
         return false;
     }
     stderr.write_all(bytes).is_ok()
+}
+
+/// Why [`Listener::serve_ticking`] wakes its caller.
+pub enum Wake<'a> {
+    /// A call to answer.
+    Call(&'a seccomp_notif),
+    /// Time passed, a signal came, or the extra descriptor is readable: the answer is ignored.
+    Tick,
 }

@@ -1,5 +1,5 @@
 //! The shell guard's supervisor (Linux): spawn the command under the seccomp filter and answer
-//! each notification until it exits, then record one step.
+//! each notification until it exits, journaling what it did as it goes.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -18,7 +18,7 @@ use gix::ObjectId;
 use crate::digest::Digest;
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
-use crate::journal::{self, Entry, Journal, MapEdit, Seen, Step};
+use crate::journal::{self, Entry, Journal, Seen, Step};
 use crate::paths::{self, RelPath};
 use crate::record::{self, Replaced};
 use crate::session::Context;
@@ -27,7 +27,8 @@ use super::notify::{self, Answer, Listener, Received};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
-/// stderr), then record what it read and wrote as one step. `label` names the command in the
+/// stderr), journaling what it read and wrote as it goes (a step about every half second while
+/// something happened, and one when it exits). `label` names the command in the
 /// step's summary (its command line when `None`).
 pub fn run(
     context: &Context,
@@ -47,20 +48,31 @@ pub fn run(
     let start = journal.tip(id)?;
     command.env(SESSION_ENV, id.as_str());
     let _quiet = IgnoreInterrupts::new();
+    let _ended = Forward::new();
     let (mut child, listener) = spawn(command)?;
+    // Held while the command runs: `gc` and `session prune` leave a live session alone.
+    let _lease = journal.lease(id).inspect_err(
+        |e| tracing::warn!(error = %e, "the running command holds no lease on its session"),
+    );
     let mut sup = Supervisor {
         root: context.ws.root.clone(),
         journal: &journal,
         tree: start.tree,
         known: HashMap::new(),
         last_read: HashMap::new(),
-        reads: HashMap::new(),
-        read_seq: HashMap::new(),
-        moves: Vec::new(),
-        seq: 0,
+        log: Vec::new(),
         renamed_by: HashMap::new(),
-        touched: Vec::new(),
         touched_set: HashSet::new(),
+        settle: Vec::new(),
+        watch: super::watch::Watch::new(),
+        start: HashMap::new(),
+        ignored: HashMap::new(),
+        id,
+        summary,
+        tip: None,
+        n_reads: 0,
+        n_writes: 0,
+        flushed: Instant::now(),
         origins: HashMap::new(),
         refused: Vec::new(),
         refusals: Vec::new(),
@@ -72,7 +84,15 @@ pub fn run(
         kept: 0,
         err,
     };
-    let served = listener.serve(child.id(), |req| sup.handle(&listener, req));
+    let pid = child.id();
+    let extra = sup.watch.as_ref().map(|w| w.raw());
+    let served = listener.serve_ticking(pid, extra, TICK, |wake| match wake {
+        notify::Wake::Call(req) => sup.handle(&listener, req),
+        notify::Wake::Tick => {
+            sup.tick(pid);
+            Answer::Continue
+        }
+    });
     // Whatever still runs of the command gets ENOSYS from now on, never an unchecked call (and a
     // command still running after a failure to serve it is not left waiting for an answer).
     drop(listener);
@@ -86,7 +106,7 @@ pub fn run(
             });
         }
     };
-    sup.record(id, status, summary).map_err(|e| match e {
+    sup.finish(status).map_err(|e| match e {
         Error::Journal(source) => Error::Unrecorded {
             program: program_name,
             code: exit_code(status),
@@ -248,18 +268,130 @@ impl Drop for IgnoreInterrupts {
     }
 }
 
+/// The signal that asked this process to end (SIGTERM, SIGHUP), 0 for none yet.
+static ENDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn note_end(signal: libc::c_int) {
+    ENDED.store(signal, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// While the command runs, SIGTERM and SIGHUP (a host's tool timeout, a closed terminal) end
+/// the command rather than the supervisor: passed on, so the supervisor stays to record
+/// everything the command did.
+struct Forward {
+    old: [libc::sigaction; 2],
+}
+
+impl Forward {
+    fn new() -> Self {
+        ENDED.store(0, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: installing a handler that only stores to an atomic; no SA_RESTART, so the
+        // supervisor's wait is interrupted and passes the signal on.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = note_end as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut old: [libc::sigaction; 2] = std::mem::zeroed();
+            libc::sigaction(libc::SIGTERM, &action, &mut old[0]);
+            libc::sigaction(libc::SIGHUP, &action, &mut old[1]);
+            Forward { old }
+        }
+    }
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        // SAFETY: restoring the actions saved in `new`.
+        unsafe {
+            libc::sigaction(libc::SIGTERM, &self.old[0], std::ptr::null_mut());
+            libc::sigaction(libc::SIGHUP, &self.old[1], std::ptr::null_mut());
+        }
+    }
+}
+
 /// What this command saw or did to a path so far.
 #[derive(Clone, Debug)]
 enum Known {
     /// It read these bytes.
     Read(Digest),
-    /// It changed the path: its own work, not checked again within the command.
-    Changed,
+    /// It is writing the path (opened for writing, truncated, or a rename put its bytes
+    /// there), and has not finished: its own work.
+    Writing,
+    /// It finished writing the path: the file as it left it. A later change is checked against
+    /// it; the digest is known once the write is recorded.
+    Left(Signature, Option<Digest>),
     /// A rename brought here what the session knew, when the command started, of another path.
     Moved(RelPath),
     /// A rename took the path away, or put there bytes the session never saw: nothing known.
     Nothing,
 }
+
+/// What `stat` says of a file, enough to tell it changed (git's index keeps the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Signature {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Signature {
+    fn of(meta: &std::fs::Metadata) -> Signature {
+        Signature {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// The regular file at `path` now; `None` when there is none.
+    fn at(path: &Path) -> Option<Signature> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| Signature::of(&m))
+    }
+}
+
+/// One thing the command did that the session records, in the order it happened.
+enum Event {
+    /// It read these bytes.
+    Read {
+        path: RelPath,
+        snap: Snapshot,
+        at: Instant,
+    },
+    /// It renamed `from` to `to`, carrying what the session knew.
+    Moved { from: RelPath, to: RelPath },
+    /// It changed the path: what it left is taken from the disk when recorded, unless a
+    /// [`Event::Left`] of the path follows.
+    Changed { path: RelPath },
+    /// It finished writing the path, which then looked like this.
+    Left { path: RelPath, sig: Signature },
+}
+
+impl Event {
+    /// The paths it concerns.
+    fn paths(&self) -> [Option<&RelPath>; 2] {
+        match self {
+            Event::Read { path, .. } | Event::Changed { path } | Event::Left { path, .. } => {
+                [Some(path), None]
+            }
+            Event::Moved { from, to } => [Some(from), Some(to)],
+        }
+    }
+}
+
+/// How often the supervisor looks at what a running command finished writing and at signals.
+const TICK: Duration = Duration::from_millis(100);
+
+/// How often what a running command did is journaled: a group commit, so a killed supervisor
+/// loses at most about this much (a read waits [`TOOL_READ`] first, to know it was not a tool's
+/// read of what it rewrites).
+const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
 /// How close before its own change a process's read of the same path counts as the tool reading
 /// what it rewrites rather than a read the agent acted on: tools read and write within
@@ -273,7 +405,6 @@ struct LastRead {
     /// When it last read it.
     at: Instant,
     known: Option<Known>,
-    snapshot: Option<Snapshot>,
 }
 
 /// Put back `value` for `key` (`None`: remove it).
@@ -315,25 +446,35 @@ struct Supervisor<'a, 'j> {
     known: HashMap<RelPath, Known>,
     /// Who read each path last, and what that read replaced.
     last_read: HashMap<RelPath, LastRead>,
-    /// What the command read.
-    reads: HashMap<RelPath, Snapshot>,
-    /// When (in the order of the command's events) it last read each path.
-    read_seq: HashMap<RelPath, u64>,
-    /// The renames that carried the session's knowledge, in order, each with its place in the
-    /// order of events.
-    moves: Vec<(u64, RelPath, RelPath)>,
+    /// What the command did and the journal does not hold yet, in order.
+    log: Vec<Event>,
     /// Which process renamed a file to each path, and when.
     renamed_by: HashMap<RelPath, (u32, Instant)>,
-    /// The count of events so far: reads and renames.
-    seq: u64,
-    /// What the command changed, in order.
-    touched: Vec<RelPath>,
+    /// What the command changed: its own work.
     touched_set: HashSet<RelPath>,
+    /// Paths whose change is done once the call that made it returns (a rename of the
+    /// command's own bytes, a truncate): settled at the next look at what it finished.
+    settle: Vec<RelPath>,
+    /// The folders of what it writes, watched for the moment it finishes writing.
+    watch: Option<super::watch::Watch>,
+    /// What the session knew of each path the command's steps concern when it started, and
+    /// whether git ignores the path, asked once per path.
+    start: HashMap<RelPath, Option<(Seen, bool)>>,
+    ignored: HashMap<RelPath, bool>,
+    /// The session, and the summary of the command's steps.
+    id: &'a SessionId,
+    summary: String,
+    /// The session's last step, once the command recorded one, and what its steps counted.
+    tip: Option<journal::Tip>,
+    n_reads: usize,
+    n_writes: usize,
     /// The bytes a path held before the command first changed it (`None`: it did not exist).
     origins: HashMap<RelPath, Option<Digest>>,
     refused: Vec<RelPath>,
-    /// What was refused, for the step's trace.
+    /// What was refused and is not journaled yet, for the step's trace.
     refusals: Vec<crate::refusals::Record>,
+    /// When what the command did was last journaled.
+    flushed: Instant,
     /// The process of each thread seen so far.
     processes: HashMap<u32, u32>,
     /// Which process was told of which refusal.
@@ -387,7 +528,8 @@ impl Supervisor<'_, '_> {
             }
             filter::Call::Truncate => {
                 let located = self.locate(listener, req, None, args[0], true);
-                self.change(req, located, Intent::Write { content: None })
+                let answer = self.change(req, located, Intent::Write { content: None });
+                self.settle_last(answer)
             }
             filter::Call::Unlink { dirfd, path } => {
                 if dirfd.is_some() && args[2] as libc::c_int & libc::AT_REMOVEDIR != 0 {
@@ -451,7 +593,7 @@ impl Supervisor<'_, '_> {
     /// Record a read of `path`'s bytes now, if it is a regular file, remembering which process
     /// read it and what was known before.
     fn read(&mut self, req: &libc::seccomp_notif, path: RelPath) {
-        if matches!(self.known.get(&path), Some(Known::Changed)) {
+        if matches!(self.known.get(&path), Some(Known::Writing)) {
             return;
         }
         // The tool that just renamed a file here reading it (`git mv` hashes it for the index)
@@ -469,9 +611,11 @@ impl Supervisor<'_, '_> {
         let process = self.process_of(req.pid);
         let now = Instant::now();
         let known = self.known.insert(path.clone(), Known::Read(snap.digest));
-        let snapshot = self.reads.insert(path.clone(), snap);
-        self.seq += 1;
-        self.read_seq.insert(path.clone(), self.seq);
+        self.log.push(Event::Read {
+            path: path.clone(),
+            snap,
+            at: now,
+        });
         match self.last_read.get_mut(&path) {
             // The same tool reading again (a patch tool reads twice from two threads): what was
             // known before its first read still stands.
@@ -485,7 +629,6 @@ impl Supervisor<'_, '_> {
                         process,
                         at: now,
                         known,
-                        snapshot,
                     },
                 );
             }
@@ -601,10 +744,28 @@ impl Supervisor<'_, '_> {
             Some(known) => known,
             None => self.known.get(&path).cloned(),
         };
-        if matches!(known, Some(Known::Changed)) {
-            return Ok(Some((path, None)));
+        let known = match known {
+            // Still writing it, or its own bytes: see whether it finished, and if it did,
+            // whether they are still there.
+            Some(Known::Writing) => {
+                self.closes();
+                self.known.get(&path).cloned()
+            }
+            known => known,
+        };
+        match known {
+            Some(Known::Writing) => return Ok(Some((path, None))),
+            Some(Known::Left(sig, _)) if Signature::at(&path.under(&self.root)) == Some(sig) => {
+                return Ok(Some((path, None)));
+            }
+            _ => {}
         }
         let entry = match self.entry(&path, known.as_ref()) {
+            // Another name of a file the session tracks (a hard link) is that file.
+            Ok(None) if !matches!(known, Some(Known::Nothing)) => self.linked(&path),
+            entry => entry,
+        };
+        let entry = match entry {
             Ok(e) => e,
             Err(e) => {
                 let _ = writeln!(
@@ -613,20 +774,6 @@ impl Supervisor<'_, '_> {
                 );
                 return Err(Answer::Fail(libc::EACCES));
             }
-        };
-        // Another name of a file the session tracks (a hard link) is that file.
-        let entry = match entry {
-            None if !matches!(known, Some(Known::Nothing)) => match self.linked(&path) {
-                Ok(e) => e,
-                Err(e) => {
-                    let _ = writeln!(
-                        self.err,
-                        "stella: refusing to change {path}: the session's journal could not be read: {e}"
-                    );
-                    return Err(Answer::Fail(libc::EACCES));
-                }
-            },
-            entry => entry,
         };
         let tracked = entry.is_some();
         let mut check = guard::check_entry(entry, &self.root, &path, intent);
@@ -648,9 +795,8 @@ impl Supervisor<'_, '_> {
                         e
                     });
             }
-            if own_read && let Some(before) = self.last_read.remove(&path) {
-                restore(&mut self.known, &path, before.known);
-                restore(&mut self.reads, &path, before.snapshot);
+            if own_read {
+                self.forget_read(&path);
             }
             self.refuse(req.pid, &check);
             return Err(Answer::Fail(libc::EACCES));
@@ -663,13 +809,69 @@ impl Supervisor<'_, '_> {
         Ok(Some((path, before)))
     }
 
+    /// After an allowed change that is done once its call returns, settle it at the next look.
+    fn settle_last(&mut self, answer: Answer) -> Answer {
+        if let (Answer::Continue, Some(Event::Changed { path })) = (answer, self.log.last()) {
+            self.settle.push(path.clone());
+        }
+        answer
+    }
+
     /// Remember an allowed change of `path` (which held `before`) as the command's own.
     fn changed(&mut self, path: RelPath, before: Option<Digest>) {
         self.last_read.remove(&path);
         self.origins.entry(path.clone()).or_insert(before);
-        self.known.insert(path.clone(), Known::Changed);
-        if self.touched_set.insert(path.clone()) {
-            self.touched.push(path);
+        self.known.insert(path.clone(), Known::Writing);
+        self.touched_set.insert(path.clone());
+        if let Some(watch) = &mut self.watch {
+            watch.folder_of(&self.root, &path);
+        }
+        self.log.push(Event::Changed { path });
+    }
+
+    /// Forget the read of `path` a tool made just before changing it: what was known before it
+    /// stands, and the read is not the session's.
+    fn forget_read(&mut self, path: &RelPath) {
+        let Some(before) = self.last_read.remove(path) else {
+            return;
+        };
+        restore(&mut self.known, path, before.known);
+        // Its reads since, which the journal does not hold yet.
+        let cut = self
+            .log
+            .iter()
+            .rposition(
+                |e| matches!(e, Event::Read { path: p, at, .. } if p == path && *at < before.at),
+            )
+            .map_or(0, |i| i + 1);
+        let mut i = cut;
+        while i < self.log.len() {
+            if matches!(&self.log[i], Event::Read { path: p, .. } if p == path) {
+                self.log.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Take in the files the command finished writing: what each looked like then.
+    fn closes(&mut self) {
+        let Some(watch) = &mut self.watch else {
+            self.settle.clear();
+            return;
+        };
+        let settled = std::mem::take(&mut self.settle);
+        for path in settled.into_iter().chain(watch.closed()) {
+            // Only a file the command is writing: a close by anyone else of a file it finished
+            // writing is someone else's change, which its next change is checked against.
+            if !matches!(self.known.get(&path), Some(Known::Writing)) {
+                continue;
+            }
+            let Some(sig) = Signature::at(&path.under(&self.root)) else {
+                continue;
+            };
+            self.known.insert(path.clone(), Known::Left(sig, None));
+            self.log.push(Event::Left { path, sig });
         }
     }
 
@@ -787,8 +989,9 @@ impl Supervisor<'_, '_> {
     /// held).
     fn carry(&mut self, process: u32, from: RelPath, to: RelPath, before: Option<Digest>) {
         if self.touched_set.contains(&from) {
-            // Bytes this command wrote: the destination's write.
-            self.changed(to, before);
+            // Bytes this command wrote: the destination's write, finished once renamed.
+            self.changed(to.clone(), before);
+            self.settle.push(to);
             return;
         }
         // The renaming tool's own read of the source (`git mv` hashes it) is no read of the
@@ -796,30 +999,26 @@ impl Supervisor<'_, '_> {
         if let Some(r) = self.last_read.get(&from)
             && r.process == process
             && r.at.elapsed() < TOOL_READ
-            && let Some(before) = self.last_read.remove(&from)
         {
-            restore(&mut self.known, &from, before.known);
-            restore(&mut self.reads, &from, before.snapshot);
+            self.forget_read(&from);
         }
         let carried = match self.known.get(&from) {
             Some(Known::Read(d)) => Known::Read(*d),
             Some(Known::Moved(at)) => Known::Moved(at.clone()),
             Some(Known::Nothing) => Known::Nothing,
-            Some(Known::Changed) => unreachable!("a changed path is touched"),
+            Some(Known::Writing | Known::Left(..)) => unreachable!("a changed path is touched"),
             None => Known::Moved(from.clone()),
         };
         self.last_read.remove(&from);
         self.last_read.remove(&to);
         if self.touched_set.remove(&to) {
-            self.touched.retain(|p| *p != to);
             self.origins.remove(&to);
         }
         self.known.insert(from.clone(), Known::Nothing);
         self.known.insert(to.clone(), carried);
         self.renamed_by
             .insert(to.clone(), (process, Instant::now()));
-        self.seq += 1;
-        self.moves.push((self.seq, from, to));
+        self.log.push(Event::Moved { from, to });
     }
 
     /// The session's entry for `path`, given what this command has seen of it (`known`).
@@ -834,7 +1033,9 @@ impl Supervisor<'_, '_> {
             Some(Known::Read(d)) => Some(Seen::Digest(*d)),
             Some(Known::Nothing) => None,
             Some(Known::Moved(from)) => self.journal.seen_at(self.tree, from)?.map(|(s, _)| s),
-            Some(Known::Changed) | None => {
+            // What it left, when recorded; else only a re-read can tell.
+            Some(Known::Left(_, digest)) => Some(digest.map_or(Seen::Reread, Seen::Digest)),
+            Some(Known::Writing) | None => {
                 self.journal.seen_at(self.tree, path)?.map(|(seen, _)| seen)
             }
         };
@@ -971,138 +1172,289 @@ impl Supervisor<'_, '_> {
         Ok(Some((blob, snap.exec)))
     }
 
-    /// Record what the command read and changed as one step: its reads and renames in the order
-    /// they happened, then what it left at each path it changed.
-    fn record(
-        mut self,
-        id: &SessionId,
-        status: ExitStatus,
-        summary: String,
-    ) -> Result<Report, Error> {
-        let touched = std::mem::take(&mut self.touched);
-        let moves = std::mem::take(&mut self.moves);
-        let moved_to: HashSet<RelPath> = moves.iter().map(|(_, _, to)| to.clone()).collect();
-        let mut reads: Vec<(RelPath, Snapshot)> = self
-            .reads
-            .drain()
-            .filter(|(p, _)| !self.touched_set.contains(p))
-            .collect();
-        reads.sort_by(|a, b| a.0.cmp(&b.0));
-        // What the session knew of each path when the command started.
-        let mut start = HashMap::new();
-        let involved = touched
-            .iter()
-            .chain(reads.iter().map(|(p, _)| p))
-            .chain(moves.iter().flat_map(|(_, from, to)| [from, to]));
-        for p in involved {
-            if !start.contains_key(p) {
-                start.insert(p.clone(), self.journal.seen_at(self.tree, p)?);
+    /// Between calls: pass on a signal that asked to end the command, take in what it finished
+    /// writing, and journal what is due.
+    fn tick(&mut self, pid: u32) {
+        let signal = ENDED.swap(0, std::sync::atomic::Ordering::SeqCst);
+        if signal != 0 {
+            // To the command and every process of it the guard has seen (a shell waiting for
+            // its child would otherwise leave the child running).
+            let mut pids: HashSet<u32> = self.processes.values().copied().collect();
+            pids.retain(|p| still_guarded(*p));
+            pids.insert(pid);
+            for p in pids {
+                // SAFETY: sending a signal to a process of the command.
+                unsafe { libc::kill(p as libc::pid_t, signal) };
             }
         }
-        let tracked = |p: &RelPath| matches!(start.get(p), Some(Some(_)));
-        // Paths git ignores matter only when the session already tracks them.
-        let untracked: Vec<RelPath> = start.keys().filter(|p| !tracked(p)).cloned().collect();
-        let ignored = ignored(&self.root, &untracked);
-        // A read of the bytes the session already holds changes nothing, unless a rename
-        // brought other knowledge there.
-        reads.retain(|(p, snap)| {
-            !ignored.contains(p)
-                && (moved_to.contains(p)
-                    || !matches!(start.get(p), Some(Some((seen, kept)))
-                        if *seen == Seen::Digest(snap.digest) && (*kept || snap.bytes.is_none())))
-        });
-        let n_reads = reads.len();
-        let touched: Vec<RelPath> = touched
+        self.closes();
+        if self.flushed.elapsed() < FLUSH_EVERY {
+            return;
+        }
+        self.flushed = Instant::now();
+        if let Err(e) = self.flush(false) {
+            // Kept for the next try; the last one, at exit, reports it.
+            tracing::warn!(error = %e, "could not journal what the command did so far");
+        }
+    }
+
+    /// The command ended: take in the rest and journal everything.
+    fn finish(mut self, status: ExitStatus) -> Result<Report, Error> {
+        self.closes();
+        self.flush(true)?;
+        Ok(Report {
+            status,
+            tip: self.tip,
+            reads: self.n_reads,
+            writes: self.n_writes,
+            refused: self.refused,
+        })
+    }
+
+    /// Journal, as one step, the events that are due (all of them when `all`): a read once a
+    /// tool's own read could no longer be in question, everything else at once, each path's
+    /// events in order; and the refusals so far.
+    fn flush(&mut self, all: bool) -> Result<(), Error> {
+        let mut due = Vec::new();
+        let mut later = Vec::new();
+        let mut blocked: HashSet<RelPath> = HashSet::new();
+        for event in std::mem::take(&mut self.log) {
+            let waits = match &event {
+                Event::Read { at, .. } => !all && at.elapsed() < TOOL_READ,
+                // Still being written: what it left is not known yet.
+                Event::Changed { path } => {
+                    !all && matches!(self.known.get(path), Some(Known::Writing))
+                }
+                _ => false,
+            } || event.paths().iter().flatten().any(|p| blocked.contains(*p));
+            if waits {
+                blocked.extend(event.paths().into_iter().flatten().cloned());
+                later.push(event);
+            } else {
+                due.push(event);
+            }
+        }
+        self.log = later;
+        if due.is_empty() && self.refusals.is_empty() {
+            return Ok(());
+        }
+        // Within what is due, a path's last reading or writing is what counts, up to a rename.
+        let mut last: HashSet<RelPath> = HashSet::new();
+        let mut keep = vec![true; due.len()];
+        for (i, event) in due.iter().enumerate().rev() {
+            match event {
+                Event::Moved { from, to } => {
+                    last.remove(from);
+                    last.remove(to);
+                }
+                Event::Read { path, .. } | Event::Changed { path } | Event::Left { path, .. } => {
+                    keep[i] = last.insert(path.clone());
+                }
+            }
+        }
+        let due: Vec<Event> = due
             .into_iter()
-            .filter(|p| !ignored.contains(p))
+            .zip(keep)
+            .filter_map(|(e, k)| k.then_some(e))
             .collect();
-        // Many paths: their objects go into the store as one pack, not one file each.
-        let batch = if touched.len() + reads.len() > BATCH_PATHS {
+        // What the session knew of each path when the command started, and which paths git
+        // ignores (those matter only when the session already tracks them).
+        let mut new = Vec::new();
+        for event in &due {
+            for p in event.paths().into_iter().flatten() {
+                if !self.start.contains_key(p) {
+                    let seen = self.journal.seen_at(self.tree, p)?;
+                    if seen.is_none() {
+                        new.push(p.clone());
+                    }
+                    self.start.insert(p.clone(), seen);
+                }
+            }
+        }
+        let ignored_now = ignored(&self.root, &new);
+        for p in new {
+            let ignored = ignored_now.contains(&p);
+            self.ignored.insert(p, ignored);
+        }
+        let moved_to: HashSet<RelPath> = due
+            .iter()
+            .filter_map(|e| match e {
+                Event::Moved { to, .. } => Some(to.clone()),
+                _ => None,
+            })
+            .collect();
+        let skip = |sup: &Self, p: &RelPath| sup.ignored.get(p).copied().unwrap_or(false);
+        // Bytes the session already holds: nothing to record, unless a rename brought other
+        // knowledge there.
+        let holds = |sup: &Self, p: &RelPath, digest: Digest, kept: bool| {
+            !moved_to.contains(p)
+                && matches!(sup.start.get(p), Some(Some((seen, held)))
+                    if *seen == Seen::Digest(digest) && (*held || !kept))
+        };
+        let batch = if due.len() > BATCH_PATHS {
             Some(self.journal.batch()?)
         } else {
             None
         };
-        // Reads and renames, in the order they happened.
-        let mut ordered: Vec<(u64, MapEdit)> = Vec::new();
-        for (path, snap) in reads {
-            let seq = self.read_seq.get(&path).copied().unwrap_or(0);
-            let version = record::Version {
-                digest: snap.digest,
-                kept: self.keep(&batch, &snap)?,
-            };
-            ordered.push((seq, record::read(&path, version)));
-        }
-        let mut n_writes = 0;
-        for (seq, from, to) in moves {
-            if ignored.contains(&from) && ignored.contains(&to) {
-                continue;
-            }
-            ordered.push((seq, record::moved(&from, &to)));
-            n_writes += 1;
-        }
-        ordered.sort_by_key(|(seq, _)| *seq);
-        let mut edits: Vec<MapEdit> = ordered.into_iter().map(|(_, e)| e).collect();
-        for path in touched {
-            let replaced = Replaced::unkept(self.origins.get(&path).copied().flatten());
-            match self.snapshot(&path) {
-                // Rewritten with the bytes the session already holds: nothing to record.
-                Ok(Some(snap))
-                    if !moved_to.contains(&path)
-                        && matches!(start.get(&path), Some(Some((seen, kept)))
-                        if *seen == Seen::Digest(snap.digest)
-                            && (*kept || snap.bytes.is_none())) => {}
-                Ok(Some(snap)) => {
+        let mut edits = Vec::new();
+        let (mut n_reads, mut n_writes) = (0, 0);
+        for event in due {
+            match event {
+                Event::Read { path, snap, .. } => {
+                    if skip(self, &path) || holds(self, &path, snap.digest, snap.bytes.is_some()) {
+                        continue;
+                    }
                     let version = record::Version {
                         digest: snap.digest,
                         kept: self.keep(&batch, &snap)?,
                     };
-                    edits.push(record::wrote(&path, version, replaced));
+                    edits.push(record::read(&path, version));
+                    n_reads += 1;
                 }
-                // Gone: the entry goes too; a path the session never tracked leaves nothing.
-                Ok(None) if !path.under(&self.root).exists() => {
-                    if !tracked(&path) && !moved_to.contains(&path) {
+                Event::Moved { from, to } => {
+                    if skip(self, &from) && skip(self, &to) {
                         continue;
                     }
-                    edits.push(record::deleted(&path))
+                    edits.push(record::moved(&from, &to));
+                    n_writes += 1;
                 }
-                // A folder, a device, something unreadable: nothing the map can hold.
-                _ => continue,
+                Event::Changed { path } => {
+                    if skip(self, &path) {
+                        continue;
+                    }
+                    let replaced = Replaced::unkept(self.origins.get(&path).copied().flatten());
+                    match self.snapshot(&path) {
+                        Ok(Some(snap)) if holds(self, &path, snap.digest, snap.bytes.is_some()) => {
+                        }
+                        Ok(Some(snap)) => {
+                            let version = record::Version {
+                                digest: snap.digest,
+                                kept: self.keep(&batch, &snap)?,
+                            };
+                            edits.push(record::wrote(&path, version, replaced));
+                            n_writes += 1;
+                        }
+                        // Gone: the entry goes too; a path the session never tracked leaves
+                        // nothing.
+                        Ok(None) if !path.under(&self.root).exists() => {
+                            let tracked = matches!(self.start.get(&path), Some(Some(_)));
+                            if tracked || moved_to.contains(&path) {
+                                edits.push(record::deleted(&path));
+                                n_writes += 1;
+                            }
+                        }
+                        // A folder, a device, something unreadable: nothing the map can hold.
+                        _ => {}
+                    }
+                }
+                Event::Left { path, sig } => {
+                    if skip(self, &path) {
+                        continue;
+                    }
+                    let replaced = Replaced::unkept(self.origins.get(&path).copied().flatten());
+                    // The bytes it left, when the file still is as it left it: read now, and
+                    // checked against what `stat` said when it finished, before and after.
+                    let snap = match self.snapshot(&path) {
+                        Ok(Some(snap)) if Signature::at(&path.under(&self.root)) == Some(sig) => {
+                            Some(snap)
+                        }
+                        _ => None,
+                    };
+                    let gone = !path.under(&self.root).exists();
+                    match snap {
+                        // Renamed or deleted since: its own later events say what became of it.
+                        None if gone => {
+                            let tracked = matches!(self.start.get(&path), Some(Some(_)));
+                            if tracked || moved_to.contains(&path) {
+                                edits.push(record::deleted(&path));
+                            } else {
+                                continue;
+                            }
+                        }
+                        Some(snap) => {
+                            if let Some(Known::Left(s, digest)) = self.known.get_mut(&path)
+                                && *s == sig
+                            {
+                                *digest = Some(snap.digest);
+                            }
+                            if holds(self, &path, snap.digest, snap.bytes.is_some()) {
+                                continue;
+                            }
+                            let version = record::Version {
+                                digest: snap.digest,
+                                kept: self.keep(&batch, &snap)?,
+                            };
+                            edits.push(record::wrote(&path, version, replaced));
+                        }
+                        // Changed again since: what it left cannot be known, so the next
+                        // change needs a re-read.
+                        None => edits.push(record::wrote_unsure(&path, replaced)),
+                    }
+                    n_writes += 1;
+                }
             }
-            n_writes += 1;
         }
         let refused = std::mem::take(&mut self.refusals);
-        // A refusal shows in the step's line, as a refused tool's step does (`refused write …`).
+        if edits.is_empty() && refused.is_empty() {
+            return Ok(());
+        }
         let n_refused = refused.len();
         let refused_note = match n_refused {
             0 => String::new(),
             n => format!(", {n} refused"),
         };
-        let tip = if edits.is_empty() && refused.is_empty() {
-            None
+        let root = if refused.is_empty() {
+            Vec::new()
         } else {
-            let root = if refused.is_empty() {
-                Vec::new()
-            } else {
-                vec![crate::refusals::edit(self.journal, self.tree, refused)?]
+            // Added to the count the session's newest step keeps.
+            let tree = match &self.tip {
+                Some(tip) => tip.tree,
+                None => self.journal.tip(self.id)?.tree,
             };
-            let step = Step {
-                summary: format!("{summary} ({n_reads} read, {n_writes} changed{refused_note})"),
-                map: edits,
-                root,
-            };
-            Some(match batch {
-                Some(b) => self.journal.record_batch(id, &step, b)?,
-                None => self.journal.record(id, &step)?,
-            })
+            vec![crate::refusals::edit(self.journal, tree, refused)?]
         };
-        Ok(Report {
-            status,
-            tip,
-            reads: n_reads,
-            writes: n_writes,
-            refused: self.refused,
-        })
+        let step = Step {
+            summary: format!(
+                "{} ({n_reads} read, {n_writes} changed{refused_note})",
+                self.summary
+            ),
+            map: edits,
+            root,
+        };
+        let tip = match batch {
+            Some(b) => self.journal.record_batch(self.id, &step, b)?,
+            None => self.journal.record(self.id, &step)?,
+        };
+        self.tip = Some(tip);
+        self.n_reads += n_reads;
+        self.n_writes += n_writes;
+        Ok(())
     }
+}
+
+/// Whether process `pid` still looks like one of the command's (a pid seen earlier may have
+/// been reused): in this process's session, with no new privileges and a seccomp filter, as
+/// every process under the guard is.
+fn still_guarded(pid: u32) -> bool {
+    let session = |p: &str| -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        let (_, after) = stat.rsplit_once(')')?;
+        // state ppid pgrp session
+        after.split_whitespace().nth(3).map(str::to_owned)
+    };
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    session("self").is_some()
+        && session("self") == session(&pid.to_string())
+        && field("NoNewPrivs:") == Some("1")
+        && field("Seccomp:") == Some("2")
 }
 
 /// Whether process `pid` runs this very binary (a nested `git stella`, which may write `.stella/`).

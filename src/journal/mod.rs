@@ -637,6 +637,17 @@ impl<'s> Journal<'s> {
             .detach())
     }
 
+    /// A lease on session `id` for as long as the file returned is open: retention leaves a
+    /// leased session alone (a running `exec` holds one).
+    pub fn lease(&self, id: &SessionId) -> Result<std::fs::File, Error> {
+        Ok(self.store.lease(id.as_str())?)
+    }
+
+    /// Whether a live process holds a lease on session `id`.
+    pub fn leased(&self, id: &SessionId) -> bool {
+        self.store.leased(id.as_str())
+    }
+
     /// Record one step: all of its edits land in one commit, or none do.
     pub fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
         self.record_in(id, step, None)

@@ -22,6 +22,7 @@ mod doctor;
 mod durability;
 mod exec;
 mod exec_identity;
+mod exec_live;
 mod gemini_real;
 mod guard;
 mod harden;

@@ -1,0 +1,198 @@
+//! The shell guard journals a running command as it goes: a whole agent under `exec` shows in
+//! `status`, a killed supervisor loses at most the last moment, a host's SIGTERM still records
+//! everything, retention leaves a running command's session alone, and every change the command
+//! makes is checked, its own earlier ones included.
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+fn guarded_world() -> Option<(World, String)> {
+    let w = World::new();
+    let out = w.run(&["exec", "--check"]);
+    if code(&out) != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must be able to run the shell guard: {}",
+            stderr(&out)
+        );
+        skipped(&format!(
+            "the shell guard cannot run here: {}",
+            stderr(&out)
+        ));
+        return None;
+    }
+    let s = w.start();
+    w.write("f", "one\n");
+    Some((w, s))
+}
+
+/// `git stella --session S exec -- sh -c SCRIPT`, started in the background.
+fn spawn_sh(w: &World, s: &str, script: &str) -> Child {
+    w.stella()
+        .args(["--session", s, "exec", "--", "sh", "-c", script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait until `path` exists (a command's "ready" mark), at most 20 s.
+fn wait_for(path: &std::path::Path) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{} never came",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn status(w: &World, s: &str) -> String {
+    w.ok(&["--session", s, "status"])
+}
+
+#[test]
+fn a_killed_supervisor_loses_nothing_older_than_a_moment() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    let mut child = spawn_sh(&w, &s, "cat f > /dev/null; echo made > g; sleep 5");
+    std::thread::sleep(Duration::from_secs(2));
+    // While it runs, the session already shows what it did.
+    assert_eq!(status(&w, &s), "fresh      f\nfresh      g");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(status(&w, &s), "fresh      f\nfresh      g");
+    let log = w.ok(&["--session", &s, "log"]);
+    assert!(log.contains("exec sh -c cat f"), "{log}");
+}
+
+#[test]
+fn a_hosts_sigterm_ends_the_command_and_records_everything() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    let ready = w.home.join("ready");
+    let script = format!(
+        "cat f > /dev/null; echo made > g; : > '{}'; sleep 30; echo never > h",
+        ready.display()
+    );
+    let started = Instant::now();
+    let child = spawn_sh(&w, &s, &script);
+    wait_for(&ready);
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the command was not ended"
+    );
+    // The command died of the signal, as a shell reports it.
+    assert_eq!(code(&out), 128 + libc::SIGTERM, "{}", stderr(&out));
+    assert_eq!(status(&w, &s), "fresh      f\nfresh      g");
+    assert!(!w.repo.join("h").exists());
+}
+
+#[test]
+fn retention_never_drops_the_session_of_a_running_command() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    let ready = w.home.join("ready");
+    let mut child = spawn_sh(&w, &s, &format!(": > '{}'; sleep 4", ready.display()));
+    wait_for(&ready);
+    std::thread::sleep(Duration::from_millis(1100));
+    let out = w.run(&["session", "prune", "--older-than", "1s"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let listed = w.ok(&["status", "--all"]);
+    assert!(
+        listed.contains(&s),
+        "the running command's session was pruned: {listed}"
+    );
+    child.wait().unwrap();
+    // Once it ends, it is an old session like any other.
+    std::thread::sleep(Duration::from_millis(1100));
+    w.ok(&["session", "prune", "--older-than", "1s"]);
+    assert!(!w.ok(&["status", "--all"]).contains(&s));
+}
+
+#[test]
+fn a_later_write_of_a_file_the_command_wrote_is_checked_too() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    let ready = w.home.join("ready");
+    let go = w.home.join("go");
+    // The command writes f, someone else changes it, then the command writes it again.
+    let script = format!(
+        "echo mine > f; : > '{}'; while [ ! -e '{}' ]; do sleep 0.01; done; echo again > f",
+        ready.display(),
+        go.display()
+    );
+    let child = spawn_sh(&w, &s, &script);
+    wait_for(&ready);
+    w.write("f", "theirs\n");
+    std::fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        stderr(&out).contains("refusing to write: f\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("f"), "theirs\n");
+    // Their bytes are not the session's own write: it must read them first.
+    assert_eq!(status(&w, &s), "changed    f");
+
+    // With nobody in between, a command rewrites its own file as often as it likes.
+    let out = w.run(&[
+        "--session",
+        &s,
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "cat f >/dev/null; echo 1 > f; sed -i s/1/2/ f; echo 3 >> f; sed -i s/2/4/ f",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("f"), "4\n3\n");
+    assert_eq!(status(&w, &s), "fresh      f");
+}
+
+#[test]
+fn a_refusal_names_the_running_command_that_wrote_the_file() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    let other = w.start();
+    w.ok(&["--session", &other, "read", "f"]);
+    let ready = w.home.join("ready");
+    let mut child = spawn_sh(
+        &w,
+        &s,
+        &format!("echo mine > f; : > '{}'; sleep 3", ready.display()),
+    );
+    wait_for(&ready);
+    std::thread::sleep(Duration::from_millis(1200));
+    let mut write = w.stella();
+    let out = feed(
+        {
+            write.args(["--session", &other, "write", "f"]);
+            write
+        },
+        b"theirs\n",
+    );
+    child.wait().unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "f changed since this session last read it: session {s} wrote it at"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("f"), "mine\n");
+}
