@@ -9,7 +9,8 @@
 //!
 //! The client is found through `STELLA_CODEX_BIN` (`.ci/run` installs it and sets it). Unset,
 //! the test says it was skipped — unless `CI` is set, where a missing client fails the test.
-//! The scenarios run one after another in one test: the machine has 2 cores.
+//! The scenarios run one after another in one test: the machine has 2 cores. A second test runs
+//! the same scenarios with no hooks, the whole agent under `git stella exec`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -633,4 +634,184 @@ fn the_real_codex_cli_is_guarded_by_stella() {
         others.is_empty(),
         "the client asked the mock for more than the model: {others:?}"
     );
+}
+
+/// What Codex tells the model when the shell guard refused its own write (`apply_patch` runs in
+/// Codex's process, so the refusal itself goes to Codex's stderr, for the person).
+fn assert_failed_write(told: &str) {
+    assert!(
+        !told.contains("Success.") && told.to_lowercase().contains("fail"),
+        "the patch must fail: {told}"
+    );
+}
+
+#[test]
+fn the_real_codex_cli_run_whole_under_the_shell_guard() {
+    let Some(bin) = codex_bin() else {
+        return;
+    };
+    let mock = Mock::start();
+    let w = World::new();
+    let check = w.run(&["exec", "--check"]);
+    if !check.status.success() {
+        assert!(std::env::var_os("CI").is_none(), "{}", stderr(&check));
+        skipped("the shell guard cannot run here");
+        return;
+    }
+    // No hooks: the whole agent runs under `git stella exec`, as the docs describe for any agent.
+    let c = Codex::new(&bin, &w, &mock);
+    let stella = assert_cmd::cargo::cargo_bin("git-stella");
+    let stella = stella.to_str().unwrap();
+    let notes = w.repo.join("notes.txt");
+    let other = "alpha\nbeta\ngamma (another process)\n";
+    let beta = update("notes.txt", " alpha\n-beta\n+BETA\n");
+    let whole = |name: &str, model: &str, calls: Vec<Call>, edits| {
+        let s = w.start();
+        mock.script(name, calls, edits);
+        let (out, _) = c.run_wrapped(&[stella, "--session", &s, "exec", "--"], model, "Go");
+        (s, out)
+    };
+
+    // (1) `cat` → another process edits → the patch is refused, their bytes kept.
+    w.write("notes.txt", "alpha\nbeta\n");
+    let (s, out) = whole(
+        "whole_1_",
+        DIRECT,
+        vec![exec_command("cat notes.txt"), apply_patch(&beta)],
+        vec![(1, rewrite(&notes, other))],
+    );
+    assert_failed_write(&mock.output(1));
+    assert_eq!(w.read("notes.txt"), other);
+    // The person sees Stella's refusal on Codex's stderr, and `log` keeps it.
+    assert!(
+        stderr(&out).contains("refusing to write: notes.txt\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(steps(&w, &s)[0].contains("refused"), "{:?}", steps(&w, &s));
+
+    // (2) The stale file written three other ways: added anew, deleted, a shell redirection.
+    for (name, write, verb) in [
+        (
+            "whole_2a_",
+            apply_patch(&patch("*** Add File: notes.txt\n+x\n")),
+            "write",
+        ),
+        (
+            "whole_2b_",
+            apply_patch(&patch("*** Delete File: notes.txt\n")),
+            "delete",
+        ),
+        (
+            "whole_2c_",
+            exec_command("printf 'x\\n' > notes.txt"),
+            "write",
+        ),
+    ] {
+        w.write("notes.txt", "alpha\nbeta\n");
+        let (_, out) = whole(
+            name,
+            DIRECT,
+            vec![exec_command("cat notes.txt"), write],
+            vec![(1, rewrite(&notes, other))],
+        );
+        assert_eq!(w.read("notes.txt"), other, "{name}");
+        assert!(
+            stderr(&out).contains(&format!("refusing to {verb}: notes.txt\n"))
+                || mock
+                    .output(1)
+                    .contains(&format!("refusing to {verb}: notes.txt")),
+            "{name}: {}",
+            mock.output(1)
+        );
+    }
+
+    // (3) The agent's own patches never stale the file: read, patch, patch again.
+    w.write("notes.txt", "alpha\nbeta\n");
+    whole(
+        "whole_3_",
+        DIRECT,
+        vec![
+            exec_command("cat notes.txt"),
+            apply_patch(&beta),
+            apply_patch(&update("notes.txt", "-alpha\n+ALPHA\n BETA\n")),
+        ],
+        vec![],
+    );
+    for i in 1..3 {
+        assert_allowed(&mock.output(i), &format!("patch {i}"));
+    }
+    assert_eq!(w.read("notes.txt"), "ALPHA\nBETA\n");
+
+    // (4) A file never read is patched, and a new one added: both allowed.
+    w.write("other.txt", "one\ntwo\n");
+    whole(
+        "whole_4_",
+        DIRECT,
+        vec![
+            apply_patch(&update("other.txt", " one\n-two\n+TWO\n")),
+            apply_patch(&patch("*** Add File: fresh.txt\n+new file\n")),
+        ],
+        vec![],
+    );
+    assert_allowed(&mock.output(0), "a patch of a file never read");
+    assert_allowed(&mock.output(1), "a patch adding a new file");
+    assert_eq!(w.read("other.txt"), "one\nTWO\n");
+    assert_eq!(w.read("fresh.txt"), "new file\n");
+
+    // (5) Patch → another process edits → the next patch is refused → `cat` re-reads → the
+    // redone patch is allowed, on top of the other process's line.
+    w.write("notes.txt", "alpha\nbeta\n");
+    let alpha = update("notes.txt", "-alpha\n+ALPHA\n BETA\n");
+    whole(
+        "whole_5_",
+        DIRECT,
+        vec![
+            apply_patch(&beta),
+            apply_patch(&alpha),
+            exec_command("cat notes.txt"),
+            apply_patch(&alpha),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nBETA\ndelta (another process)\n"))],
+    );
+    assert_allowed(&mock.output(0), "the first patch");
+    assert_failed_write(&mock.output(1));
+    assert_allowed(&mock.output(3), "the patch redone after re-reading");
+    assert_eq!(
+        w.read("notes.txt"),
+        "ALPHA\nBETA\ndelta (another process)\n"
+    );
+
+    // (6) A patch sent through the shell over a stale file: refused.
+    w.write("notes.txt", "alpha\nbeta\n");
+    whole(
+        "whole_6_",
+        DIRECT,
+        vec![
+            exec_command("cat notes.txt"),
+            exec_command(&format!("apply_patch <<'EOF'\n{beta}EOF")),
+        ],
+        vec![(1, rewrite(&notes, other))],
+    );
+    assert_eq!(w.read("notes.txt"), other);
+
+    // (7) Code mode: a nested patch and a nested shell overwrite of a stale file.
+    w.write("notes.txt", "alpha\nbeta\n");
+    whole(
+        "whole_7_",
+        CODE_MODE,
+        vec![
+            code(r#"tools.exec_command({cmd: "cat notes.txt"})"#),
+            code(&format!("tools.apply_patch({})", json!(beta))),
+            code(r#"tools.exec_command({cmd: "printf 'x\\n' > notes.txt"})"#),
+        ],
+        vec![(1, rewrite(&notes, other))],
+    );
+    assert!(
+        mock.output(2)
+            .contains(&in_json(&refusal("write", "notes.txt"))),
+        "{}",
+        mock.output(2)
+    );
+    assert_eq!(w.read("notes.txt"), other);
 }
