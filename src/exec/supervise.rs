@@ -61,6 +61,7 @@ pub fn run(
         known: HashMap::new(),
         last_read: HashMap::new(),
         log: Vec::new(),
+        hashing: Vec::new(),
         renamed_by: HashMap::new(),
         touched_set: HashSet::new(),
         settle: Vec::new(),
@@ -314,6 +315,9 @@ impl Drop for Forward {
 enum Known {
     /// It read these bytes.
     Read(Digest),
+    /// It read a large file, whose digest is being computed off the call path
+    /// (`Supervisor::hashing`).
+    Hashing(usize),
     /// It is writing the path (opened for writing, truncated, or a rename put its bytes
     /// there), and has not finished: its own work.
     Writing,
@@ -361,7 +365,7 @@ enum Event {
     /// It read these bytes.
     Read {
         path: RelPath,
-        snap: Snapshot,
+        snap: Taken,
         at: Instant,
     },
     /// It renamed `from` to `to`, carrying what the session knew.
@@ -382,6 +386,63 @@ impl Event {
             }
             Event::Moved { from, to } => [Some(from), Some(to)],
         }
+    }
+}
+
+/// How a read's bytes were taken.
+enum Taken {
+    /// On the call path.
+    Snap(Snapshot),
+    /// Being hashed off it (`Supervisor::hashing`).
+    Hashing(usize),
+}
+
+/// Files larger than this are hashed off the call path: an open of a huge (or sparse) file
+/// never waits on its digest.
+const HASH_ON_CALL_MAX: u64 = 4 << 20;
+
+/// How long a change of a file, or the end of a command, waits for a digest still being
+/// computed; past it the read counts for nothing (a change then needs a re-read).
+const HASH_WAIT: Duration = Duration::from_secs(2);
+
+/// The digest of a large file a command read, computed on a thread of its own.
+struct Hashing {
+    rx: std::sync::mpsc::Receiver<Option<Digest>>,
+    /// The answer, once it came: `None` when the file changed while it was hashed, or could
+    /// not be read whole.
+    done: Option<Option<Digest>>,
+}
+
+impl Hashing {
+    fn start(file: std::fs::File, sig: Signature) -> Hashing {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let digest = Digest::of_reader(&file)
+                .ok()
+                .filter(|_| file.metadata().is_ok_and(|m| Signature::of(&m) == sig));
+            let _ = tx.send(digest);
+        });
+        Hashing { rx, done: None }
+    }
+
+    /// The digest, if it is known by now.
+    fn ready(&mut self) -> Option<Option<Digest>> {
+        if self.done.is_none() {
+            match self.rx.try_recv() {
+                Ok(d) => self.done = Some(d),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.done = Some(None),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            }
+        }
+        self.done
+    }
+
+    /// The digest, waiting for it up to `limit`; `None` when it is not to be had by then.
+    fn wait(&mut self, limit: Duration) -> Option<Digest> {
+        if self.done.is_none() {
+            self.done = Some(self.rx.recv_timeout(limit).ok().flatten());
+        }
+        self.done.flatten()
     }
 }
 
@@ -448,6 +509,8 @@ struct Supervisor<'a, 'j> {
     last_read: HashMap<RelPath, LastRead>,
     /// What the command did and the journal does not hold yet, in order.
     log: Vec<Event>,
+    /// The large files it read, being hashed off the call path.
+    hashing: Vec<Hashing>,
     /// Which process renamed a file to each path, and when.
     renamed_by: HashMap<RelPath, (u32, Instant)>,
     /// What the command changed: its own work.
@@ -605,15 +668,30 @@ impl Supervisor<'_, '_> {
         {
             return;
         }
-        let Ok(Some(snap)) = self.snapshot(&path) else {
+        let Ok(Some((file, meta))) = self.open_regular(&path) else {
             return;
+        };
+        // A large file is hashed off the call path: the open goes on at once.
+        let (taken, now_known) = if meta.len() > HASH_ON_CALL_MAX {
+            let id = self.hashing.len();
+            self.hashing
+                .push(Hashing::start(file, Signature::of(&meta)));
+            (Taken::Hashing(id), Known::Hashing(id))
+        } else {
+            match self.snapshot_of(file, &meta) {
+                Ok(snap) => {
+                    let digest = snap.digest;
+                    (Taken::Snap(snap), Known::Read(digest))
+                }
+                Err(_) => return,
+            }
         };
         let process = self.process_of(req.pid);
         let now = Instant::now();
-        let known = self.known.insert(path.clone(), Known::Read(snap.digest));
+        let known = self.known.insert(path.clone(), now_known);
         self.log.push(Event::Read {
             path: path.clone(),
-            snap,
+            snap: taken,
             at: now,
         });
         match self.last_read.get_mut(&path) {
@@ -637,6 +715,18 @@ impl Supervisor<'_, '_> {
 
     /// The bytes at `path` now; `None` when it is not a regular file (or gone).
     fn snapshot(&mut self, path: &RelPath) -> io::Result<Option<Snapshot>> {
+        match self.open_regular(path)? {
+            Some((file, meta)) => self.snapshot_of(file, &meta).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The regular file at `path`, opened for reading without following a symlink or waiting
+    /// on a FIFO; `None` when there is none.
+    fn open_regular(
+        &self,
+        path: &RelPath,
+    ) -> io::Result<Option<(std::fs::File, std::fs::Metadata)>> {
         let file = match std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
@@ -647,9 +737,16 @@ impl Supervisor<'_, '_> {
             Err(e) => return Err(e),
         };
         let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Ok(None);
-        }
+        Ok(meta.is_file().then_some((file, meta)))
+    }
+
+    /// The bytes of `file` (whose metadata is `meta`): the digest, and the bytes themselves
+    /// while the command's budget lasts.
+    fn snapshot_of(
+        &mut self,
+        file: std::fs::File,
+        meta: &std::fs::Metadata,
+    ) -> io::Result<Snapshot> {
         let exec = meta.mode() & 0o111 != 0;
         if self.kept + meta.len() <= BYTES_BUDGET {
             let mut bytes = Vec::with_capacity(meta.len() as usize);
@@ -660,17 +757,17 @@ impl Supervisor<'_, '_> {
                 self.kept += bytes.len() as u64;
             }
             let bytes = fits.then_some(bytes);
-            return Ok(Some(Snapshot {
+            return Ok(Snapshot {
                 digest,
                 bytes,
                 exec,
-            }));
+            });
         }
-        Ok(Some(Snapshot {
+        Ok(Snapshot {
             digest: Digest::of_reader(&file)?,
             bytes: None,
             exec,
-        }))
+        })
     }
 
     /// Check a call that can change or remove `located`; on "allow" remember it as the command's
@@ -1004,6 +1101,7 @@ impl Supervisor<'_, '_> {
         }
         let carried = match self.known.get(&from) {
             Some(Known::Read(d)) => Known::Read(*d),
+            Some(Known::Hashing(id)) => Known::Hashing(*id),
             Some(Known::Moved(at)) => Known::Moved(at.clone()),
             Some(Known::Nothing) => Known::Nothing,
             Some(Known::Writing | Known::Left(..)) => unreachable!("a changed path is touched"),
@@ -1025,12 +1123,19 @@ impl Supervisor<'_, '_> {
     /// Only what the decision needs: the whole entry (the bytes for a refusal's diff) is read
     /// when a refusal needs it.
     fn entry(
-        &self,
+        &mut self,
         path: &RelPath,
         known: Option<&Known>,
     ) -> Result<Option<Entry>, journal::Error> {
         let seen = match known {
             Some(Known::Read(d)) => Some(Seen::Digest(*d)),
+            // A change waits for the digest of what was read (a bounded wait: past it, only a
+            // re-read can tell).
+            Some(Known::Hashing(id)) => Some(
+                self.hashing[*id]
+                    .wait(HASH_WAIT)
+                    .map_or(Seen::Reread, Seen::Digest),
+            ),
             Some(Known::Nothing) => None,
             Some(Known::Moved(from)) => self.journal.seen_at(self.tree, from)?.map(|(s, _)| s),
             // What it left, when recorded; else only a re-read can tell.
@@ -1220,7 +1325,10 @@ impl Supervisor<'_, '_> {
         let mut blocked: HashSet<RelPath> = HashSet::new();
         for event in std::mem::take(&mut self.log) {
             let waits = match &event {
-                Event::Read { at, .. } => !all && at.elapsed() < TOOL_READ,
+                Event::Read { at, snap, .. } => {
+                    (!all && at.elapsed() < TOOL_READ)
+                        || matches!(snap, Taken::Hashing(id) if !all && self.hashing[*id].ready().is_none())
+                }
                 // Still being written: what it left is not known yet.
                 Event::Changed { path } => {
                     !all && matches!(self.known.get(path), Some(Known::Writing))
@@ -1298,9 +1406,26 @@ impl Supervisor<'_, '_> {
         };
         let mut edits = Vec::new();
         let (mut n_reads, mut n_writes) = (0, 0);
+        // Digests still being computed are waited for this long in all.
+        let deadline = Instant::now() + HASH_WAIT;
         for event in due {
             match event {
                 Event::Read { path, snap, .. } => {
+                    let snap = match snap {
+                        Taken::Snap(snap) => snap,
+                        // Unknown by the end of the command, or changed while hashed: the read
+                        // tells the session nothing.
+                        Taken::Hashing(id) => match self.hashing[id]
+                            .wait(deadline.saturating_duration_since(Instant::now()))
+                        {
+                            Some(digest) => Snapshot {
+                                digest,
+                                bytes: None,
+                                exec: false,
+                            },
+                            None => continue,
+                        },
+                    };
                     if skip(self, &path) || holds(self, &path, snap.digest, snap.bytes.is_some()) {
                         continue;
                     }

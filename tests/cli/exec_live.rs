@@ -196,3 +196,42 @@ fn a_refusal_names_the_running_command_that_wrote_the_file() {
     );
     assert_eq!(w.read("f"), "mine\n");
 }
+
+#[test]
+fn a_huge_sparse_file_costs_the_open_nothing_and_a_large_read_still_arms_the_guard() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    // 1 TiB of holes: hashing it would take minutes.
+    let huge = std::fs::File::create(w.repo.join("huge")).unwrap();
+    huge.set_len(1 << 40).unwrap();
+    let started = Instant::now();
+    let out = w.run(&["--session", &s, "exec", "--", "head", "-c1", "huge"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the command waited on the digest: {:?}",
+        started.elapsed()
+    );
+    // What could not be hashed in time tells the session nothing.
+    assert!(!status(&w, &s).contains("huge"), "{}", status(&w, &s));
+
+    // A large file is hashed off the call path, and its read still counts.
+    let big: String = "0123456789abcdef\n".repeat(1 << 20);
+    w.write("big", &big);
+    let out = w.run(&["--session", &s, "exec", "--", "sh", "-c", "tail -c 17 big"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        status(&w, &s).contains("fresh      big"),
+        "{}",
+        status(&w, &s)
+    );
+    w.write("big", "theirs\n");
+    let out = w.run(&["--session", &s, "exec", "--", "sh", "-c", "echo mine > big"]);
+    assert!(
+        stderr(&out).contains("refusing to write: big\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("big"), "theirs\n");
+}
