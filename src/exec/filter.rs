@@ -32,6 +32,10 @@ pub enum Call {
     Link {
         to: (Option<usize>, usize),
     },
+    /// `open_by_handle_at(mount_fd, handle, flags)`: a file named by a handle, not a path.
+    OpenByHandle {
+        flags: usize,
+    },
 }
 
 /// The calls the supervisor sees, by number on this architecture.
@@ -89,6 +93,7 @@ pub fn decode(nr: i32) -> Option<Call> {
             flags: Some(4),
         }),
         libc::SYS_linkat => Some(Call::Link { to: (Some(2), 3) }),
+        libc::SYS_open_by_handle_at => Some(Call::OpenByHandle { flags: 2 }),
         _ => None,
     }
 }
@@ -154,6 +159,7 @@ pub fn program() -> Vec<sock_filter> {
         libc::SYS_renameat,
         libc::SYS_renameat2,
         libc::SYS_linkat,
+        libc::SYS_open_by_handle_at,
     ] {
         ops.push(JumpIfEq(nr as u32, Notify));
     }

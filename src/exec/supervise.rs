@@ -79,7 +79,11 @@ pub fn run(
         refusals: Vec::new(),
         told: HashSet::new(),
         told_stella: HashSet::new(),
+        told_handle: HashSet::new(),
         inodes: None,
+        root_id: std::fs::metadata(&context.ws.root)
+            .ok()
+            .map(|m| (m.dev(), m.ino())),
         data_dir: protected_data_dir(&context.ws.data_dir, &context.ws.root),
         processes: HashMap::new(),
         kept: 0,
@@ -544,9 +548,14 @@ struct Supervisor<'a, 'j> {
     told: HashSet<(RelPath, u32)>,
     /// Which processes were told that they may not change Stella's own state.
     told_stella: HashSet<u32>,
+    /// Which processes were told that a write through a file handle is refused.
+    told_handle: HashSet<u32>,
     /// The files the session tracked when the command started, by device and inode: built
     /// the first time a file with several names is changed.
     inodes: Option<HashMap<(u64, u64), Entry>>,
+    /// The workspace folder's device and inode: the same folder under another name is the
+    /// workspace too.
+    root_id: Option<(u64, u64)>,
     /// Stella's data folder (the sessions' stores), resolved: out of the command's reach.
     data_dir: PathBuf,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -590,7 +599,7 @@ impl Supervisor<'_, '_> {
                 }
             }
             filter::Call::Truncate => {
-                let located = self.locate(listener, req, None, args[0], true);
+                let located = self.locate(listener, req, None, args[0], true, true);
                 let answer = self.change(req, located, Intent::Write { content: None });
                 self.settle_last(answer)
             }
@@ -598,17 +607,32 @@ impl Supervisor<'_, '_> {
                 if dirfd.is_some() && args[2] as libc::c_int & libc::AT_REMOVEDIR != 0 {
                     return Answer::Continue;
                 }
-                let located = self.locate(listener, req, fd(dirfd), args[path], false);
+                let located = self.locate(listener, req, fd(dirfd), args[path], false, true);
                 self.change(req, located, Intent::Delete)
             }
             filter::Call::Rename { from, to, flags } => {
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
-                let to_path = self.locate(listener, req, fd(to.0), args[to.1], false);
-                let from_path = self.locate(listener, req, fd(from.0), args[from.1], false);
+                let to_path = self.locate(listener, req, fd(to.0), args[to.1], false, true);
+                let from_path = self.locate(listener, req, fd(from.0), args[from.1], false, true);
                 self.rename(req, from_path, to_path, flags)
             }
+            // A handle names no path the guard could check: a write through one is refused.
+            filter::Call::OpenByHandle { flags } => {
+                let flags = args[flags] as libc::c_int;
+                if flags & libc::O_ACCMODE == libc::O_RDONLY && flags & libc::O_TRUNC == 0 {
+                    return Answer::Continue;
+                }
+                let process = self.process_of(req.pid);
+                if self.told_handle.insert(process) {
+                    let message = "stella: refusing a write through a file handle (open_by_handle_at): the shell guard cannot tell which file it names\n";
+                    if !notify::write_stderr_of(req.pid, message.as_bytes()) {
+                        let _ = self.err.write_all(message.as_bytes());
+                    }
+                }
+                Answer::Fail(libc::EACCES)
+            }
             filter::Call::Link { to } => {
-                let located = self.locate(listener, req, fd(to.0), args[to.1], false);
+                let located = self.locate(listener, req, fd(to.0), args[to.1], false, true);
                 // A new name for an existing file writes no bytes: a later write through it is
                 // checked as a write of that file (see `linked`).
                 match self.check(req, located, Intent::Write { content: None }) {
@@ -635,7 +659,7 @@ impl Supervisor<'_, '_> {
         let writes = flags & libc::O_ACCMODE != libc::O_RDONLY
             || flags & (libc::O_TRUNC | libc::O_CREAT) != 0;
         let follow = flags & libc::O_NOFOLLOW == 0;
-        let located = self.locate(listener, req, dirfd, addr, follow);
+        let located = self.locate(listener, req, dirfd, addr, follow, writes);
         if !writes {
             if let Located::Inside(path) = located {
                 self.read(req, path);
@@ -1210,6 +1234,8 @@ impl Supervisor<'_, '_> {
     ///
     /// The path is resolved as the calling process sees it: its working folder and descriptors,
     /// and `/proc/self`, `/proc/thread-self` and `/dev/fd` as its own, never the supervisor's.
+    /// For a `change`, a path outside the workspace's own is inside it when one of its folders
+    /// is the workspace folder itself (a bind mount of it, or the folder renamed meanwhile).
     fn locate(
         &mut self,
         listener: &Listener,
@@ -1217,6 +1243,7 @@ impl Supervisor<'_, '_> {
         dirfd: Option<libc::c_int>,
         addr: u64,
         follow: bool,
+        change: bool,
     ) -> Located {
         let raw = match notify::read_path(req.pid, addr) {
             Ok(p) => p,
@@ -1249,8 +1276,12 @@ impl Supervisor<'_, '_> {
         if resolved.starts_with(&self.data_dir) {
             return Located::Stella(resolved);
         }
-        let Ok(rel) = resolved.strip_prefix(&self.root) else {
-            return Located::Elsewhere;
+        let rel = match resolved.strip_prefix(&self.root) {
+            Ok(rel) => rel.to_owned(),
+            Err(_) => match change.then(|| self.alias(&resolved)).flatten() {
+                Some(rel) => rel,
+                None => return Located::Elsewhere,
+            },
         };
         match RelPath::from_bytes(rel.as_os_str().as_bytes()) {
             Some(rel) if paths::private_area(&rel) == Some(".stella") => Located::Stella(resolved),
@@ -1258,6 +1289,21 @@ impl Supervisor<'_, '_> {
             Some(rel) => Located::Inside(rel),
             // The root itself, or a name git cannot hold.
             None => Located::Elsewhere,
+        }
+    }
+
+    /// The path of `resolved` inside the workspace, when one of its folders is the workspace
+    /// folder (the same device and inode) under another name.
+    fn alias(&self, resolved: &Path) -> Option<PathBuf> {
+        let root = self.root_id?;
+        let mut names = Vec::new();
+        let mut at = resolved;
+        loop {
+            if std::fs::metadata(at).is_ok_and(|m| (m.dev(), m.ino()) == root) {
+                return Some(names.iter().rev().collect());
+            }
+            names.push(at.file_name()?);
+            at = at.parent()?;
         }
     }
 

@@ -182,3 +182,70 @@ fn a_tool_rereading_a_file_does_not_keep_its_window_open() {
     refused(&out, "write", "t");
     assert_eq!(w.read("t"), "theirs\n");
 }
+
+#[test]
+fn the_workspace_under_another_name_is_the_workspace() {
+    let Some((w, s)) = stale_f() else { return };
+    // The workspace folder renamed while the command runs.
+    let moved = w.base().join("renamed");
+    let script = format!(
+        "mv '{}' '{}' && echo mine > '{}/f'; mv '{}' '{}'",
+        w.repo.display(),
+        moved.display(),
+        moved.display(),
+        moved.display(),
+        w.repo.display()
+    );
+    let out = sh(&w, &s, &script);
+    refused(&out, "write", "f");
+    assert_eq!(w.read("f"), "their edit\n");
+
+    // A bind mount of it (where this machine lets us mount).
+    let mnt = w.base().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&w.repo)
+        .arg(&mnt)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        skipped("a bind mount: this machine does not let the tests mount");
+        return;
+    }
+    let out = sh(&w, &s, &format!("echo mine > '{}/f'", mnt.display()));
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    refused(&out, "write", "f");
+    assert_eq!(w.read("f"), "their edit\n");
+}
+
+#[test]
+fn a_write_through_a_file_handle_is_refused() {
+    let Some((w, s)) = stale_f() else { return };
+    let script = r#"import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+handle = ctypes.create_string_buffer(8 + 128)
+ctypes.memmove(handle, (128).to_bytes(4, 'little'), 4)
+mount_id = ctypes.c_int()
+if libc.name_to_handle_at(-100, b'f', handle, ctypes.byref(mount_id), 0) != 0:
+    print('no handles here', ctypes.get_errno()); sys.exit(3)
+mount_fd = os.open('.', os.O_RDONLY)
+fd = libc.open_by_handle_at(mount_fd, handle, os.O_WRONLY | os.O_TRUNC)
+print('fd', fd, ctypes.get_errno())
+if fd >= 0:
+    os.write(fd, b'mine\n')
+"#;
+    let out = w.run(&["--session", &s, "exec", "--", "python3", "-c", script]);
+    if code(&out) == 3 {
+        skipped("file handles: this file system gives none");
+        return;
+    }
+    assert!(
+        stderr(&out).contains("refusing a write through a file handle"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("fd -1 13"), "{}", stdout(&out));
+    assert_eq!(w.read("f"), "their edit\n");
+}
