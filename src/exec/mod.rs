@@ -32,6 +32,8 @@ mod filter;
 #[cfg(target_os = "linux")]
 mod notify;
 #[cfg(target_os = "linux")]
+mod process;
+#[cfg(target_os = "linux")]
 mod supervise;
 #[cfg(target_os = "linux")]
 mod watch;

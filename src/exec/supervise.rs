@@ -24,6 +24,7 @@ use crate::record::{self, Replaced};
 use crate::session::Context;
 
 use super::notify::{self, Answer, Listener, Received};
+use super::process::{is_stella, resolve_as, still_guarded, under_stella};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
@@ -1411,10 +1412,28 @@ impl Supervisor<'_, '_> {
             .zip(keep)
             .filter_map(|(e, k)| k.then_some(e))
             .collect();
+        let refused = std::mem::take(&mut self.refusals);
+        match self.record_due(&due, refused.clone()) {
+            Ok(()) => Ok(()),
+            // Kept, in order, for the next try.
+            Err(e) => {
+                self.log.splice(0..0, due);
+                self.refusals.splice(0..0, refused);
+                Err(e)
+            }
+        }
+    }
+
+    /// Record `due` (the events a flush picked) and the refusals `refused` as one step.
+    fn record_due(
+        &mut self,
+        due: &[Event],
+        refused: Vec<crate::refusals::Record>,
+    ) -> Result<(), Error> {
         // What the session knew of each path when the command started, and which paths git
         // ignores (those matter only when the session already tracks them).
         let mut new = Vec::new();
-        for event in &due {
+        for event in due {
             for p in event.paths().into_iter().flatten() {
                 if !self.start.contains_key(p) {
                     let seen = self.journal.seen_at(self.tree, p)?;
@@ -1457,60 +1476,63 @@ impl Supervisor<'_, '_> {
         for event in due {
             match event {
                 Event::Read { path, snap, .. } => {
+                    let hashed;
                     let snap = match snap {
                         Taken::Snap(snap) => snap,
                         // Unknown by the end of the command, or changed while hashed: the read
                         // tells the session nothing.
-                        Taken::Hashing(id) => match self.hashing[id]
+                        Taken::Hashing(id) => match self.hashing[*id]
                             .wait(deadline.saturating_duration_since(Instant::now()))
                         {
-                            Some(digest) => Snapshot {
-                                digest,
-                                bytes: None,
-                                exec: false,
-                            },
+                            Some(digest) => {
+                                hashed = Snapshot {
+                                    digest,
+                                    bytes: None,
+                                    exec: false,
+                                };
+                                &hashed
+                            }
                             None => continue,
                         },
                     };
-                    if skip(self, &path) || holds(self, &path, snap.digest, snap.bytes.is_some()) {
+                    if skip(self, path) || holds(self, path, snap.digest, snap.bytes.is_some()) {
                         continue;
                     }
                     let version = record::Version {
                         digest: snap.digest,
-                        kept: self.keep(&batch, &snap)?,
+                        kept: self.keep(&batch, snap)?,
                     };
-                    edits.push(record::read(&path, version));
+                    edits.push(record::read(path, version));
                     n_reads += 1;
                 }
                 Event::Moved { from, to } => {
-                    if skip(self, &from) && skip(self, &to) {
+                    if skip(self, from) && skip(self, to) {
                         continue;
                     }
-                    edits.push(record::moved(&from, &to));
+                    edits.push(record::moved(from, to));
                     n_writes += 1;
                 }
                 Event::Changed { path } => {
-                    if skip(self, &path) {
+                    if skip(self, path) {
                         continue;
                     }
-                    let replaced = Replaced::unkept(self.origins.get(&path).copied().flatten());
-                    match self.snapshot(&path) {
-                        Ok(Some(snap)) if holds(self, &path, snap.digest, snap.bytes.is_some()) => {
-                        }
+                    let replaced = Replaced::unkept(self.origins.get(path).copied().flatten());
+                    match self.snapshot(path) {
+                        Ok(Some(snap)) if holds(self, path, snap.digest, snap.bytes.is_some()) => {}
                         Ok(Some(snap)) => {
                             let version = record::Version {
                                 digest: snap.digest,
                                 kept: self.keep(&batch, &snap)?,
                             };
-                            edits.push(record::wrote(&path, version, replaced));
+                            edits.push(record::wrote(path, version, replaced));
                             n_writes += 1;
                         }
                         // Gone: the entry goes too; a path the session never tracked leaves
                         // nothing.
                         Ok(None) if !path.under(&self.root).exists() => {
-                            let tracked = matches!(self.start.get(&path), Some(Some(_)));
-                            if tracked || moved_to.contains(&path) {
-                                edits.push(record::deleted(&path));
+                            let tracked = matches!(self.start.get(path), Some(Some(_)));
+                            if tracked || moved_to.contains(path) {
+                                edits.push(record::deleted(path));
                                 n_writes += 1;
                             }
                         }
@@ -1519,14 +1541,14 @@ impl Supervisor<'_, '_> {
                     }
                 }
                 Event::Left { path, sig } => {
-                    if skip(self, &path) {
+                    if skip(self, path) {
                         continue;
                     }
-                    let replaced = Replaced::unkept(self.origins.get(&path).copied().flatten());
+                    let replaced = Replaced::unkept(self.origins.get(path).copied().flatten());
                     // The bytes it left, when the file still is as it left it: read now, and
                     // checked against what `stat` said when it finished, before and after.
-                    let snap = match self.snapshot(&path) {
-                        Ok(Some(snap)) if Signature::at(&path.under(&self.root)) == Some(sig) => {
+                    let snap = match self.snapshot(path) {
+                        Ok(Some(snap)) if Signature::at(&path.under(&self.root)) == Some(*sig) => {
                             Some(snap)
                         }
                         _ => None,
@@ -1535,37 +1557,36 @@ impl Supervisor<'_, '_> {
                     match snap {
                         // Renamed or deleted since: its own later events say what became of it.
                         None if gone => {
-                            let tracked = matches!(self.start.get(&path), Some(Some(_)));
-                            if tracked || moved_to.contains(&path) {
-                                edits.push(record::deleted(&path));
+                            let tracked = matches!(self.start.get(path), Some(Some(_)));
+                            if tracked || moved_to.contains(path) {
+                                edits.push(record::deleted(path));
                             } else {
                                 continue;
                             }
                         }
                         Some(snap) => {
-                            if let Some(Known::Left(s, digest)) = self.known.get_mut(&path)
-                                && *s == sig
+                            if let Some(Known::Left(s, digest)) = self.known.get_mut(path)
+                                && *s == *sig
                             {
                                 *digest = Some(snap.digest);
                             }
-                            if holds(self, &path, snap.digest, snap.bytes.is_some()) {
+                            if holds(self, path, snap.digest, snap.bytes.is_some()) {
                                 continue;
                             }
                             let version = record::Version {
                                 digest: snap.digest,
                                 kept: self.keep(&batch, &snap)?,
                             };
-                            edits.push(record::wrote(&path, version, replaced));
+                            edits.push(record::wrote(path, version, replaced));
                         }
                         // Changed again since: what it left cannot be known, so the next
                         // change needs a re-read.
-                        None => edits.push(record::wrote_unsure(&path, replaced)),
+                        None => edits.push(record::wrote_unsure(path, replaced)),
                     }
                     n_writes += 1;
                 }
             }
         }
-        let refused = std::mem::take(&mut self.refusals);
         if edits.is_empty() && refused.is_empty() {
             return Ok(());
         }
@@ -1603,139 +1624,10 @@ impl Supervisor<'_, '_> {
     }
 }
 
-/// Whether process `pid` still looks like one of the command's (a pid seen earlier may have
-/// been reused): in this process's session, with no new privileges and a seccomp filter, as
-/// every process under the guard is.
-fn still_guarded(pid: u32) -> bool {
-    let session = |p: &str| -> Option<String> {
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-        let (_, after) = stat.rsplit_once(')')?;
-        // state ppid pgrp session
-        after.split_whitespace().nth(3).map(str::to_owned)
-    };
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(str::trim)
-    };
-    session("self").is_some()
-        && session("self") == session(&pid.to_string())
-        && field("NoNewPrivs:") == Some("1")
-        && field("Seccomp:") == Some("2")
-}
-
-/// Whether process `pid` runs this very binary (a nested `git stella`, which may write `.stella/`).
-fn is_stella(pid: u32) -> bool {
-    let (Ok(theirs), Ok(ours)) = (
-        std::fs::read_link(format!("/proc/{pid}/exe")),
-        std::fs::read_link("/proc/self/exe"),
-    ) else {
-        return false;
-    };
-    theirs == ours
-}
-
 /// `.git/` and `.stella/` are never recorded by the guard.
 fn is_private(path: &RelPath) -> bool {
     let first = path.as_bytes().split(|b| *b == b'/').next().unwrap_or(b"");
     first == b".git" || first == b".stella"
-}
-
-/// Resolve `abs` as process `process` (thread `thread`) sees it, following symbolic links the
-/// way the kernel does (`follow`: in the last component too), with `/proc/self` and
-/// `/proc/thread-self` taken as that process's own. Components past one that does not exist
-/// are kept as written.
-fn resolve_as(process: u32, thread: u32, abs: &Path, follow: bool) -> io::Result<PathBuf> {
-    use std::collections::VecDeque;
-    use std::path::Component;
-    fn parts(path: &Path, rest: &mut VecDeque<OsString>) {
-        for c in path.components().rev() {
-            match c {
-                Component::Normal(n) => rest.push_front(n.to_owned()),
-                Component::ParentDir => rest.push_front("..".into()),
-                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-            }
-        }
-    }
-    let mut rest = VecDeque::new();
-    parts(abs, &mut rest);
-    let mut out = PathBuf::from("/");
-    let mut links = 0;
-    let mut missing = false;
-    while let Some(name) = rest.pop_front() {
-        if name == ".." {
-            out.pop();
-            continue;
-        }
-        let mut next = out.join(&name);
-        if next == Path::new("/proc/self") {
-            next = PathBuf::from(format!("/proc/{process}"));
-        } else if next == Path::new("/proc/thread-self") {
-            next = PathBuf::from(format!("/proc/{process}/task/{thread}"));
-        }
-        if missing {
-            out = next;
-            continue;
-        }
-        match std::fs::symlink_metadata(&next) {
-            Ok(m) if m.file_type().is_symlink() && (follow || !rest.is_empty()) => {
-                links += 1;
-                if links > 40 {
-                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
-                }
-                let target = std::fs::read_link(&next)?;
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                parts(&target, &mut rest);
-            }
-            Ok(_) => out = next,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                missing = true;
-                out = next;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
-}
-
-/// Whether some ancestor of this process runs Stella (a program of this binary's name,
-/// wherever it is installed): the supervisor of the shell guard this process runs under, when
-/// the kernel says it runs under one.
-fn under_stella() -> bool {
-    let name = |exe: &Path| exe.file_name().map(ToOwned::to_owned);
-    let Some(ours) = std::fs::read_link("/proc/self/exe")
-        .ok()
-        .and_then(|e| name(&e))
-    else {
-        return false;
-    };
-    let parent = |pid: &str| -> Option<String> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
-        let (_, after) = stat.rsplit_once(')')?;
-        after.split_whitespace().nth(1).map(str::to_owned)
-    };
-    let mut pid = parent("self");
-    for _ in 0..256 {
-        match pid.as_deref() {
-            None | Some("0") => return false,
-            Some(p) => {
-                if std::fs::read_link(format!("/proc/{p}/exe"))
-                    .is_ok_and(|e| name(&e) == Some(ours.clone()))
-                {
-                    return true;
-                }
-                pid = parent(p);
-            }
-        }
-    }
-    false
 }
 
 /// The part of Stella's data folder a guarded command may not change: all of it, unless the
@@ -1824,48 +1716,5 @@ mod tests {
         assert!(is_private(&p(".stella/private/workspace.toml")));
         assert!(!is_private(&p(".github/workflows/ci.yml")));
         assert!(!is_private(&p("src/.git-keep")));
-    }
-
-    #[test]
-    fn paths_resolve_as_the_calling_process_sees_them() {
-        use std::os::fd::AsRawFd as _;
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join("src")).unwrap();
-        std::os::unix::fs::symlink(root.join("src"), root.join("alias")).unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", root.join("src/link")).unwrap();
-        let me = std::process::id();
-        let r = |p: &Path, follow| resolve_as(me, me, p, follow).unwrap();
-        // The folder is resolved, the last name kept unless followed.
-        assert_eq!(r(&root.join("alias/a.txt"), false), root.join("src/a.txt"));
-        assert_eq!(r(&root.join("src/link"), false), root.join("src/link"));
-        assert_eq!(r(&root.join("src/link"), true), Path::new("/etc/passwd"));
-        assert_eq!(
-            r(&root.join("src/../missing/x/../y"), true),
-            root.join("missing/y")
-        );
-        // /proc/self, /dev/fd and a working folder are the caller's own.
-        let file = std::fs::File::create(root.join("src/f")).unwrap();
-        let fd = file.as_raw_fd();
-        assert_eq!(
-            r(Path::new(&format!("/dev/fd/{fd}")), true),
-            root.join("src/f")
-        );
-        assert_eq!(
-            r(Path::new(&format!("/proc/self/fd/{fd}")), true),
-            root.join("src/f")
-        );
-        let cwd = std::fs::read_link("/proc/self/cwd").unwrap();
-        assert_eq!(r(Path::new("/proc/self/cwd/x"), true), cwd.join("x"));
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .current_dir(&root)
-            .spawn()
-            .unwrap();
-        let theirs = child.id();
-        let seen = resolve_as(theirs, theirs, Path::new("/proc/self/cwd/src/f"), true).unwrap();
-        let _ = child.kill();
-        let _ = child.wait();
-        assert_eq!(seen, root.join("src/f"));
     }
 }

@@ -1,0 +1,186 @@
+//! What the supervisor knows of the command's processes: where a path they name leads, as they
+//! see it, and whether a process is Stella, under Stella's guard, or still one of the command's.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Field `n` (counting from 0 at the state) of `/proc/<pid>/stat`, after the command name, which
+/// may hold spaces and parentheses: 0 state, 1 ppid, 2 pgrp, 3 session.
+fn stat_field(pid: &str, n: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().nth(n).map(str::to_owned)
+}
+
+/// Whether process `pid` still looks like one of the command's (a pid seen earlier may have
+/// been reused): in this process's session, with no new privileges and a seccomp filter, as
+/// every process under the guard is.
+pub(super) fn still_guarded(pid: u32) -> bool {
+    let session = |p: &str| stat_field(p, 3);
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    session("self").is_some()
+        && session("self") == session(&pid.to_string())
+        && field("NoNewPrivs:") == Some("1")
+        && field("Seccomp:") == Some("2")
+}
+
+/// Whether process `pid` runs this very binary (a nested `git stella`, which may write `.stella/`).
+pub(super) fn is_stella(pid: u32) -> bool {
+    let (Ok(theirs), Ok(ours)) = (
+        std::fs::read_link(format!("/proc/{pid}/exe")),
+        std::fs::read_link("/proc/self/exe"),
+    ) else {
+        return false;
+    };
+    theirs == ours
+}
+
+/// Resolve `abs` as process `process` (thread `thread`) sees it, following symbolic links the
+/// way the kernel does (`follow`: in the last component too), with `/proc/self` and
+/// `/proc/thread-self` taken as that process's own. Components past one that does not exist
+/// are kept as written.
+pub(super) fn resolve_as(
+    process: u32,
+    thread: u32,
+    abs: &Path,
+    follow: bool,
+) -> io::Result<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    fn parts(path: &Path, rest: &mut VecDeque<OsString>) {
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(n) => rest.push_front(n.to_owned()),
+                Component::ParentDir => rest.push_front("..".into()),
+                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            }
+        }
+    }
+    let mut rest = VecDeque::new();
+    parts(abs, &mut rest);
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    let mut missing = false;
+    while let Some(name) = rest.pop_front() {
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        let mut next = out.join(&name);
+        if next == Path::new("/proc/self") {
+            next = PathBuf::from(format!("/proc/{process}"));
+        } else if next == Path::new("/proc/thread-self") {
+            next = PathBuf::from(format!("/proc/{process}/task/{thread}"));
+        }
+        if missing {
+            out = next;
+            continue;
+        }
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() && (follow || !rest.is_empty()) => {
+                links += 1;
+                if links > 40 {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                let target = std::fs::read_link(&next)?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                parts(&target, &mut rest);
+            }
+            Ok(_) => out = next,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                missing = true;
+                out = next;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether some ancestor of this process runs Stella (a program of this binary's name,
+/// wherever it is installed): the supervisor of the shell guard this process runs under, when
+/// the kernel says it runs under one.
+pub(super) fn under_stella() -> bool {
+    let name = |exe: &Path| exe.file_name().map(ToOwned::to_owned);
+    let Some(ours) = std::fs::read_link("/proc/self/exe")
+        .ok()
+        .and_then(|e| name(&e))
+    else {
+        return false;
+    };
+    let parent = |pid: &str| stat_field(pid, 1);
+    let mut pid = parent("self");
+    for _ in 0..256 {
+        match pid.as_deref() {
+            None | Some("0") => return false,
+            Some(p) => {
+                if std::fs::read_link(format!("/proc/{p}/exe"))
+                    .is_ok_and(|e| name(&e) == Some(ours.clone()))
+                {
+                    return true;
+                }
+                pid = parent(p);
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_as_the_calling_process_sees_them() {
+        use std::os::fd::AsRawFd as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::os::unix::fs::symlink(root.join("src"), root.join("alias")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("src/link")).unwrap();
+        let me = std::process::id();
+        let r = |p: &Path, follow| resolve_as(me, me, p, follow).unwrap();
+        // The folder is resolved, the last name kept unless followed.
+        assert_eq!(r(&root.join("alias/a.txt"), false), root.join("src/a.txt"));
+        assert_eq!(r(&root.join("src/link"), false), root.join("src/link"));
+        assert_eq!(r(&root.join("src/link"), true), Path::new("/etc/passwd"));
+        assert_eq!(
+            r(&root.join("src/../missing/x/../y"), true),
+            root.join("missing/y")
+        );
+        // /proc/self, /dev/fd and a working folder are the caller's own.
+        let file = std::fs::File::create(root.join("src/f")).unwrap();
+        let fd = file.as_raw_fd();
+        assert_eq!(
+            r(Path::new(&format!("/dev/fd/{fd}")), true),
+            root.join("src/f")
+        );
+        assert_eq!(
+            r(Path::new(&format!("/proc/self/fd/{fd}")), true),
+            root.join("src/f")
+        );
+        let cwd = std::fs::read_link("/proc/self/cwd").unwrap();
+        assert_eq!(r(Path::new("/proc/self/cwd/x"), true), cwd.join("x"));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .current_dir(&root)
+            .spawn()
+            .unwrap();
+        let theirs = child.id();
+        let seen = resolve_as(theirs, theirs, Path::new("/proc/self/cwd/src/f"), true).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(seen, root.join("src/f"));
+    }
+}
