@@ -389,3 +389,80 @@ impl crate::session::Session<'_> {
         Ok((done, Some(tip)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Undo across a rename, on a real store and files in a temporary folder: no process.
+    use super::*;
+    use crate::workspace::Settings;
+
+    /// A workspace (a minimal `.git` gix recognises) with its store, and a session in it.
+    fn workspace() -> (tempfile::TempDir, Context, crate::ids::SessionId) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        for dir in [".git/objects", ".git/refs/heads"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let settings = Settings::new(tmp.path().join("data"));
+        let (ctx, _) = Context::open(&settings, &root).unwrap();
+        let id = ctx.start_session(None).unwrap();
+        (tmp, ctx, id)
+    }
+
+    fn p(s: &str) -> RelPath {
+        RelPath::from_bytes(s.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn undo_moves_a_renamed_file_back() {
+        let (_tmp, ctx, id) = workspace();
+        let session = ctx.session(&id);
+        std::fs::write(ctx.abs(&p("f")), "as read\n").unwrap();
+        session.read(&[p("f")]).unwrap();
+        std::fs::rename(ctx.abs(&p("f")), ctx.abs(&p("g"))).unwrap();
+        session
+            .record(
+                "moved",
+                &[p("f"), p("g")],
+                vec![record::moved(&p("f"), &p("g"))],
+                Vec::new(),
+            )
+            .unwrap();
+        let (done, _) = session.undo(&[]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ctx.abs(&p("f"))).unwrap(),
+            "as read\n"
+        );
+        assert!(!ctx.abs(&p("g")).exists(), "{done:?}");
+    }
+
+    #[test]
+    fn undo_never_deletes_the_only_copy_of_someone_elses_bytes() {
+        let (_tmp, ctx, id) = workspace();
+        let session = ctx.session(&id);
+        std::fs::write(ctx.abs(&p("f")), "as read\n").unwrap();
+        session.read(&[p("f")]).unwrap();
+        // Someone changes f; the session renames it (a rename carries the stale knowledge).
+        std::fs::write(ctx.abs(&p("f")), "their edit\n").unwrap();
+        std::fs::rename(ctx.abs(&p("f")), ctx.abs(&p("g"))).unwrap();
+        session
+            .record(
+                "moved",
+                &[p("f"), p("g")],
+                vec![record::moved(&p("f"), &p("g"))],
+                Vec::new(),
+            )
+            .unwrap();
+        let (done, _) = session.undo(&[]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ctx.abs(&p("g"))).unwrap(),
+            "their edit\n",
+            "{done:?}"
+        );
+        assert!(
+            done.iter()
+                .any(|d| matches!(d, Undone::Refused(c) if c.path == p("g")))
+        );
+    }
+}
