@@ -1,7 +1,6 @@
 //! What the supervisor knows of the command's processes: where a path they name leads, as they
 //! see it, and whether a process is Stella, under Stella's guard, or still one of the command's.
 
-use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -54,55 +53,61 @@ pub(super) fn resolve_as(
     abs: &Path,
     follow: bool,
 ) -> io::Result<PathBuf> {
-    use std::collections::VecDeque;
     use std::path::Component;
-    fn parts(path: &Path, rest: &mut VecDeque<OsString>) {
-        for c in path.components().rev() {
-            match c {
-                Component::Normal(n) => rest.push_front(n.to_owned()),
-                Component::ParentDir => rest.push_front("..".into()),
-                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-            }
-        }
-    }
-    let mut rest = VecDeque::new();
-    parts(abs, &mut rest);
     let mut out = PathBuf::from("/");
+    // What is left to walk, the next path last: a link's target goes on top of the rest of the
+    // path it was found in.
+    let mut todo: Vec<PathBuf> = vec![abs.to_owned()];
     let mut links = 0;
     let mut missing = false;
-    while let Some(name) = rest.pop_front() {
-        if name == ".." {
-            out.pop();
-            continue;
-        }
-        let mut next = out.join(&name);
-        if next == Path::new("/proc/self") {
-            next = PathBuf::from(format!("/proc/{process}"));
-        } else if next == Path::new("/proc/thread-self") {
-            next = PathBuf::from(format!("/proc/{process}/task/{thread}"));
-        }
-        if missing {
-            out = next;
-            continue;
-        }
-        match std::fs::symlink_metadata(&next) {
-            Ok(m) if m.file_type().is_symlink() && (follow || !rest.is_empty()) => {
-                links += 1;
-                if links > 40 {
-                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
-                }
-                let target = std::fs::read_link(&next)?;
-                if target.is_absolute() {
+    while let Some(path) = todo.pop() {
+        let mut names = path.components().peekable();
+        while let Some(c) = names.next() {
+            let name = match c {
+                Component::RootDir => {
                     out = PathBuf::from("/");
+                    continue;
                 }
-                parts(&target, &mut rest);
+                Component::CurDir | Component::Prefix(_) => continue,
+                Component::ParentDir => {
+                    out.pop();
+                    continue;
+                }
+                Component::Normal(name) => name,
+            };
+            out.push(name);
+            if out.as_os_str().len() <= "/proc/thread-self".len() {
+                if out == Path::new("/proc/self") {
+                    out = PathBuf::from(format!("/proc/{process}"));
+                } else if out == Path::new("/proc/thread-self") {
+                    out = PathBuf::from(format!("/proc/{process}/task/{thread}"));
+                }
             }
-            Ok(_) => out = next,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                missing = true;
-                out = next;
+            let last = names.peek().is_none() && todo.is_empty();
+            // Past a name that does not exist, and the last name of a call that does not
+            // follow it: taken as written.
+            if missing || (last && !follow) {
+                continue;
             }
-            Err(e) => return Err(e),
+            // One `readlink` per name, as realpath(3) does: a link, not a link, or nothing.
+            match std::fs::read_link(&out) {
+                Ok(target) => {
+                    links += 1;
+                    if links > 40 {
+                        return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                    }
+                    out.pop();
+                    let rest: PathBuf = names.collect();
+                    if !rest.as_os_str().is_empty() {
+                        todo.push(rest);
+                    }
+                    todo.push(target);
+                    break;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => missing = true,
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(out)

@@ -28,8 +28,8 @@ use super::process::{is_stella, resolve_as, still_guarded, under_stella};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
-/// stderr), journaling what it read and wrote as it goes (a step about every half second while
-/// something happened, and one when it exits). `label` names the command in the
+/// stderr), journaling what it read and wrote as it goes (from its first second on, a step
+/// about every half second while something happened; and one when it exits). `label` names the command in the
 /// step's summary (its command line when `None`).
 pub fn run(
     context: &Context,
@@ -75,6 +75,7 @@ pub fn run(
         n_reads: 0,
         n_writes: 0,
         flushed: Instant::now(),
+        started: Instant::now(),
         origins: HashMap::new(),
         refused: Vec::new(),
         refusals: Vec::new(),
@@ -541,8 +542,9 @@ struct Supervisor<'a, 'j> {
     refused: Vec<RelPath>,
     /// What was refused and is not journaled yet, for the step's trace.
     refusals: Vec<crate::refusals::Record>,
-    /// When what the command did was last journaled.
+    /// When what the command did was last journaled, and when it started.
     flushed: Instant,
+    started: Instant,
     /// The process of each thread seen so far.
     processes: HashMap<u32, u32>,
     /// Which process was told of which refusal.
@@ -1340,7 +1342,8 @@ impl Supervisor<'_, '_> {
             }
         }
         self.closes();
-        if self.flushed.elapsed() < FLUSH_EVERY {
+        // A command shorter than a tool's read window is one step, journaled when it ends.
+        if self.flushed.elapsed() < FLUSH_EVERY || self.started.elapsed() < TOOL_READ {
             return;
         }
         self.flushed = Instant::now();
