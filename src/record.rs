@@ -313,6 +313,11 @@ mod tests {
         w.step(vec![moved(&p("g"), &p("h"))]);
         assert_eq!(w.entry(&p("h")).unwrap().moved_from, Some(p("f")));
         assert_eq!(w.tracked(), 1);
+        // Back under its first name: nothing is left to move back.
+        w.step(vec![moved(&p("h"), &p("f"))]);
+        let f = w.entry(&p("f")).unwrap();
+        assert_eq!(f.moved_from, None);
+        assert_eq!(f.seen, Seen::Digest(v.digest));
     }
 
     #[test]

@@ -152,6 +152,10 @@ impl crate::session::Session<'_> {
                 if !only.is_empty() && !only.contains(&entry.path) {
                     continue;
                 }
+                // A renamed file the session then deleted: its source comes back instead.
+                if entry.moved_from.is_some() {
+                    continue;
+                }
                 let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
                 let target = match versions.iter().position(|v| v.how == How::Wrote) {
                     Some(first) => before_first_write(&versions, first, &entry),

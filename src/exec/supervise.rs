@@ -18,7 +18,7 @@ use gix::ObjectId;
 use crate::digest::Digest;
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
-use crate::journal::{self, Entry, Journal, Seen, Step};
+use crate::journal::{self, Entry, Journal, MapEdit, Seen, Step};
 use crate::paths::{self, RelPath};
 use crate::record::{self, Replaced};
 use crate::session::Context;
@@ -65,6 +65,7 @@ pub fn run(
         hashing: Vec::new(),
         renamed_by: HashMap::new(),
         touched_set: HashSet::new(),
+        recorded: HashSet::new(),
         settle: Vec::new(),
         watch: super::watch::Watch::new(),
         start: HashMap::new(),
@@ -521,6 +522,8 @@ struct Supervisor<'a, 'j> {
     renamed_by: HashMap<RelPath, (u32, Instant)>,
     /// What the command changed: its own work.
     touched_set: HashSet<RelPath>,
+    /// The paths its steps put in the session's map so far.
+    recorded: HashSet<RelPath>,
     /// Paths whose change is done once the call that made it returns (a rename of the
     /// command's own bytes, a truncate): settled at the next look at what it finished.
     settle: Vec<RelPath>,
@@ -1113,8 +1116,31 @@ impl Supervisor<'_, '_> {
     /// held).
     fn carry(&mut self, process: u32, from: RelPath, to: RelPath, before: Option<Digest>) {
         if self.touched_set.contains(&from) {
-            // Bytes this command wrote: the destination's write, finished once renamed.
-            self.changed(to.clone(), before);
+            let created_here = matches!(self.origins.get(&from), Some(None))
+                && !matches!(self.journal.seen_at(self.tree, &from), Ok(Some(_)));
+            if created_here {
+                // A file this command made (a tool's temporary file, renamed over the file it
+                // rewrites): the destination's write, finished once renamed; the source is gone.
+                self.changed(to.clone(), before);
+                self.settle.push(to);
+                self.log.push(Event::Changed { path: from });
+                return;
+            }
+            // Its own bytes in a file the session knows: a rename, and they stay its own.
+            // What it left at the source is now at the destination.
+            self.log.retain(|e| {
+                !matches!(e, Event::Changed { path } | Event::Left { path, .. } if *path == from)
+            });
+            if self.touched_set.remove(&to) {
+                self.origins.remove(&to);
+            }
+            self.touched_set.remove(&from);
+            self.known.insert(from.clone(), Known::Nothing);
+            self.log.push(Event::Moved {
+                from,
+                to: to.clone(),
+            });
+            self.changed(to.clone(), None);
             self.settle.push(to);
             return;
         }
@@ -1534,7 +1560,7 @@ impl Supervisor<'_, '_> {
                         // nothing.
                         Ok(None) if !path.under(&self.root).exists() => {
                             let tracked = matches!(self.start.get(path), Some(Some(_)));
-                            if tracked || moved_to.contains(path) {
+                            if tracked || moved_to.contains(path) || self.recorded.contains(path) {
                                 edits.push(record::deleted(path));
                                 n_writes += 1;
                             }
@@ -1561,7 +1587,7 @@ impl Supervisor<'_, '_> {
                         // Renamed or deleted since: its own later events say what became of it.
                         None if gone => {
                             let tracked = matches!(self.start.get(path), Some(Some(_)));
-                            if tracked || moved_to.contains(path) {
+                            if tracked || moved_to.contains(path) || self.recorded.contains(path) {
                                 edits.push(record::deleted(path));
                             } else {
                                 continue;
@@ -1608,6 +1634,14 @@ impl Supervisor<'_, '_> {
             };
             vec![crate::refusals::edit(self.journal, tree, refused)?]
         };
+        let put: Vec<RelPath> = edits
+            .iter()
+            .filter_map(|e| match e {
+                MapEdit::Put { path, .. } => Some(path.clone()),
+                MapEdit::Move { to, .. } => Some(to.clone()),
+                MapEdit::Remove { .. } => None,
+            })
+            .collect();
         let step = Step {
             summary: format!(
                 "{} ({n_reads} read, {n_writes} changed{refused_note})",
@@ -1620,6 +1654,8 @@ impl Supervisor<'_, '_> {
             Some(b) => self.journal.record_batch(self.id, &step, b)?,
             None => self.journal.record(self.id, &step)?,
         };
+        // What this command put in the map: gone later, it is dropped from it again.
+        self.recorded.extend(put);
         self.tip = Some(tip);
         self.n_reads += n_reads;
         self.n_writes += n_writes;

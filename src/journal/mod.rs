@@ -985,6 +985,11 @@ impl<'s> Journal<'s> {
                         if name == "path" {
                             continue;
                         }
+                        // Back where it first was: nothing left to move back.
+                        if name == "moved" && oid == path_blob {
+                            moved = true;
+                            continue;
+                        }
                         moved |= name == "moved";
                         ed(editor
                             .upsert(format!("{dir}/{name}"), kind, oid)
@@ -1364,6 +1369,17 @@ impl<'s> Journal<'s> {
         sessions: &[SessionId],
         path: &RelPath,
     ) -> Result<Vec<Version>, Error> {
+        self.versions_following(sessions, path, 0)
+    }
+
+    /// [`Journal::versions_in`], following a rename back to where the session first knew the
+    /// bytes (`depth` renames deep so far).
+    fn versions_following(
+        &self,
+        sessions: &[SessionId],
+        path: &RelPath,
+        depth: u32,
+    ) -> Result<Vec<Version>, Error> {
         let dir = entry_dir(path);
         let over = overwritten_dir(path);
         let mut out = Vec::new();
@@ -1374,6 +1390,9 @@ impl<'s> Journal<'s> {
             let mut last_folder = None;
             let mut last_digest = None;
             let mut kept = std::collections::HashSet::new();
+            // The rename that first brought the path's entry here, and at which step.
+            let mut moved: Option<(RelPath, u64)> = None;
+            let first = out.len();
             for (i, (commit, time, _)) in history.iter().enumerate() {
                 let step = i as u64 + 1;
                 let tree = self.read_commit(commit, &mut buf)?.tree();
@@ -1384,6 +1403,15 @@ impl<'s> Journal<'s> {
                         Some(f) => self.decode_entry(&f, Some(path))?,
                         None => None,
                     };
+                    if let Some(Entry {
+                        moved_from: Some(from),
+                        ..
+                    }) = &entry
+                        && moved.is_none()
+                        && from != path
+                    {
+                        moved = Some((from.clone(), step));
+                    }
                     match entry {
                         Some(Entry {
                             seen: Seen::Digest(d),
@@ -1430,6 +1458,14 @@ impl<'s> Journal<'s> {
                         }
                     }
                 }
+            }
+            // The versions it had under its old name, before the rename.
+            if let Some((from, at)) = moved
+                && depth < 16
+            {
+                let before =
+                    self.versions_following(std::slice::from_ref(session), &from, depth + 1)?;
+                out.splice(first..first, before.into_iter().filter(|v| v.step < at));
             }
         }
         out.sort_by_key(|v| v.time.seconds);

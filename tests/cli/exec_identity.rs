@@ -249,3 +249,31 @@ if fd >= 0:
     assert!(stdout(&out).contains("fd -1 13"), "{}", stdout(&out));
     assert_eq!(w.read("f"), "their edit\n");
 }
+
+#[test]
+fn recover_follows_a_rename_back_to_the_old_name() {
+    let Some((w, s)) = stale_f() else { return };
+    // The session rewrites f, then renames it and writes it again under its new name.
+    let out = sh(&w, &s, "cat f >/dev/null && echo v2 > f");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = sh(&w, &s, "mv f g && echo v3 > g");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let old = w.ok(&["recover", "f"]);
+    let version = |line: &str| line.split_whitespace().next().unwrap().to_owned();
+    // The first read, only ever known under the old name, and the write there.
+    let first = version(old.lines().nth(1).unwrap());
+    let v2 = version(old.lines().last().unwrap());
+    let listed = w.ok(&["recover", "g"]);
+    for v in [&first, &v2] {
+        assert!(
+            listed.contains(v.as_str()),
+            "{v} is listed: {listed}\n{old}"
+        );
+    }
+    assert_eq!(
+        w.ok(&["recover", "g", "--show", &first]),
+        "as the session read it"
+    );
+    assert_eq!(w.ok(&["recover", "g", "--show", &v2]), "v2");
+    assert_eq!(w.read("g"), "v3\n");
+}
