@@ -418,21 +418,24 @@ mod tests {
         RelPath::from_bytes(s.as_bytes()).unwrap()
     }
 
+    /// Rename `from` to `to` on disk, and record it in the session as the shell guard does.
+    fn rename(session: &crate::session::Session<'_>, from: &str, to: &str) {
+        let ctx = session.context();
+        std::fs::rename(ctx.abs(&p(from)), ctx.abs(&p(to))).unwrap();
+        let (from, to) = (p(from), p(to));
+        let edit = record::moved(&from, &to);
+        session
+            .record("moved", &[from, to], vec![edit], Vec::new())
+            .unwrap();
+    }
+
     #[test]
     fn undo_moves_a_renamed_file_back() {
         let (_tmp, ctx, id) = workspace();
         let session = ctx.session(&id);
         std::fs::write(ctx.abs(&p("f")), "as read\n").unwrap();
         session.read(&[p("f")]).unwrap();
-        std::fs::rename(ctx.abs(&p("f")), ctx.abs(&p("g"))).unwrap();
-        session
-            .record(
-                "moved",
-                &[p("f"), p("g")],
-                vec![record::moved(&p("f"), &p("g"))],
-                Vec::new(),
-            )
-            .unwrap();
+        rename(&session, "f", "g");
         let (done, _) = session.undo(&[]).unwrap();
         assert_eq!(
             std::fs::read_to_string(ctx.abs(&p("f"))).unwrap(),
@@ -449,15 +452,7 @@ mod tests {
         session.read(&[p("f")]).unwrap();
         // Someone changes f; the session renames it (a rename carries the stale knowledge).
         std::fs::write(ctx.abs(&p("f")), "their edit\n").unwrap();
-        std::fs::rename(ctx.abs(&p("f")), ctx.abs(&p("g"))).unwrap();
-        session
-            .record(
-                "moved",
-                &[p("f"), p("g")],
-                vec![record::moved(&p("f"), &p("g"))],
-                Vec::new(),
-            )
-            .unwrap();
+        rename(&session, "f", "g");
         let (done, _) = session.undo(&[]).unwrap();
         assert_eq!(
             std::fs::read_to_string(ctx.abs(&p("g"))).unwrap(),

@@ -723,3 +723,19 @@ where
     });
     port
 }
+
+/// Whether this machine can run the shell guard (`git stella exec --check`); a loud skip when it
+/// cannot, and a failure under CI, which must be able to.
+pub fn guarded_here(w: &World) -> bool {
+    let out = w.run(&["exec", "--check"]);
+    if code(&out) == 0 {
+        return true;
+    }
+    let why = stderr(&out);
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must be able to run the shell guard: {why}"
+    );
+    skipped(&format!("this machine cannot run the shell guard: {why}"));
+    false
+}

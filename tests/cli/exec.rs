@@ -10,21 +10,6 @@ use std::time::Duration;
 
 use crate::common::*;
 
-/// Whether this machine can run the guard; a loud skip when it cannot (a failure under CI).
-fn guarded_here(w: &World) -> bool {
-    let out = w.run(&["exec", "--check"]);
-    if code(&out) == 0 {
-        return true;
-    }
-    let why = stderr(&out);
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must be able to run the shell guard: {why}"
-    );
-    skipped(&format!("this machine cannot run the shell guard: {why}"));
-    false
-}
-
 /// The Python interpreter, by absolute path: a version manager's shim needs the real HOME,
 /// which the tests replace.
 fn python() -> String {

@@ -10,17 +10,7 @@ use crate::common::*;
 
 fn guarded_world() -> Option<(World, String)> {
     let w = World::new();
-    let out = w.run(&["exec", "--check"]);
-    if code(&out) != 0 {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must be able to run the shell guard: {}",
-            stderr(&out)
-        );
-        skipped(&format!(
-            "the shell guard cannot run here: {}",
-            stderr(&out)
-        ));
+    if !guarded_here(&w) {
         return None;
     }
     let s = w.start();
