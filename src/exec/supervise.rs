@@ -75,6 +75,7 @@ pub fn run(
         tip: None,
         n_reads: 0,
         n_writes: 0,
+        failing: false,
         flushed: Instant::now(),
         started: Instant::now(),
         origins: HashMap::new(),
@@ -545,6 +546,8 @@ struct Supervisor<'a, 'j> {
     refused: Vec<RelPath>,
     /// What was refused and is not journaled yet, for the step's trace.
     refusals: Vec<crate::refusals::Record>,
+    /// Whether the last try to journal what the command did failed.
+    failing: bool,
     /// When what the command did was last journaled, and when it started.
     flushed: Instant,
     started: Instant,
@@ -1373,9 +1376,14 @@ impl Supervisor<'_, '_> {
             return;
         }
         self.flushed = Instant::now();
-        if let Err(e) = self.flush(false) {
-            // Kept for the next try; the last one, at exit, reports it.
-            tracing::warn!(error = %e, "could not journal what the command did so far");
+        match self.flush(false) {
+            Ok(()) => self.failing = false,
+            // Kept for the next try; the last one, at exit, reports it. Said once a spell.
+            Err(e) if !self.failing => {
+                self.failing = true;
+                tracing::warn!(error = %e, "could not journal what the command did so far; trying again");
+            }
+            Err(_) => {}
         }
     }
 

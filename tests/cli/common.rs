@@ -739,3 +739,17 @@ pub fn guarded_here(w: &World) -> bool {
     skipped(&format!("this machine cannot run the shell guard: {why}"));
     false
 }
+
+/// Whether this machine lets an unprivileged process mount a tmpfs in its own namespaces.
+pub fn can_mount_tmpfs() -> bool {
+    let ok = Command::new("unshare")
+        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    // A kernel setting, not a tool .ci/run could install: skipped loudly everywhere, as the
+    // bind-mount test does.
+    if !ok {
+        skipped("a full-store test: 'unshare -rm' cannot mount a tmpfs on this machine");
+    }
+    ok
+}

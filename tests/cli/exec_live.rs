@@ -3,7 +3,7 @@
 //! everything, retention leaves a running command's session alone, and every change the command
 //! makes is checked, its own earlier ones included.
 
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -224,4 +224,54 @@ fn a_huge_sparse_file_costs_the_open_nothing_and_a_large_read_still_arms_the_gua
         stderr(&out)
     );
     assert_eq!(w.read("big"), "theirs\n");
+}
+
+#[test]
+fn a_full_store_while_the_command_runs_is_said_once_and_fails_the_end() {
+    let Some((w, _)) = guarded_world() else {
+        return;
+    };
+    if !can_mount_tmpfs() {
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("git-stella");
+    // In one mount namespace: the store on a small tmpfs, filled once the session exists; the
+    // command runs long enough for its steps to be tried while it runs.
+    let script = r#"
+set -u
+mkdir -p "$STELLA_HOME" && mount -t tmpfs -o size=1m tmpfs "$STELLA_HOME" || exit 90
+"$BIN" session start --id s >/dev/null || exit 91
+dd if=/dev/zero of="$STELLA_HOME/filler" bs=4k 2>/dev/null
+"$BIN" --session s exec -- sh -c 'cat f >/dev/null; echo made > g; sleep 2.5'; echo "exec=$?"
+rm "$STELLA_HOME/filler"
+git --git-dir "$("$BIN" store-path)" fsck --no-progress 2>&1 && echo "fsck=ok"
+"$BIN" --session s exec -- sh -c 'cat f >/dev/null'; echo "after=$?"
+"$BIN" --session s status
+"#;
+    let mut cmd = Command::new("unshare");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    let out = cmd
+        .args(["-rm", "sh", "-c", script])
+        .env("BIN", &bin)
+        .current_dir(&w.repo)
+        .output()
+        .unwrap();
+    let (text, errors) = (stdout(&out), stderr(&out));
+    assert!(text.contains("exec=2\n"), "{text}\n{errors}");
+    assert_eq!(
+        errors.matches("trying again").count(),
+        1,
+        "said once while it ran: {errors}"
+    );
+    assert!(
+        errors
+            .contains("'sh' ran (exit status 0), but what it read and wrote could not be recorded"),
+        "{errors}"
+    );
+    assert!(errors.contains("No space left on device"), "{errors}");
+    assert!(text.contains("fsck=ok\n"), "{text}\n{errors}");
+    assert!(text.contains("after=0\n"), "{text}\n{errors}");
+    // The write it could not record is not the session's: a re-read is needed.
+    assert!(text.contains("fresh      f\n"), "{text}");
+    assert!(!text.contains("fresh      g"), "{text}");
 }

@@ -215,20 +215,6 @@ fn the_hook_denies_under_fail_closed_when_the_map_is_missing_an_object() {
     );
 }
 
-/// Whether this machine lets an unprivileged process mount a tmpfs in its own namespaces.
-fn can_mount_tmpfs() -> bool {
-    let ok = Command::new("unshare")
-        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    // A kernel setting, not a tool .ci/run could install: skipped loudly everywhere, as the
-    // bind-mount test does.
-    if !ok {
-        skipped("the full-store test: 'unshare -rm' cannot mount a tmpfs on this machine");
-    }
-    ok
-}
-
 #[test]
 fn a_full_store_changes_nothing_in_the_tree() {
     if !can_mount_tmpfs() {
