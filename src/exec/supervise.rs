@@ -24,7 +24,7 @@ use crate::record::{self, Replaced};
 use crate::session::Context;
 
 use super::notify::{self, Answer, Listener, Received};
-use super::process::{is_stella, resolve_as, still_guarded, under_stella};
+use super::process::{is_stella, resolve_as, resolve_quick, still_guarded, under_stella};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
@@ -1290,20 +1290,26 @@ impl Supervisor<'_, '_> {
             return Located::Elsewhere;
         }
         let raw = PathBuf::from(raw);
-        let abs = if raw.is_absolute() {
-            raw
-        } else {
-            match notify::base_dir(req.pid, dirfd) {
-                Ok(base) => base.join(raw),
-                Err(e) => return Located::Unknown(e),
-            }
-        };
+        // Every process seen is known, for the signals passed on to the command.
         let process = self.process_of(req.pid);
-        let resolved = match resolve_as(process, req.pid, &abs, follow) {
-            Ok(p) => p,
-            // A path that cannot be resolved cannot be opened either.
-            Err(_) if follow => return Located::Elsewhere,
-            Err(e) => return Located::Unknown(e),
+        let resolved = match resolve_quick(req.pid, dirfd, &raw, follow) {
+            Some(p) => p,
+            None => {
+                let abs = if raw.is_absolute() {
+                    raw
+                } else {
+                    match notify::base_dir(req.pid, dirfd) {
+                        Ok(base) => base.join(raw),
+                        Err(e) => return Located::Unknown(e),
+                    }
+                };
+                match resolve_as(process, req.pid, &abs, follow) {
+                    Ok(p) => p,
+                    // A path that cannot be resolved cannot be opened either.
+                    Err(_) if follow => return Located::Elsewhere,
+                    Err(e) => return Located::Unknown(e),
+                }
+            }
         };
         if resolved.starts_with(&self.data_dir) {
             return Located::Stella(resolved);

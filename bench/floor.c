@@ -1,0 +1,193 @@
+/* The floor of the shell guard's mechanism: a minimal seccomp user-notification supervisor.
+ *
+ * It runs a command under a filter that traps the same system calls as Stella's
+ * (src/exec/filter.rs: every open that is not of a folder or O_PATH, creat, truncate, unlink of
+ * a file, rename, link, openat2, open_by_handle_at), and for each notification does only what
+ * any such supervisor must: read the path out of the caller's memory, check the notification is
+ * still valid, and answer "continue". It asks for synchronous wake-up where the kernel has it
+ * (Linux 6.6+), as Stella does. `bench/exec.sh` runs every workload plain, under this, and under
+ * `git stella exec`, in one run.
+ *
+ *   cc -O2 -o floor bench/floor.c && ./floor -- cmd args...
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#else
+#error "the floor is measured on x86_64 and aarch64"
+#endif
+
+#define LD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+/* Jump to the NOTIFY return (the last but one instruction) when nr == `n`. */
+#define TRAP(n) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (n), 0, 1), RET(SECCOMP_RET_USER_NOTIF)
+
+static struct sock_filter program[] = {
+    LD(offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+    RET(SECCOMP_RET_ERRNO | ENOSYS),
+    LD(offsetof(struct seccomp_data, nr)),
+    TRAP(__NR_openat2),
+    TRAP(__NR_truncate),
+    TRAP(__NR_renameat),
+    TRAP(__NR_renameat2),
+    TRAP(__NR_linkat),
+    TRAP(__NR_open_by_handle_at),
+#ifdef __x86_64__
+    TRAP(__NR_creat),
+    TRAP(__NR_unlink),
+    TRAP(__NR_rename),
+    TRAP(__NR_link),
+    /* open: flags in arg 1 (a miss skips the four instructions; the accumulator keeps nr) */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_open, 0, 4),
+    LD(ARG_LO(1)),
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_DIRECTORY | O_PATH, 0, 1),
+    RET(SECCOMP_RET_ALLOW),
+    RET(SECCOMP_RET_USER_NOTIF),
+#endif
+    /* openat: flags in arg 2 */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 4),
+    LD(ARG_LO(2)),
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_DIRECTORY | O_PATH, 0, 1),
+    RET(SECCOMP_RET_ALLOW),
+    RET(SECCOMP_RET_USER_NOTIF),
+    /* unlinkat of a file */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unlinkat, 0, 4),
+    LD(ARG_LO(2)),
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, AT_REMOVEDIR, 0, 1),
+    RET(SECCOMP_RET_ALLOW),
+    RET(SECCOMP_RET_USER_NOTIF),
+    RET(SECCOMP_RET_ALLOW),
+};
+
+/* Which argument holds the path each trapped call names (the destination, for two). */
+static int path_arg(int nr) {
+  switch (nr) {
+#ifdef __x86_64__
+  case __NR_open: case __NR_creat: case __NR_unlink: return 0;
+  case __NR_rename: case __NR_link: return 1;
+#endif
+  case __NR_truncate: return 0;
+  case __NR_openat: case __NR_openat2: case __NR_unlinkat: return 1;
+  case __NR_renameat: case __NR_renameat2: case __NR_linkat: return 3;
+  default: return -1;
+  }
+}
+
+static void die(const char *what) {
+  perror(what);
+  exit(125);
+}
+
+int main(int argc, char **argv) {
+  int first = 1;
+  if (argc > 1 && strcmp(argv[1], "--") == 0) first = 2;
+  if (first >= argc) {
+    fprintf(stderr, "usage: floor -- command [args...]\n");
+    return 125;
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) die("socketpair");
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    struct sock_fprog prog = {sizeof program / sizeof program[0], program};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("prctl");
+    int fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (fd < 0) die("seccomp");
+    char byte = 'F';
+    struct iovec iov = {&byte, 1};
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (sendmsg(sv[1], &msg, 0) != 1) die("sendmsg");
+    close(fd);
+    execvp(argv[first], argv + first);
+    die(argv[first]);
+  }
+  close(sv[1]);
+  char byte;
+  struct iovec iov = {&byte, 1};
+  union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+  if (recvmsg(sv[0], &msg, 0) != 1) die("recvmsg");
+  int listener;
+  memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof listener);
+  /* Where the kernel has it; silently without it, as Stella does. */
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+
+  struct seccomp_notif_sizes sizes;
+  if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) die("sizes");
+  struct seccomp_notif *req = calloc(1, sizes.seccomp_notif);
+  struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
+  char path[4096];
+  for (;;) {
+    struct pollfd p = {listener, POLLIN, 0};
+    if (poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    if (!(p.revents & POLLIN)) break; /* every process of the command is gone */
+    memset(req, 0, sizes.seccomp_notif);
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
+      if (errno == EINTR || errno == ENOENT) continue;
+      die("recv");
+    }
+    int arg = path_arg(req->data.nr);
+    if (arg >= 0) {
+      /* Page by page, as a supervisor must: the path may end just before unmapped memory. */
+      unsigned long at = req->data.args[arg];
+      size_t got = 0;
+      while (got < sizeof path) {
+        size_t len = 4096 - at % 4096;
+        if (len > sizeof path - got) len = sizeof path - got;
+        struct iovec local = {path + got, len}, remote = {(void *)at, len};
+        ssize_t n = process_vm_readv(req->pid, &local, 1, &remote, 1, 0);
+        if (n <= 0 || memchr(path + got, 0, n)) break;
+        got += n;
+        at += n;
+      }
+      ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id);
+    }
+    memset(resp, 0, sizes.seccomp_notif_resp);
+    resp->id = req->id;
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+  }
+  int status;
+  if (waitpid(child, &status, 0) < 0) die("waitpid");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
