@@ -95,6 +95,15 @@ pub fn signature(time: gix::date::Time) -> gix::actor::Signature {
     }
 }
 
+/// How many pack indexes an open store can hold. gix sizes this once, when the store is opened,
+/// from the packs on disk (with its default, at least 32): a guarded command that runs for
+/// minutes writes a pack with each large step, and past the count it could read none of them.
+/// Twice what is on disk, and at least 1,024 (a few tens of KiB).
+const SLOTS: gix::odb::store::init::Slots = gix::odb::store::init::Slots::AsNeededByDiskState {
+    multiplier: 2.0,
+    minimum: 1024,
+};
+
 impl Store {
     /// Open the store at `dir`, creating it if it does not exist yet.
     pub fn open_or_init(dir: &Path) -> Result<Store, Error> {
@@ -114,14 +123,20 @@ impl Store {
     }
 
     fn open(dir: &Path) -> Result<Store, Error> {
-        let objects =
-            gix::odb::at(dir.join("objects"), gix::hash::Kind::Sha1).map_err(|source| {
-                Error::Io {
-                    op: "open the objects of",
-                    path: dir.to_owned(),
-                    source,
-                }
-            })?;
+        let objects = gix::odb::at_opts(
+            dir.join("objects"),
+            gix::hash::Kind::Sha1,
+            None,
+            gix::odb::store::init::Options {
+                slots: SLOTS,
+                ..Default::default()
+            },
+        )
+        .map_err(|source| Error::Io {
+            op: "open the objects of",
+            path: dir.to_owned(),
+            source,
+        })?;
         // Read-only: every write goes through `repo()`, with the store's reflog settings.
         let refs = gix::refs::file::Store::at_opts(
             dir.to_owned(),
@@ -152,11 +167,13 @@ impl Store {
             return Ok(repo);
         }
         // Isolated: a broken ~/.gitconfig or a system config must not break Stella.
-        let options = gix::open::Options::isolated().config_overrides([
-            "core.logAllRefUpdates=always",
-            // Stale ref locks are cleared under the store flock; never wait on one.
-            "core.filesRefLockTimeout=0",
-        ]);
+        let options = gix::open::Options::isolated()
+            .object_store_slots(SLOTS)
+            .config_overrides([
+                "core.logAllRefUpdates=always",
+                // Stale ref locks are cleared under the store flock; never wait on one.
+                "core.filesRefLockTimeout=0",
+            ]);
         let repo = gix::open_opts(&self.dir, options).map_err(|e| Error::Git {
             op: "open",
             store: self.dir.clone(),
@@ -1212,4 +1229,42 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
             path: dir.to_owned(),
             source,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long guarded command writes a pack with each large step, all through one open store:
+    /// every one of them stays readable, however many there are.
+    #[test]
+    fn an_open_store_reads_every_pack_written_since() {
+        use gix::objs::FindExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open_or_init(&tmp.path().join("store.git")).unwrap();
+        let mut ids = Vec::new();
+        for i in 0..80 {
+            let data = format!("pack {i}\n").into_bytes();
+            store
+                .write_pack([(gix::objs::Kind::Blob, data.as_slice())].into_iter())
+                .unwrap();
+            let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
+                .unwrap();
+            ids.push((id, data));
+            // Read as the guard does between steps, so the store has seen the packs so far.
+            let (id, data) = ids.last().unwrap();
+            let mut buf = Vec::new();
+            assert_eq!(
+                store.objects().find_blob(id, &mut buf).unwrap().data,
+                &data[..]
+            );
+        }
+        for (id, data) in &ids {
+            let mut buf = Vec::new();
+            assert_eq!(
+                store.objects().find_blob(id, &mut buf).unwrap().data,
+                &data[..]
+            );
+        }
+    }
 }
