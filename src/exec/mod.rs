@@ -21,8 +21,9 @@
 //!   and paths git ignores that the session did not already track.
 //!
 //! A running command is journaled as it goes (a command that ends within a second is one step;
-//! a longer one gets a step about every half second, see `docs/shell-guard.md`): a whole agent
-//! run under the guard shows in `status` while it runs.
+//! a longer one gets a step about every half second, less often while it touches many files at
+//! once, see `docs/shell-guard.md`): a whole agent run under the guard shows in `status` while it
+//! runs.
 //!
 //! What it cannot see: a file descriptor opened before the command started, and a process that
 //! rewrites a path in its own memory between the check and the kernel's use of it. It guards

@@ -77,6 +77,7 @@ pub fn run(
         n_writes: 0,
         failing: false,
         flushed: Instant::now(),
+        flush_every: FLUSH_EVERY,
         started: Instant::now(),
         origins: HashMap::new(),
         refused: Vec::new(),
@@ -462,6 +463,11 @@ const TICK: Duration = Duration::from_millis(100);
 /// read of what it rewrites).
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
+/// The longest wait between steps of a command that keeps reading or writing many files: each
+/// such step is a pack of its own, and a store of hundreds of packs is slow to read. The wait
+/// doubles after each large step up to this, and is back at [`FLUSH_EVERY`] after a small one.
+const FLUSH_MAX: Duration = Duration::from_secs(8);
+
 /// How close before its own change a process's read of the same path counts as the tool reading
 /// what it rewrites rather than a read the agent acted on: tools read and write within
 /// milliseconds, while an agent reads, thinks for seconds, then writes.
@@ -550,6 +556,8 @@ struct Supervisor<'a, 'j> {
     failing: bool,
     /// When what the command did was last journaled, and when it started.
     flushed: Instant,
+    /// How long to wait from one step to the next, from [`FLUSH_EVERY`] to [`FLUSH_MAX`].
+    flush_every: Duration,
     started: Instant,
     /// The process of each thread seen so far.
     processes: HashMap<u32, u32>,
@@ -1378,7 +1386,7 @@ impl Supervisor<'_, '_> {
         }
         self.closes();
         // A command shorter than a tool's read window is one step, journaled when it ends.
-        if self.flushed.elapsed() < FLUSH_EVERY || self.started.elapsed() < TOOL_READ {
+        if self.flushed.elapsed() < self.flush_every || self.started.elapsed() < TOOL_READ {
             return;
         }
         self.flushed = Instant::now();
@@ -1456,8 +1464,16 @@ impl Supervisor<'_, '_> {
             .filter_map(|(e, k)| k.then_some(e))
             .collect();
         let refused = std::mem::take(&mut self.refusals);
+        let large = due.len() > BATCH_PATHS;
         match self.record_due(&due, refused.clone()) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.flush_every = if large {
+                    (self.flush_every * 2).min(FLUSH_MAX)
+                } else {
+                    FLUSH_EVERY
+                };
+                Ok(())
+            }
             // Kept, in order, for the next try.
             Err(e) => {
                 self.log.splice(0..0, due);

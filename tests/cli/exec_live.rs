@@ -275,3 +275,45 @@ git --git-dir "$("$BIN" store-path)" fsck --no-progress 2>&1 && echo "fsck=ok"
     assert!(text.contains("fresh      f\n"), "{text}");
     assert!(!text.contains("fresh      g"), "{text}");
 }
+
+/// A command that keeps reading many files is journaled in fewer, larger steps as it goes (each
+/// large step is a pack of its own), and every file it read is recorded.
+#[test]
+fn a_bulk_command_is_journaled_in_few_packs() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    for d in 0..16 {
+        for f in 0..100 {
+            w.write(&format!("d{d}/f{f}"), &format!("{d} {f}\n"));
+        }
+    }
+    let packs = || {
+        std::fs::read_dir(w.store().join("objects/pack"))
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    let before = packs();
+    // About five seconds of reading 100 new files every quarter second: a step every half
+    // second would write eight packs or more.
+    let out = w
+        .stella()
+        .args(["--session", &s, "exec", "--", "sh", "-c"])
+        .arg("for d in $(seq 0 15); do cat d$d/* > /dev/null; sleep 0.3; done")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = packs() - before;
+    assert!(
+        (1..=5).contains(&written),
+        "{written} packs for one bulk command"
+    );
+    let status = status(&w, &s);
+    assert_eq!(status.lines().filter(|l| l.contains(" d")).count(), 1600);
+}
