@@ -740,6 +740,21 @@ pub fn guarded_here(w: &World) -> bool {
     false
 }
 
+/// Run `script` with `sh` in the repository inside a user and mount namespace of its own (where
+/// it may mount a tmpfs: see [`can_mount_tmpfs`]), with the test's clean environment, `BIN` set
+/// to the git-stella cargo built, and `envs`.
+pub fn sh_unshared(w: &World, script: &str, envs: &[(&str, &Path)]) -> std::process::Output {
+    let mut cmd = Command::new("unshare");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    cmd.args(["-rm", "sh", "-c", script])
+        .env("BIN", assert_cmd::cargo::cargo_bin("git-stella"))
+        .current_dir(&w.repo);
+    for (name, value) in envs {
+        cmd.env(name, value);
+    }
+    cmd.output().unwrap()
+}
+
 /// Whether this machine lets an unprivileged process mount a tmpfs in its own namespaces.
 pub fn can_mount_tmpfs() -> bool {
     let ok = Command::new("unshare")

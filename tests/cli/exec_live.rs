@@ -3,7 +3,7 @@
 //! everything, retention leaves a running command's session alone, and every change the command
 //! makes is checked, its own earlier ones included.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -234,7 +234,6 @@ fn a_full_store_while_the_command_runs_is_said_once_and_fails_the_end() {
     if !can_mount_tmpfs() {
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("git-stella");
     // In one mount namespace: the store on a small tmpfs, filled once the session exists; the
     // command runs long enough for its steps to be tried while it runs.
     let script = r#"
@@ -248,14 +247,7 @@ git --git-dir "$("$BIN" store-path)" fsck --no-progress 2>&1 && echo "fsck=ok"
 "$BIN" --session s exec -- sh -c 'cat f >/dev/null'; echo "after=$?"
 "$BIN" --session s status
 "#;
-    let mut cmd = Command::new("unshare");
-    clean_env(&mut cmd, &w.home, &w.stella_home);
-    let out = cmd
-        .args(["-rm", "sh", "-c", script])
-        .env("BIN", &bin)
-        .current_dir(&w.repo)
-        .output()
-        .unwrap();
+    let out = sh_unshared(&w, script, &[]);
     let (text, errors) = (stdout(&out), stderr(&out));
     assert!(text.contains("exec=2\n"), "{text}\n{errors}");
     assert_eq!(

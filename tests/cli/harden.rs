@@ -223,7 +223,6 @@ fn a_full_store_changes_nothing_in_the_tree() {
     let w = World::new();
     let content = w.base().join("content");
     std::fs::write(&content, vec![b'x'; 200_000]).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("git-stella");
     // Everything runs inside one mount namespace: the store lives on a 2 MiB tmpfs, which is
     // filled to the last byte after the session has read its files.
     let script = r#"
@@ -243,15 +242,7 @@ rm "$STELLA_HOME/filler"
 git --git-dir "$(s store-path)" fsck --strict --no-progress 2>&1 && echo "fsck=ok"
 s --session s write t.txt < "$CONTENT"; echo "after=$?"
 "#;
-    let mut cmd = Command::new("unshare");
-    clean_env(&mut cmd, &w.home, &w.stella_home);
-    let out = cmd
-        .args(["-rm", "sh", "-c", script])
-        .env("BIN", &bin)
-        .env("CONTENT", &content)
-        .current_dir(&w.repo)
-        .output()
-        .unwrap();
+    let out = sh_unshared(&w, script, &[("CONTENT", &content)]);
     let text = stdout(&out);
     let errors = stderr(&out);
     assert!(text.contains("write=2\n"), "{text}\n{errors}");
