@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark of the shell guard: each command plain, under the mechanism's floor (bench/floor.c, a
-# supervisor that only reads each trapped call's path and answers "continue"), and under
+# supervisor that only reads each trapped call's path and answers "continue"), under the floor of
+# a guard whose check and write are one step (`floor --one-step`: it opens a file for writing
+# itself, under its folder's flock, and hands the caller the descriptor), and under
 # `git stella exec`, in alternation in the same run. Prints a Markdown table for the README:
 # the median of ROUNDS mean times of RUNS runs for each side, and both ratios.
 #
@@ -22,8 +24,8 @@ git stella exec --check >/dev/null || { echo "error: this machine cannot run the
 S=$(git stella session start)
 printf 'build/\nnode_modules/\n' > .gitignore
 
-echo "| workload | plain | floor | \`exec\` | floor ÷ plain | \`exec\` ÷ floor | \`exec\` ÷ floor, first sight |"
-echo "|---|---|---|---|---|---|---|"
+echo "| workload | plain | floor | floor, one step | \`exec\` | floor ÷ plain | \`exec\` ÷ floor | \`exec\` ÷ one-step floor | \`exec\` ÷ floor, first sight |"
+echo "|---|---|---|---|---|---|---|---|---|"
 
 # One row: the command (the words after `--`) plain, under the floor, under `exec` with a session
 # that already holds the files (it ran the command once before), and, with FIRST=1, under `exec`
@@ -31,11 +33,11 @@ echo "|---|---|---|---|---|---|---|"
 measure() {
   local label=$1 runs=$2
   shift 2
-  local plain=("$@") under_floor=("$floor" -- "$@")
+  local plain=("$@") under_floor=("$floor" -- "$@") one_step=("$floor" --one-step -- "$@")
   local guarded=("$BIN/git-stella" --session "$S" exec -- "$@")
   "${guarded[@]}" >/dev/null 2>&1 || true
-  local a b c first="–"
-  read -r a b c < <(RUNS=$runs median_rounds plain under_floor guarded)
+  local a b c o first="–"
+  read -r a b o c < <(RUNS=$runs median_rounds plain under_floor one_step guarded)
   if [ "${FIRST:-0}" = 1 ]; then
     local line
     printf -v line '%q ' "$@"
@@ -44,8 +46,8 @@ measure() {
     read -r d < <(RUNS=1 median_rounds fresh)
     first="$(ratio "$d" "$b")× ($(ms "$d"))"
   fi
-  printf '| %s | %s | %s | %s | %s× | **%s×** | %s |\n' "$label" "$(ms "$a")" "$(ms "$b")" "$(ms "$c")" \
-    "$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$first"
+  printf '| %s | %s | %s | %s | %s | %s× | **%s×** | %s× | %s |\n' "$label" "$(ms "$a")" "$(ms "$b")" "$(ms "$o")" \
+    "$(ms "$c")" "$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$o")" "$first"
 }
 
 # `true`, the program (not the shell builtin): what the guard adds to any command.

@@ -8,7 +8,12 @@
  * (Linux 6.6+), as Stella does. `bench/exec.sh` runs every workload plain, under this, and under
  * `git stella exec`, in one run.
  *
- *   cc -O2 -o floor bench/floor.c && ./floor -- cmd args...
+ * With --one-step it is the floor of a guard whose check and write are one step: an open for
+ * writing is carried out by the supervisor itself, under an flock of the file's folder (the hold
+ * every Stella writer takes), and the descriptor is put into the caller with
+ * SECCOMP_IOCTL_NOTIF_ADDFD; an unlink likewise, returning its result.
+ *
+ *   cc -O2 -o floor bench/floor.c && ./floor [--one-step] -- cmd args...
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -101,16 +107,77 @@ static int path_arg(int nr) {
   }
 }
 
+/* Carry out an open for writing or an unlink for the caller, as a one-step guard must: resolve
+ * from the caller's working folder, hold the file's folder, act, let go. Returns 1 when it
+ * answered the notification itself. */
+static int carry_out(int listener, struct seccomp_notif *req, struct seccomp_notif_resp *resp,
+                     const char *path) {
+  int nr = req->data.nr, dirfd = AT_FDCWD, flags = -1, unlink = 0;
+  mode_t mode = 0;
+  switch (nr) {
+#ifdef __x86_64__
+  case __NR_open: flags = req->data.args[1]; mode = req->data.args[2]; break;
+  case __NR_creat: flags = O_CREAT | O_WRONLY | O_TRUNC; mode = req->data.args[1]; break;
+  case __NR_unlink: unlink = 1; break;
+#endif
+  case __NR_openat: dirfd = req->data.args[0]; flags = req->data.args[2]; mode = req->data.args[3]; break;
+  case __NR_unlinkat:
+    if (req->data.args[2] & AT_REMOVEDIR) return 0;
+    dirfd = req->data.args[0]; unlink = 1; break;
+  default: return 0;
+  }
+  if (!unlink && (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_TRUNC | O_CREAT))) return 0;
+  char at[64];
+  if (path[0] == '/') snprintf(at, sizeof at, "/");
+  else if (dirfd == AT_FDCWD) snprintf(at, sizeof at, "/proc/%u/cwd", req->pid);
+  else snprintf(at, sizeof at, "/proc/%u/fd/%d", req->pid, dirfd);
+  const char *slash = strrchr(path, '/');
+  char folder[4096];
+  const char *name = path;
+  if (slash) {
+    snprintf(folder, sizeof folder, "%.*s", (int)(slash - path) + 1, path);
+    name = slash + 1;
+  } else {
+    snprintf(folder, sizeof folder, ".");
+  }
+  int base = open(at, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int dir = base < 0 ? -1 : openat(base, folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (base >= 0) close(base);
+  if (dir < 0) return 0;
+  flock(dir, LOCK_EX);
+  int fd = -1, err = 0;
+  if (unlink) err = unlinkat(dir, name, 0) == 0 ? 0 : errno;
+  else {
+    fd = openat(dir, name, (flags & ~O_CLOEXEC) | O_CLOEXEC, mode);
+    err = fd < 0 ? errno : 0;
+  }
+  flock(dir, LOCK_UN);
+  close(dir);
+  memset(resp, 0, sizeof *resp);
+  resp->id = req->id;
+  if (fd >= 0) {
+    struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                      .srcfd = fd, .newfd_flags = flags & O_CLOEXEC};
+    ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+    close(fd);
+    return 1;
+  }
+  resp->error = -err;
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+  return 1;
+}
+
 static void die(const char *what) {
   perror(what);
   exit(125);
 }
 
 int main(int argc, char **argv) {
-  int first = 1;
-  if (argc > 1 && strcmp(argv[1], "--") == 0) first = 2;
+  int first = 1, one_step = 0;
+  if (argc > first && strcmp(argv[first], "--one-step") == 0) one_step = 1, first++;
+  if (argc > first && strcmp(argv[first], "--") == 0) first++;
   if (first >= argc) {
-    fprintf(stderr, "usage: floor -- command [args...]\n");
+    fprintf(stderr, "usage: floor [--one-step] -- command [args...]\n");
     return 125;
   }
   int sv[2];
@@ -181,6 +248,7 @@ int main(int argc, char **argv) {
         at += n;
       }
       ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id);
+      if (one_step && carry_out(listener, req, resp, path)) continue;
     }
     memset(resp, 0, sizes.seccomp_notif_resp);
     resp->id = req->id;

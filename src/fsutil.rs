@@ -276,16 +276,30 @@ pub fn file_name(rel: &RelPath) -> &OsStr {
 }
 
 /// An exclusive hold on a folder, so that Stella's own writers into it take turns between their
-/// last re-check and the rename; released when dropped. Other programs are not held back.
-struct FolderHold<'a>(&'a OwnedFd);
+/// last re-check and the change (a rename here; the shell guard's open, rename, unlink or
+/// truncate); released when dropped. Other programs are not held back.
+pub(crate) struct FolderHold<'a>(&'a OwnedFd);
 
 impl<'a> FolderHold<'a> {
     fn take(dir: &'a OwnedFd) -> io::Result<FolderHold<'a>> {
+        FolderHold::take_or(dir, || false).map(|h| h.expect("never gives way"))
+    }
+
+    /// Take the hold, waiting for another Stella writer's; `Ok(None)`, at once, when it is held
+    /// and `give_way` says not to wait (the holder is the very process asking, for instance).
+    pub(crate) fn take_or(
+        dir: &'a OwnedFd,
+        give_way: impl FnOnce() -> bool,
+    ) -> io::Result<Option<FolderHold<'a>>> {
         let start = Instant::now();
         let mut pause = Duration::from_micros(100);
+        let mut give_way = Some(give_way);
         loop {
             match rustix::fs::flock(dir, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-                Ok(()) => return Ok(FolderHold(dir)),
+                Ok(()) => return Ok(Some(FolderHold(dir))),
+                Err(Errno::WOULDBLOCK) if give_way.take().is_some_and(|g| g()) => {
+                    return Ok(None);
+                }
                 Err(Errno::WOULDBLOCK) if start.elapsed() < FOLDER_LOCK_WAIT => {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(4));
@@ -299,7 +313,7 @@ impl<'a> FolderHold<'a> {
                     ));
                 }
                 // File systems without flock (some network mounts): nothing to take turns on.
-                Err(Errno::NOLCK) | Err(Errno::OPNOTSUPP) => return Ok(FolderHold(dir)),
+                Err(Errno::NOLCK) | Err(Errno::OPNOTSUPP) => return Ok(Some(FolderHold(dir))),
                 Err(e) => return Err(e.into()),
             }
         }

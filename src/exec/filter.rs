@@ -10,12 +10,13 @@ use libc::{sock_filter, sock_fprog};
 /// Which system call a notification is about, as the supervisor decodes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Call {
-    /// `open`/`openat`/`creat`: `(dirfd arg, path arg, flags)`; `flags` is `None` where it is a
-    /// constant (`creat`).
+    /// `open`/`openat`/`creat`: `(dirfd arg, path arg, flags, mode)`; `flags` is `None` where it
+    /// is a constant (`creat`).
     Open {
         dirfd: Option<usize>,
         path: usize,
         flags: Option<usize>,
+        mode: usize,
     },
     /// `openat2(dirfd, path, how, size)`: the flags are in the `open_how` the call points at.
     Openat2,
@@ -48,11 +49,13 @@ pub fn decode(nr: i32) -> Option<Call> {
                 dirfd: None,
                 path: 0,
                 flags: Some(1),
+                mode: 2,
             }),
             libc::SYS_creat => Some(Call::Open {
                 dirfd: None,
                 path: 0,
                 flags: None,
+                mode: 1,
             }),
             libc::SYS_unlink => Some(Call::Unlink {
                 dirfd: None,
@@ -75,6 +78,7 @@ pub fn decode(nr: i32) -> Option<Call> {
             dirfd: Some(0),
             path: 1,
             flags: Some(2),
+            mode: 3,
         }),
         libc::SYS_openat2 => Some(Call::Openat2),
         libc::SYS_truncate => Some(Call::Truncate),

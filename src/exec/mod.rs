@@ -13,7 +13,9 @@
 //!   refusal's diff);
 //! - an open with write access, `O_TRUNC` or `O_CREAT`, `truncate`, a rename or link onto a path,
 //!   and an unlink are checked with the guard's decision table ([`crate::guard::decide`]); a
-//!   refusal fails the call with `EACCES` and prints the refusal once per path;
+//!   refusal fails the call with `EACCES` and prints the refusal once per path; a change of a
+//!   file the session or the command knew is carried out by the supervisor itself under the
+//!   folder hold every Stella writer takes (`act.rs`), so the check and the change are one step;
 //! - what the command changed becomes the session's own write, with the bytes it left when it
 //!   finished writing (a path it removed is dropped; a rename carries what the session knew);
 //!   a later change of a file it wrote is checked against what it left there;
@@ -29,6 +31,8 @@
 //! rewrites a path in its own memory between the check and the kernel's use of it. It guards
 //! against mistakes, not against an adversary.
 
+#[cfg(target_os = "linux")]
+mod act;
 #[cfg(target_os = "linux")]
 mod filter;
 #[cfg(target_os = "linux")]

@@ -163,10 +163,7 @@ pub fn kernel_support() -> Result<(), String> {
         ));
     }
     let release = kernel_release();
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    if (major, minor) < (5, 5) {
+    if !release_at_least(&release, (5, 5)) {
         return Err(format!(
             "Linux {release} is older than 5.5, which the guard needs to let a checked call go on"
         ));
@@ -228,12 +225,17 @@ pub struct Listener {
 }
 
 /// How to answer a notification.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Answer {
     /// Let the kernel carry out the call as the process asked.
     Continue,
     /// Fail the call with this errno.
     Fail(c_int),
+    /// The supervisor carried out the call itself: it returns this value.
+    Value(i64),
+    /// The supervisor opened the file itself: the call returns it as a new descriptor of the
+    /// process (close-on-exec when `cloexec`).
+    Install { fd: OwnedFd, cloexec: bool },
 }
 
 impl Listener {
@@ -400,12 +402,72 @@ impl Listener {
         match answer {
             Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
             Answer::Fail(errno) => resp.error = -errno,
+            Answer::Value(v) => resp.val = v,
+            Answer::Install { fd, cloexec } => match self.add_fd(id, &fd, cloexec) {
+                // Installed and answered in one go.
+                Ok(None) => return,
+                Ok(Some(newfd)) => resp.val = i64::from(newfd),
+                // The caller is gone: nobody to answer.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return,
+                Err(e) => resp.error = -e.raw_os_error().unwrap_or(libc::EIO),
+            },
         }
         // A failed answer means the caller is gone (killed, or interrupted by a signal): there
         // is nobody left to answer.
         // SAFETY: the response buffer is valid for the kernel's struct size.
         unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_SEND, buf.as_mut_ptr()) };
     }
+}
+
+impl Listener {
+    /// Put `fd` into the process behind notification `id`, answering the call with its number
+    /// in the same step (`Ok(None)`, Linux 5.14); where the kernel cannot answer with it,
+    /// the number, for the answer (`Ok(Some)`).
+    fn add_fd(&self, id: u64, fd: &OwnedFd, cloexec: bool) -> io::Result<Option<c_int>> {
+        let mut add = libc::seccomp_notif_addfd {
+            id,
+            flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+            srcfd: fd.as_raw_fd() as u32,
+            newfd: 0,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        };
+        // SAFETY: NOTIF_ADDFD reads one seccomp_notif_addfd.
+        let rc = unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ADDFD, &add) };
+        if rc >= 0 {
+            return Ok(None);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINVAL) {
+            return Err(e);
+        }
+        add.flags = 0;
+        // SAFETY: as above.
+        let rc = unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ADDFD, &add) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Some(rc))
+    }
+}
+
+/// Whether the kernel can put a descriptor the supervisor opened into the calling process
+/// (`SECCOMP_IOCTL_NOTIF_ADDFD`, Linux 5.9).
+pub fn adds_fds() -> bool {
+    release_at_least(&kernel_release(), (5, 9))
+}
+
+fn release_at_least(release: &str, want: (u32, u32)) -> bool {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= want
+}
+
+/// The file-creation mask of process `pid` (Linux 4.7).
+pub fn umask_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+    u32::from_str_radix(line.trim(), 8).ok()
 }
 
 /// Read a NUL-terminated path from process `pid` at `addr` (at most `PATH_MAX` bytes).

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use gix::ObjectId;
 
 use crate::digest::Digest;
+use crate::fsutil::{self, FolderHold};
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, Entry, Journal, MapEdit, Seen, Step};
@@ -23,6 +24,7 @@ use crate::paths::{self, RelPath};
 use crate::record::{self, Replaced};
 use crate::session::Context;
 
+use super::act;
 use super::notify::{self, Answer, Listener, Received};
 use super::process::{is_stella, resolve_as, resolve_quick, still_guarded, under_stella};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
@@ -90,7 +92,20 @@ pub fn run(
             .ok()
             .map(|m| (m.dev(), m.ino())),
         data_dir: protected_data_dir(&context.ws.data_dir, &context.ws.root),
+        root_fd: notify::adds_fds()
+            .then(|| {
+                rustix::fs::open(
+                    &context.ws.root,
+                    rustix::fs::OFlags::PATH
+                        | rustix::fs::OFlags::DIRECTORY
+                        | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                )
+                .ok()
+            })
+            .flatten(),
         processes: HashMap::new(),
+        views: HashMap::new(),
         kept: 0,
         err,
     };
@@ -575,9 +590,40 @@ struct Supervisor<'a, 'j> {
     root_id: Option<(u64, u64)>,
     /// Stella's data folder (the sessions' stores), resolved: out of the command's reach.
     data_dir: PathBuf,
+    /// The workspace folder, opened: a change checked against what the session knew is carried
+    /// out beneath it by the supervisor itself (`None` where the kernel cannot hand the caller
+    /// a descriptor the supervisor opened: the kernel carries every call out).
+    root_fd: Option<OwnedFd>,
+    /// Whether each process sees files as the supervisor does, looked up once per process.
+    views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
     kept: u64,
     err: &'a mut dyn Write,
+}
+
+/// A change the supervisor can carry out itself, once checked.
+#[derive(Clone, Copy)]
+enum Act {
+    Open {
+        flags: libc::c_int,
+        mode: u32,
+    },
+    Unlink,
+    Truncate(u64),
+    /// Left to the kernel.
+    Kernel,
+}
+
+impl Act {
+    /// Carry it out on `name` in `dir` for process `pid`.
+    fn carry_out(self, dir: &OwnedFd, name: &std::ffi::OsStr, pid: u32) -> Answer {
+        match self {
+            Act::Open { flags, mode } => act::open(dir, name, flags, mode, pid),
+            Act::Unlink => act::unlink(dir, name),
+            Act::Truncate(len) => act::truncate(dir, name, len),
+            Act::Kernel => Answer::Continue,
+        }
+    }
 }
 
 impl Supervisor<'_, '_> {
@@ -596,20 +642,41 @@ impl Supervisor<'_, '_> {
         let args = req.data.args;
         let fd = |i: Option<usize>| i.map(|i| args[i] as libc::c_int);
         match call {
-            filter::Call::Open { dirfd, path, flags } => {
+            filter::Call::Open {
+                dirfd,
+                path,
+                flags,
+                mode,
+            } => {
                 let flags = match flags {
                     Some(i) => args[i] as libc::c_int,
                     None => libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
                 };
-                self.open(listener, req, fd(dirfd), args[path], flags)
+                let act = Act::Open {
+                    flags,
+                    mode: args[mode] as u32,
+                };
+                self.open(listener, req, fd(dirfd), args[path], flags, act)
             }
             filter::Call::Openat2 => {
-                // `struct open_how` starts with its u64 flags.
-                let mut how = [0u8; 8];
+                // `struct open_how`: u64 flags, mode and resolve.
+                let mut how = [0u8; 24];
                 match notify::read_memory(req.pid, args[2], &mut how) {
-                    Ok(8) if args[3] >= 8 => {
-                        let flags = u64::from_ne_bytes(how) as libc::c_int;
-                        self.open(listener, req, Some(args[0] as libc::c_int), args[1], flags)
+                    Ok(24) if args[3] >= 24 => {
+                        let field = |i: usize| {
+                            u64::from_ne_bytes(how[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+                        };
+                        let flags = field(0) as libc::c_int;
+                        // Resolution rules of the caller's own: the kernel carries the call out.
+                        let act = match field(2) {
+                            0 => Act::Open {
+                                flags,
+                                mode: field(1) as u32,
+                            },
+                            _ => Act::Kernel,
+                        };
+                        let dirfd = Some(args[0] as libc::c_int);
+                        self.open(listener, req, dirfd, args[1], flags, act)
                     }
                     // Nothing to read: the kernel fails the call itself.
                     _ => Answer::Continue,
@@ -617,7 +684,8 @@ impl Supervisor<'_, '_> {
             }
             filter::Call::Truncate => {
                 let located = self.locate(listener, req, None, args[0], true, true);
-                let answer = self.change(req, located, Intent::Write { content: None });
+                let act = Act::Truncate(args[1]);
+                let answer = self.change(req, located, Intent::Write { content: None }, act);
                 self.settle_last(answer)
             }
             filter::Call::Unlink { dirfd, path } => {
@@ -625,7 +693,7 @@ impl Supervisor<'_, '_> {
                     return Answer::Continue;
                 }
                 let located = self.locate(listener, req, fd(dirfd), args[path], false, true);
-                self.change(req, located, Intent::Delete)
+                self.change(req, located, Intent::Delete, Act::Unlink)
             }
             filter::Call::Rename { from, to, flags } => {
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
@@ -653,7 +721,7 @@ impl Supervisor<'_, '_> {
                 // A new name for an existing file writes no bytes: a later write through it is
                 // checked as a write of that file (see `linked`).
                 match self.check(req, located, Intent::Write { content: None }) {
-                    Ok(Some((path, _))) => {
+                    Ok(Some((path, _, _))) => {
                         self.known.remove(&path);
                         self.last_read.remove(&path);
                         Answer::Continue
@@ -672,6 +740,7 @@ impl Supervisor<'_, '_> {
         dirfd: Option<libc::c_int>,
         addr: u64,
         flags: libc::c_int,
+        act: Act,
     ) -> Answer {
         let writes = flags & libc::O_ACCMODE != libc::O_RDONLY
             || flags & (libc::O_TRUNC | libc::O_CREAT) != 0;
@@ -691,7 +760,7 @@ impl Supervisor<'_, '_> {
         {
             return Answer::Continue;
         }
-        self.change(req, located, Intent::Write { content: None })
+        self.change(req, located, Intent::Write { content: None }, act)
     }
 
     /// Record a read of `path`'s bytes now, if it is a regular file, remembering which process
@@ -813,20 +882,82 @@ impl Supervisor<'_, '_> {
 
     /// Check a call that can change or remove `located`; on "allow" remember it as the command's
     /// own change.
-    fn change(&mut self, req: &libc::seccomp_notif, located: Located, intent: Intent) -> Answer {
+    ///
+    /// A change checked against bytes the session or the command knew is carried out by the
+    /// supervisor itself (`act`), under the hold every Stella writer takes on the file's folder:
+    /// no other Stella check of the path comes between this check and the change.
+    fn change(
+        &mut self,
+        req: &libc::seccomp_notif,
+        located: Located,
+        intent: Intent,
+        act: Act,
+    ) -> Answer {
+        let dir = match act {
+            Act::Kernel => None,
+            _ => self.folder_for(req.pid, &located),
+        };
+        let hold = match &dir {
+            Some(d) => match self.hold(req.pid, d) {
+                Ok(h) => h,
+                Err(answer) => return answer,
+            },
+            None => None,
+        };
         match self.check(req, located, intent) {
-            Ok(Some((path, before))) => {
+            Ok(Some((path, before, checked))) => {
+                let answer = match (&dir, &hold) {
+                    (Some(dir), Some(_)) if checked => {
+                        act.carry_out(dir, fsutil::file_name(&path), req.pid)
+                    }
+                    _ => Answer::Continue,
+                };
+                drop(hold);
+                // It failed: nothing changed.
+                if matches!(answer, Answer::Fail(_)) {
+                    return answer;
+                }
                 self.changed(path, before);
-                Answer::Continue
+                answer
             }
             Ok(None) => Answer::Continue,
             Err(answer) => answer,
         }
     }
 
+    /// The folder of `located` in which the supervisor can carry out a change for process
+    /// `pid`: inside the workspace, and the process sees files as the supervisor does.
+    fn folder_for(&mut self, pid: u32, located: &Located) -> Option<OwnedFd> {
+        let (Located::Inside(path), Some(_)) = (located, &self.root_fd) else {
+            return None;
+        };
+        let process = self.process_of(pid);
+        if !*self
+            .views
+            .entry(process)
+            .or_insert_with(|| act::same_view(pid))
+        {
+            return None;
+        }
+        act::folder(self.root_fd.as_ref()?, path)
+    }
+
+    /// Hold `dir` against every other Stella writer. `Ok(None)` when the caller is Stella itself
+    /// holding it (a nested `git stella write` renaming its file into place): it checks its own.
+    fn hold<'d>(&mut self, pid: u32, dir: &'d OwnedFd) -> Result<Option<FolderHold<'d>>, Answer> {
+        FolderHold::take_or(dir, || is_stella(pid)).map_err(|e| {
+            let _ = writeln!(
+                self.err,
+                "stella: refusing a file change the shell guard could not hold still to check: {e}"
+            );
+            Answer::Fail(libc::EBUSY)
+        })
+    }
+
     /// Check a call that can change or remove `located`: `Err` with the answer that fails it,
     /// else the workspace path it changes (`None` for a path outside the guard's business) with
-    /// the digest it holds before the change.
+    /// the digest it holds before the change, and whether the check compared the disk with what
+    /// the session or the command knew (so that the change must follow it in the same step).
     ///
     /// A process that read the path itself and now changes it is a tool reading what it is about
     /// to rewrite (`sed -i`, a patch, an editor's save): that read tells the session nothing, so
@@ -836,7 +967,7 @@ impl Supervisor<'_, '_> {
         req: &libc::seccomp_notif,
         located: Located,
         intent: Intent,
-    ) -> Result<Option<(RelPath, Option<Digest>)>, Answer> {
+    ) -> Result<Option<(RelPath, Option<Digest>, bool)>, Answer> {
         let path = match located {
             Located::Inside(p) => p,
             Located::Elsewhere => return Ok(None),
@@ -892,9 +1023,9 @@ impl Supervisor<'_, '_> {
             known => known,
         };
         match known {
-            Some(Known::Writing) => return Ok(Some((path, None))),
+            Some(Known::Writing) => return Ok(Some((path, None, false))),
             Some(Known::Left(sig, _)) if Signature::at(&path.under(&self.root)) == Some(sig) => {
-                return Ok(Some((path, None)));
+                return Ok(Some((path, None, true)));
             }
             _ => {}
         }
@@ -944,12 +1075,14 @@ impl Supervisor<'_, '_> {
         } else {
             Disk::probe(&path.under(&self.root)).digest()
         };
-        Ok(Some((path, before)))
+        Ok(Some((path, before, tracked)))
     }
 
     /// After an allowed change that is done once its call returns, settle it at the next look.
     fn settle_last(&mut self, answer: Answer) -> Answer {
-        if let (Answer::Continue, Some(Event::Changed { path })) = (answer, self.log.last()) {
+        if let (Answer::Continue | Answer::Value(_), Some(Event::Changed { path })) =
+            (&answer, self.log.last())
+        {
             self.settle.push(path.clone());
         }
         answer
@@ -1028,18 +1161,60 @@ impl Supervisor<'_, '_> {
         flags: libc::c_uint,
     ) -> Answer {
         let write = Intent::Write { content: None };
-        if flags & libc::RENAME_EXCHANGE != 0 {
-            // Both are replaced: two writes.
-            let checked = [self.check(req, to, write), self.check(req, from, write)];
-            for c in &checked {
-                if let Err(answer) = c {
-                    return *answer;
+        // Both folders held (in one order for every writer) when the supervisor can carry the
+        // rename out itself.
+        let names = match (&from, &to) {
+            (Located::Inside(f), Located::Inside(t)) => Some((f.clone(), t.clone())),
+            _ => None,
+        };
+        let dirs = match (
+            self.folder_for(req.pid, &from),
+            self.folder_for(req.pid, &to),
+        ) {
+            (Some(f), Some(t)) => Some((f, t)),
+            _ => None,
+        };
+        let mut holds = Vec::new();
+        let mut held = false;
+        if let Some((f, t)) = &dirs {
+            let (fi, ti) = (act::identity(f), act::identity(t));
+            let order = match fi.cmp(&ti) {
+                std::cmp::Ordering::Equal => vec![f],
+                std::cmp::Ordering::Less => vec![f, t],
+                std::cmp::Ordering::Greater => vec![t, f],
+            };
+            held = true;
+            for d in order {
+                match self.hold(req.pid, d) {
+                    Ok(Some(h)) => holds.push(h),
+                    Ok(None) => held = false,
+                    Err(answer) => return answer,
                 }
             }
-            for (path, before) in checked.into_iter().flatten().flatten() {
+        }
+        let carry_out = |checked: bool| match (&dirs, &names) {
+            (Some((fd, td)), Some((f, t))) if held && checked => {
+                act::rename(fd, fsutil::file_name(f), td, fsutil::file_name(t), flags)
+            }
+            _ => Answer::Continue,
+        };
+        if flags & libc::RENAME_EXCHANGE != 0 {
+            // Both are replaced: two writes.
+            let mut changes = Vec::new();
+            for located in [to, from] {
+                match self.check(req, located, write) {
+                    Err(answer) => return answer,
+                    Ok(checked) => changes.extend(checked),
+                }
+            }
+            let answer = carry_out(changes.iter().any(|c| c.2));
+            if matches!(answer, Answer::Fail(_)) {
+                return answer;
+            }
+            for (path, before, _) in changes {
                 self.changed(path, before);
             }
-            return Answer::Continue;
+            return answer;
         }
         // A rename the kernel will fail changes nothing (`mv f d/` first tries `d/` itself).
         let meta = |l: &Located| match l {
@@ -1060,7 +1235,7 @@ impl Supervisor<'_, '_> {
         let from = match from {
             // The workspace loses the source's bytes: a delete.
             from @ Located::Inside(_) if !matches!(to, Located::Inside(_)) => {
-                return self.change(req, from, Intent::Delete);
+                return self.change(req, from, Intent::Delete, Act::Kernel);
             }
             Located::Inside(f) => Some(f),
             // Refused, or Stella itself moving its own files.
@@ -1070,7 +1245,7 @@ impl Supervisor<'_, '_> {
             },
             Located::Elsewhere => None,
         };
-        let (to, before) = match self.check(req, to, write) {
+        let (to, before, checked) = match self.check(req, to, write) {
             Err(answer) => return answer,
             Ok(None) => return Answer::Continue,
             Ok(Some(checked)) => checked,
@@ -1081,9 +1256,13 @@ impl Supervisor<'_, '_> {
             return Answer::Continue;
         };
         if !from_meta.is_some_and(|m| m.is_dir()) {
-            let process = self.process_of(req.pid);
-            self.carry(process, from, to, before);
-            return Answer::Continue;
+            let answer = carry_out(checked);
+            drop(holds);
+            if !matches!(answer, Answer::Fail(_)) {
+                let process = self.process_of(req.pid);
+                self.carry(process, from, to, before);
+            }
+            return answer;
         }
         // A folder: every path beneath it the session or this command knows of moves with it.
         let mut under: Vec<RelPath> = match self.journal.entries_of_tree(self.tree) {
@@ -1096,6 +1275,11 @@ impl Supervisor<'_, '_> {
                 return Answer::Fail(libc::EACCES);
             }
         };
+        let answer = carry_out(checked);
+        drop(holds);
+        if matches!(answer, Answer::Fail(_)) {
+            return answer;
+        }
         under.extend(self.known.keys().cloned());
         under.sort();
         under.dedup();
@@ -1120,7 +1304,7 @@ impl Supervisor<'_, '_> {
                 self.carry(process, path, dest, None);
             }
         }
-        Answer::Continue
+        answer
     }
 
     /// What a rename of `from` to `to` does to this command's knowledge (`before`: what `to`

@@ -23,6 +23,7 @@ mod durability;
 mod exec;
 mod exec_identity;
 mod exec_live;
+mod exec_race;
 mod gemini_real;
 mod guard;
 mod harden;
