@@ -194,11 +194,7 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
                 .digest()
                 .and_then(|now| writer_of(journal, p, now))
             {
-                Some(w) => format!(
-                    "session {} wrote it at {},",
-                    w.session,
-                    clock(w.at, gix::date::Time::now_utc().seconds)
-                ),
+                Some(w) => format!("session {} wrote it at {},", w.session, clock_now(w.at)),
                 None => "another process or a person edited it".into(),
             };
             let _ = writeln!(
@@ -284,6 +280,11 @@ pub fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<W
             })
         })
         .max_by_key(|w| w.at)
+}
+
+/// [`clock`] against the present moment.
+pub fn clock_now(at: i64) -> String {
+    clock(at, gix::date::Time::now_utc().seconds)
 }
 
 /// `12:03:41 UTC` for a time today, `2026-11-30 12:03:41 UTC` otherwise.

@@ -399,15 +399,19 @@ enum Event {
     Changed { path: RelPath },
     /// It finished writing the path, which then looked like this.
     Left { path: RelPath, sig: Signature },
+    /// The supervisor itself put the command's finished bytes at the path (a rename it carried
+    /// out), and took them then, before anyone else could replace them.
+    Wrote { path: RelPath, snap: Snapshot },
 }
 
 impl Event {
     /// The paths it concerns.
     fn paths(&self) -> [Option<&RelPath>; 2] {
         match self {
-            Event::Read { path, .. } | Event::Changed { path } | Event::Left { path, .. } => {
-                [Some(path), None]
-            }
+            Event::Read { path, .. }
+            | Event::Changed { path }
+            | Event::Left { path, .. }
+            | Event::Wrote { path, .. } => [Some(path), None],
             Event::Moved { from, to } => [Some(from), Some(to)],
         }
     }
@@ -1257,10 +1261,25 @@ impl Supervisor<'_, '_> {
         };
         if !from_meta.is_some_and(|m| m.is_dir()) {
             let answer = carry_out(checked);
+            // The command's own bytes, put in place by the supervisor: taken now, still under
+            // the hold, so a writer right behind it cannot pass its bytes off as these.
+            let taken = match answer {
+                Answer::Value(_) if self.touched_set.contains(&from) => {
+                    let sig = Signature::at(&to.under(&self.root));
+                    self.snapshot(&to).ok().flatten().zip(sig)
+                }
+                _ => None,
+            };
             drop(holds);
             if !matches!(answer, Answer::Fail(_)) {
                 let process = self.process_of(req.pid);
-                self.carry(process, from, to, before);
+                self.carry(process, from, to.clone(), before);
+            }
+            if let Some((snap, sig)) = taken {
+                self.settle.retain(|p| *p != to);
+                self.known
+                    .insert(to.clone(), Known::Left(sig, Some(snap.digest)));
+                self.log.push(Event::Wrote { path: to, snap });
             }
             return answer;
         }
@@ -1324,7 +1343,7 @@ impl Supervisor<'_, '_> {
             // Its own bytes in a file the session knows: a rename, and they stay its own.
             // What it left at the source is now at the destination.
             self.log.retain(|e| {
-                !matches!(e, Event::Changed { path } | Event::Left { path, .. } if *path == from)
+                !matches!(e, Event::Changed { path } | Event::Left { path, .. } | Event::Wrote { path, .. } if *path == from)
             });
             if self.touched_set.remove(&to) {
                 self.origins.remove(&to);
@@ -1637,7 +1656,10 @@ impl Supervisor<'_, '_> {
                     last.remove(from);
                     last.remove(to);
                 }
-                Event::Read { path, .. } | Event::Changed { path } | Event::Left { path, .. } => {
+                Event::Read { path, .. }
+                | Event::Changed { path }
+                | Event::Left { path, .. }
+                | Event::Wrote { path, .. } => {
                     keep[i] = last.insert(path.clone());
                 }
             }
@@ -1826,6 +1848,18 @@ impl Supervisor<'_, '_> {
                         // change needs a re-read.
                         None => edits.push(record::wrote_unsure(path, replaced)),
                     }
+                    n_writes += 1;
+                }
+                Event::Wrote { path, snap } => {
+                    if skip(self, path) || holds(self, path, snap.digest, snap.bytes.is_some()) {
+                        continue;
+                    }
+                    let replaced = Replaced::unkept(self.origins.get(path).copied().flatten());
+                    let version = record::Version {
+                        digest: snap.digest,
+                        kept: self.keep(&batch, snap)?,
+                    };
+                    edits.push(record::wrote(path, version, replaced));
                     n_writes += 1;
                 }
             }

@@ -71,8 +71,15 @@ impl Host for Codex {
                 .before(&ops, key)?
                 .map_or_else(Answer::nothing, |r| deny(&r))),
             "PostToolUse" => {
-                hook.after(&ops, key, "apply_patch")?;
-                Ok(Answer::nothing())
+                let told = hook.after(&ops, key, "apply_patch")?;
+                Ok(if told.is_empty() {
+                    Answer::nothing()
+                } else {
+                    Answer::json(&json!({"hookSpecificOutput": {
+                        "hookEventName": "PostToolUse",
+                        "additionalContext": told.join("\n\n"),
+                    }}))
+                })
             }
             _ => Ok(Answer::nothing()),
         }

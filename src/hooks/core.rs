@@ -258,7 +258,7 @@ impl Hook {
                 _ => {}
             }
         }
-        self.guard_all(&checks)
+        self.guard_calls(&checks, Some(key.unwrap_or("path")))
     }
 
     /// The after-event of a tool call that succeeded: record what the session saw and wrote.
@@ -291,25 +291,147 @@ impl Hook {
                     original,
                 } => {
                     if let Some(rel) = self.resolve(path) {
-                        told.extend(self.after_write(&rel, how, original.as_deref(), key, tool)?);
+                        let overwritten =
+                            self.after_write(&rel, how, original.as_deref(), key, tool)?;
+                        // A write that raced another session's says so, naming it; that covers
+                        // what the tool overwrote.
+                        told.extend(self.raced(&rel, key, tool)?.or(overwritten));
                     }
                 }
                 Op::Delete { path } => {
                     if let Some(rel) = self.resolve(path) {
                         let edit = self.disk_edit(&rel, Replaced::nothing())?;
                         self.record("wrote", std::slice::from_ref(&rel), vec![edit], Vec::new())?;
+                        told.extend(self.raced(&rel, key, tool)?);
                     }
                 }
-                Op::Move { from, to, how } => self.after_move(from, to, how)?,
+                Op::Move { from, to, how } => {
+                    self.after_move(from, to, how)?;
+                    for path in [from, to] {
+                        if let Some(rel) = self.resolve(path) {
+                            told.extend(self.raced(&rel, key, tool)?);
+                        }
+                    }
+                }
             }
         }
         Ok(told)
+    }
+
+    /// The scratch file noting this session's check of `path` in tool call `key`.
+    fn check_note(&self, key: &str, path: &RelPath) -> PathBuf {
+        let hex = Digest::of(path.to_lossy().as_bytes()).to_hex();
+        self.scratch_file_for("check", &format!("{}-{}", clean_key(key), &hex[..32]))
+    }
+
+    /// After this session's write of `path` (just recorded): whether another session recorded
+    /// a write of it after this session's check, so that one of the two writes replaced the
+    /// other while the host wrote. The host makes the write itself, after the check, so the two
+    /// cannot be one step; what Stella can do is never let it pass in silence. Both versions
+    /// are in the journal; the answer names the other session, when it wrote, and how to get
+    /// the replaced version back.
+    fn raced(
+        &mut self,
+        path: &RelPath,
+        key: Option<&str>,
+        tool: &str,
+    ) -> Result<Option<String>, Error> {
+        let Some(note) = self.take_scratch(&self.check_note(key.unwrap_or("path"), path)) else {
+            return Ok(None);
+        };
+        let note = String::from_utf8_lossy(&note);
+        let mut fields = note.split(' ');
+        let (Some(Ok(checked_at)), Some(found)) =
+            (fields.next().map(str::parse::<i64>), fields.next())
+        else {
+            return Ok(None);
+        };
+        let found = Digest::from_hex(found);
+        let id = self.session.clone();
+        let ctx = self.context()?;
+        let journal = ctx.journal();
+        let mine = match journal.lookup(&id, path)? {
+            Some(journal::Entry {
+                seen: Seen::Digest(d),
+                ..
+            }) => Some(d),
+            _ => None,
+        };
+        // The latest write of the path another session recorded from the second of the check
+        // on, of bytes other than those the check found (a write the check already saw is no
+        // race).
+        let mut other: Option<(SessionId, i64, Option<Digest>)> = None;
+        for (session, tip) in journal.sessions()? {
+            if session == id {
+                continue;
+            }
+            let Some(entry) = journal.lookup_at(tip.tree, path)? else {
+                continue;
+            };
+            let Some(at) = entry.wrote.filter(|at| *at >= checked_at) else {
+                continue;
+            };
+            let theirs = match entry.seen {
+                Seen::Digest(d) => Some(d),
+                _ => None,
+            };
+            if theirs.is_some() && theirs == found {
+                continue;
+            }
+            if other.as_ref().is_none_or(|(_, t, _)| at > *t) {
+                other = Some((session, at, theirs));
+            }
+        }
+        let Some((session, at, theirs)) = other else {
+            return Ok(None);
+        };
+        let now = Disk::probe(&path.under(&ctx.ws.root)).digest();
+        let when = guard::clock_now(at);
+        let show = |d: Digest, name: &str| {
+            format!(
+                "  git stella recover '{path}' --show {} > '{path}.{name}'",
+                journal::version_id(&d)
+            )
+        };
+        let text = if now.is_some() && now == mine {
+            let back = theirs.map_or_else(
+                || format!("  (their write removed {path})"),
+                |d| show(d, "theirs"),
+            );
+            format!(
+                "Stella: session {session} wrote {path} at {when}, after this session checked it and before {tool}'s write landed, so {tool} replaced their write (nobody waits on another's turn; this is reported, not refused). Both versions are kept in Stella's journal; get theirs back with:\n{back}\nthen merge what they changed. Their next write of {path} will be refused, naming this session."
+            )
+        } else if now.is_some() && now == theirs {
+            let back = mine.map_or_else(
+                || format!("  (this write removed {path})"),
+                |d| show(d, "mine"),
+            );
+            format!(
+                "Stella: session {session} wrote {path} at {when}, after this session checked it, and their write replaced {tool}'s. Both versions are kept in Stella's journal; get this session's back with:\n{back}\nthen re-read {path} and redo the change against what is there now."
+            )
+        } else {
+            format!(
+                "Stella: session {session} wrote {path} at {when}, while {tool} wrote it, and it has changed again since. Every version is kept in Stella's journal: `git stella recover '{path}'` lists them. Re-read {path} before changing it again."
+            )
+        };
+        Ok(Some(text))
     }
 
     /// Check each path; every refusal's message together, or `None` when all are allowed. A
     /// session that does not exist yet tracks nothing, so everything is allowed without creating
     /// it.
     pub fn guard_all(&mut self, checks: &[(RelPath, Intent)]) -> Result<Option<String>, Error> {
+        self.guard_calls(checks, None)
+    }
+
+    /// [`Hook::guard_all`] for a tool call (`key`): when all are allowed, each check is noted
+    /// (when, and the bytes it found), so the after-event can tell whether another session's
+    /// write came between the check and this one ([`Hook::raced`]).
+    fn guard_calls(
+        &mut self,
+        checks: &[(RelPath, Intent)],
+        key: Option<&str>,
+    ) -> Result<Option<String>, Error> {
         if checks.is_empty() {
             return Ok(None);
         }
@@ -319,6 +441,7 @@ impl Hook {
         Config::load(&ctx.ws.root)?;
         let journal = ctx.journal();
         let mut refused = Vec::new();
+        let mut allowed = Vec::new();
         for (path, intent) in checks {
             let check = match guard::check(&journal, &id, &ctx.ws.root, path, *intent) {
                 Ok(c) => c,
@@ -329,9 +452,19 @@ impl Hook {
             };
             if check.refused() {
                 refused.push(check);
+            } else {
+                allowed.push(check);
             }
         }
         if refused.is_empty() {
+            if let Some(key) = key {
+                let now = gix::date::Time::now_utc().seconds;
+                for check in &allowed {
+                    let disk = check.disk.digest().map_or("-".into(), |d| d.to_hex());
+                    let file = self.check_note(key, &check.path);
+                    self.put_scratch(&file, format!("{now} {disk}").as_bytes())?;
+                }
+            }
             return Ok(None);
         }
         // The refusal leaves a trace in the session (never at the cost of the answer).

@@ -133,8 +133,8 @@ impl Host for Gemini {
                 Ok(Gemini::nothing(p))
             }
             "AfterTool" => {
-                hook.after(&ops, None, tool)?;
-                Ok(Gemini::nothing(p))
+                let told = hook.after(&ops, None, tool)?;
+                Ok(after_answer(p, &told))
             }
             _ => Ok(Gemini::nothing(p)),
         }
@@ -197,6 +197,18 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         }
         _ => Ok(Gemini::nothing(p)),
     }
+}
+
+/// The AfterTool answer: what the model should be told, appended to the tool's result
+/// (`hookSpecificOutput.additionalContext`, which Gemini CLI wraps in `<hook_context>`).
+fn after_answer(p: &ToolPayload, told: &[String]) -> Answer {
+    if told.is_empty() {
+        return Gemini::nothing(p);
+    }
+    Answer::json(&json!({"hookSpecificOutput": {
+        "hookEventName": "AfterTool",
+        "additionalContext": told.join("\n\n"),
+    }}))
 }
 
 /// Gemini CLI's answer that stops the tool, `reason` going to the model.

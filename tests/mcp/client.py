@@ -7,6 +7,10 @@ Run by tests/cli/mcp.rs. Usage:
                                             the same --session after an outside edit
     client.py oversized GIT_STELLA REPO      a write_file larger than one message may carry, then
                                             a small one on the same connection
+    client.py append GIT_STELLA REPO TAG SECONDS FILE...
+                                            for SECONDS: read one of FILEs, append one unique line
+                                            to exactly what was read, write it back; prints each
+                                            write's line and whether it was done
 
 Every check raises on failure, so a non-zero exit with a traceback is a failed test. The result
 of each step is printed as one JSON line on stdout for the Rust side to assert on too.
@@ -181,6 +185,25 @@ async def soak(git_stella, repo, n):
             emit("soak", calls=n, warmup=200, rss_before_kib=before, rss_after_kib=after, pid=pid)
 
 
+async def append(git_stella, repo, tag, seconds, files):
+    async with stdio_client(server_params(git_stella, repo)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + seconds
+            i = 0
+            while loop.time() < deadline:
+                path = files[i % len(files)]
+                line = f"{tag}-{i}"
+                i += 1
+                r = await session.call_tool("read_file", {"path": path})
+                if r.is_error:
+                    continue
+                text = text_of(r)
+                r = await session.call_tool("write_file", {"path": path, "content": text + line + "\n"})
+                emit("write", path=path, line=line, done=not r.is_error, told=text_of(r) if r.is_error else "")
+
+
 def main():
     mode, git_stella, repo = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "guard":
@@ -189,6 +212,8 @@ def main():
         asyncio.run(reconnect(git_stella, repo, sys.argv[4]))
     elif mode == "oversized":
         asyncio.run(oversized(git_stella, repo))
+    elif mode == "append":
+        asyncio.run(append(git_stella, repo, sys.argv[4], float(sys.argv[5]), sys.argv[6:]))
     elif mode == "soak":
         asyncio.run(soak(git_stella, repo, int(sys.argv[4])))
     else:
