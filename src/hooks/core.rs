@@ -293,23 +293,28 @@ impl Hook {
                     if let Some(rel) = self.resolve(path) {
                         let overwritten =
                             self.after_write(&rel, how, original.as_deref(), key, tool)?;
+                        // Edits the host applied to the bytes it found (which it reports).
+                        let edited = match (how, original) {
+                            (Writes::Edits(_), Some(o)) => Some(Digest::of(o.as_bytes())),
+                            _ => None,
+                        };
                         // A write that raced another session's says so, naming it; that covers
                         // what the tool overwrote.
-                        told.extend(self.raced(&rel, key, tool)?.or(overwritten));
+                        told.extend(self.raced(&rel, key, tool, edited)?.or(overwritten));
                     }
                 }
                 Op::Delete { path } => {
                     if let Some(rel) = self.resolve(path) {
                         let edit = self.disk_edit(&rel, Replaced::nothing())?;
                         self.record("wrote", std::slice::from_ref(&rel), vec![edit], Vec::new())?;
-                        told.extend(self.raced(&rel, key, tool)?);
+                        told.extend(self.raced(&rel, key, tool, None)?);
                     }
                 }
                 Op::Move { from, to, how } => {
                     self.after_move(from, to, how)?;
                     for path in [from, to] {
                         if let Some(rel) = self.resolve(path) {
-                            told.extend(self.raced(&rel, key, tool)?);
+                            told.extend(self.raced(&rel, key, tool, None)?);
                         }
                     }
                 }
@@ -329,12 +334,15 @@ impl Hook {
     /// other while the host wrote. The host makes the write itself, after the check, so the two
     /// cannot be one step; what Stella can do is never let it pass in silence. Both versions
     /// are in the journal; the answer names the other session, when it wrote, and how to get
-    /// the replaced version back.
+    /// the replaced version back. `edited`: the bytes the host applied the tool's edits to, when
+    /// it says (Claude Code's `originalFile`): edits applied to the other session's bytes keep
+    /// their change.
     fn raced(
         &mut self,
         path: &RelPath,
         key: Option<&str>,
         tool: &str,
+        edited: Option<Digest>,
     ) -> Result<Option<String>, Error> {
         let Some(note) = self.take_scratch(&self.check_note(key.unwrap_or("path"), path)) else {
             return Ok(None);
@@ -393,7 +401,11 @@ impl Hook {
                 journal::version_id(&d)
             )
         };
-        let text = if now.is_some() && now == mine {
+        let text = if edited.is_some() && edited == theirs {
+            format!(
+                "Stella: session {session} wrote {path} at {when}, after this session checked it and before {tool} ran; {tool} applied its edit to their version, so their change is kept. Re-read {path} to see what they changed before changing it again."
+            )
+        } else if now.is_some() && now == mine {
             let back = theirs.map_or_else(
                 || format!("  (their write removed {path})"),
                 |d| show(d, "theirs"),

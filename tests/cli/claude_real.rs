@@ -794,3 +794,72 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     let out = stored_transcript();
     assert!(out.stdout.len() > from_a.len() && out.stdout.starts_with(&from_a));
 }
+
+/// Two writers at the same moment where the host writes: another session writes notes.txt
+/// after Stella's PreToolUse check of the client's Write and before the client writes. Claude
+/// Code checks the file itself after its PreToolUse hooks (its own "changed since it was last
+/// read"), so the other session's write is not replaced: the model is told by the client, and
+/// Stella's after-event report (tested with Claude Code's payloads in `hook_race.rs`) is left for
+/// the moment between the client's own check and its write.
+#[test]
+fn the_real_claude_code_client_rechecks_a_file_written_after_the_pretooluse_check() {
+    let Some(bin) = client_bin("STELLA_CLAUDE_BIN", "the real Claude Code test") else {
+        return;
+    };
+    let mock = Mock::start();
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    w.ok(&["session", "start", "--id", "other"]);
+    let notes = w.repo.join("notes.txt");
+    w.write("notes.txt", "alpha\nbeta\n");
+    w.ok(&["--session", "other", "read", "notes.txt"]);
+    // The installed hook, wrapped: right after its PreToolUse answer to a Write, the other
+    // session writes the file through Stella.
+    let stella = assert_cmd::cargo::cargo_bin("git-stella");
+    let wrapper = w.base().join("hook-then-other-writer.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\np=$(cat)\nprintf '%s' \"$p\" | '{stella}' hook claude-code\nrc=$?\ncase \"$p\" in *'\"PreToolUse\"'*'\"Write\"'*) printf 'alpha\\nbeta\\nthe other session\\n' | '{stella}' --session other write notes.txt >/dev/null 2>&1 ;; esac\nexit $rc\n",
+            stella = stella.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let settings = w.repo.join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let hook = format!("{} hook claude-code", stella.display());
+    assert!(text.contains(&hook), "{text}");
+    std::fs::write(
+        &settings,
+        text.replace(&hook, &wrapper.display().to_string()),
+    )
+    .unwrap();
+    let c = Client {
+        bin,
+        w: &w,
+        mock: &mock,
+    };
+    mock.script(
+        "toolu_r_",
+        vec![
+            ("Read", read(&notes)),
+            (
+                "Write",
+                json!({"file_path": notes, "content": "alpha\nBETA\n"}),
+            ),
+        ],
+        vec![],
+    );
+    c.run(&["-p", "Please update notes.txt"]);
+    let (text, is_error) = mock.result(1).unwrap();
+    assert!(
+        is_error && text.contains("File content has changed since it was last read"),
+        "{text}"
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\nbeta\nthe other session\n");
+}

@@ -433,3 +433,103 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// Two writers at the same moment where the host writes: another session writes notes.txt
+/// after Stella's BeforeTool check of the client's write_file and before the client writes. The
+/// client makes its write (the host's to make), and the model is told in the tool's result (the
+/// AfterTool answer) whose write it replaced and how to get it back; the other session's next
+/// write is refused, naming this one.
+#[test]
+fn the_real_gemini_cli_is_told_when_its_write_replaced_another_sessions() {
+    let Some(bin) = client_bin("STELLA_GEMINI_BIN", "the real Gemini CLI test") else {
+        return;
+    };
+    let mock = Mock::start();
+    let w = World::new();
+    user_settings(&w.home);
+    w.ok(&["hooks", "install", "--agent", "gemini"]);
+    w.ok(&["session", "start", "--id", "other"]);
+    let notes = w.repo.join("notes.txt");
+    w.write("notes.txt", "alpha\nbeta\n");
+    w.ok(&["--session", "other", "read", "notes.txt"]);
+    // The installed hook, wrapped: right after its BeforeTool answer to a write_file, the other
+    // session writes the file through Stella; the times around the client's own write are kept.
+    let stella = assert_cmd::cargo::cargo_bin("git-stella");
+    let wrapper = w.base().join("hook-then-other-writer.sh");
+    let log = w.base().join("times");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\np=$(cat)\ncase \"$p\" in *'\"AfterTool\"'*'\"write_file\"'*) date +%s%N > '{log}.after' ;; esac\nprintf '%s' \"$p\" | '{stella}' hook gemini\nrc=$?\ncase \"$p\" in *'\"BeforeTool\"'*'\"write_file\"'*) printf 'alpha\\nbeta\\nthe other session\\n' | '{stella}' --session other write notes.txt >/dev/null 2>&1; date +%s%N > '{log}.before' ;; esac\nexit $rc\n",
+            stella = stella.display(),
+            log = log.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let settings = w.repo.join(".gemini/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let hook = format!("{} hook gemini", stella.display());
+    assert!(text.contains(&hook), "{text}");
+    std::fs::write(
+        &settings,
+        text.replace(&hook, &wrapper.display().to_string()),
+    )
+    .unwrap();
+    let c = Client {
+        bin: &bin,
+        w: &w,
+        mock: &mock,
+    };
+    mock.script(
+        "r_",
+        vec![
+            ("read_file", read_file(&notes)),
+            ("write_file", write_file(&notes, "alpha\nBETA\n")),
+        ],
+        vec![],
+    );
+    c.run("Rewrite notes.txt");
+    let shown = assert_allowed(&mock, 1);
+    assert_eq!(w.read("notes.txt"), "alpha\nBETA\n");
+    assert!(
+        shown.contains("<hook_context>Stella: session other wrote notes.txt at ")
+            && shown.contains("so write_file replaced their write"),
+        "the model must be told whose write it replaced: {shown}"
+    );
+    let at = |end: &str| -> u128 {
+        std::fs::read_to_string(format!("{}.{end}", log.display()))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    eprintln!(
+        "Gemini CLI's window from its BeforeTool answer to its AfterTool call: {:.1} ms",
+        (at("after") - at("before")) as f64 / 1e6
+    );
+    // The replaced version comes back as the answer says.
+    let versions = w.ok(&["recover", "notes.txt"]);
+    let theirs = versions
+        .lines()
+        .find(|l| l.contains("written by other"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{versions}"));
+    assert!(shown.contains(&format!("--show {theirs}")), "{shown}");
+    assert_eq!(
+        w.ok(&["recover", "notes.txt", "--show", theirs]),
+        "alpha\nbeta\nthe other session"
+    );
+    // The other session's next write is refused, naming the client's session.
+    let out = w.run_stdin(&["--session", "other", "write", "notes.txt"], b"x\n");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("changed since this session last read it: session "),
+        "{}",
+        stderr(&out)
+    );
+}
