@@ -45,6 +45,27 @@ shell_write() { "$1" --session "$S" exec -- sh -c 'printf "written\n" > f'; }
 "$BIN/git-stella" --session "$S" read f >/dev/null
 for how in cli_write hook_write shell_write; do "$how" "$BIN/git-stella" >/dev/null 2>&1; done
 
+# One MCP write_file over a connection already open, as `bin` (mean of RUNS calls, in µs), when
+# python3 has the MCP SDK (`pip install mcp`).
+mcp_write() {
+  python3 - "$1" "$repo" "$RUNS" <<'PY'
+import asyncio, sys, time
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+async def main(bin_, repo, n):
+    params = StdioServerParameters(command=bin_, args=["mcp"], cwd=repo)
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            await s.call_tool("write_file", {"path": "f", "content": "written\n"})
+            start = time.perf_counter()
+            for _ in range(n):
+                await s.call_tool("write_file", {"path": "f", "content": "written\n"})
+            print(int((time.perf_counter() - start) / n * 1e6))
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+PY
+}
+
 echo "| one uncontended write | this build |${BEFORE:+ the build before | change |}"
 echo "|---|---|${BEFORE:+---|---|}"
 for how in cli_write hook_write shell_write; do
@@ -58,6 +79,19 @@ for how in cli_write hook_write shell_write; do
     printf '| %s | %s |\n' "$how" "$(ms "$a")"
   fi
 done
+
+if python3 -c 'import mcp.client.stdio' 2>/dev/null; then
+  best_now=999999999 best_before=999999999
+  for ((i = 0; i < ROUNDS; i++)); do
+    x=$(mcp_write "$BIN/git-stella"); ((x < best_now)) && best_now=$x
+    if [ -n "${BEFORE:-}" ]; then x=$(mcp_write "$BEFORE/git-stella"); ((x < best_before)) && best_before=$x; fi
+  done
+  if [ -n "${BEFORE:-}" ]; then
+    printf '| mcp write_file | %s | %s | %s× |\n' "$(ms "$best_now")" "$(ms "$best_before")" "$(ratio "$best_now" "$best_before")"
+  else
+    printf '| mcp write_file | %s |\n' "$(ms "$best_now")"
+  fi
+fi
 
 # N sessions writing f at once for SECONDS_EACH: each round reads f, appends a line, writes it
 # back; prints "landed refused".

@@ -6,6 +6,7 @@
 //! once for every host: which paths are Stella's business, the private folders no agent writes,
 //! the guard, what a read or a write records, the scratch state kept between the two events.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::{Config, Env, Error};
@@ -369,7 +370,7 @@ impl Hook {
         // on, of bytes other than those the check found (a write the check already saw is no
         // race).
         let mut other: Option<(SessionId, i64, Option<Digest>)> = None;
-        for (session, tip) in journal.sessions()? {
+        for (session, tip) in journal.sessions_moved_since(checked_at)? {
             if session == id {
                 continue;
             }
@@ -474,7 +475,7 @@ impl Hook {
                 for check in &allowed {
                     let disk = check.disk.digest().map_or("-".into(), |d| d.to_hex());
                     let file = self.check_note(key, &check.path);
-                    self.put_scratch(&file, format!("{now} {disk}").as_bytes())?;
+                    self.put_note(&file, format!("{now} {disk}").as_bytes())?;
                 }
             }
             return Ok(None);
@@ -975,6 +976,28 @@ impl Hook {
                 source,
             })
         })
+    }
+
+    /// [`Hook::put_scratch`] for a note nothing depends on surviving a crash (a lost one only
+    /// leaves a race unreported): written in place, not synced.
+    fn put_note(&self, file: &Path, bytes: &[u8]) -> Result<(), Error> {
+        let dir = file.parent().expect("a scratch file has a folder");
+        let failed = |op: &'static str, path: &Path, source| {
+            Error::Io(PathIo {
+                op,
+                path: path.to_owned(),
+                source,
+            })
+        };
+        crate::fsutil::create_private_dir(dir, 0o700).map_err(|e| failed("create", dir, e))?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
+            .map_err(|e| failed("write", file, e))
     }
 
     /// Take (read and delete) a scratch file.

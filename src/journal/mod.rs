@@ -1473,6 +1473,21 @@ impl<'s> Journal<'s> {
     }
 
     pub fn sessions(&self) -> Result<Vec<(SessionId, Tip)>, Error> {
+        self.sessions_where(|_| true)
+    }
+
+    /// The sessions that recorded a step from Unix second `since` on: their ref's file changed
+    /// then (a ref packed away has not moved since it was packed). One `stat` per session; only
+    /// those read their tip.
+    pub fn sessions_moved_since(&self, since: i64) -> Result<Vec<(SessionId, Tip)>, Error> {
+        let refs = self.store.dir().to_owned();
+        self.sessions_where(|name| {
+            std::fs::metadata(refs.join(name))
+                .is_ok_and(|m| std::os::unix::fs::MetadataExt::mtime(&m) >= since)
+        })
+    }
+
+    fn sessions_where(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<(SessionId, Tip)>, Error> {
         let mut out = Vec::new();
         for (name, commit) in self.store.refs(SESSIONS)? {
             let Some(id) = name
@@ -1481,6 +1496,9 @@ impl<'s> Journal<'s> {
             else {
                 continue;
             };
+            if !keep(&name) {
+                continue;
+            }
             let tip = self.read_tip(id.as_str(), commit)?;
             out.push((id, tip));
         }
