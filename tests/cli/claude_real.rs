@@ -815,30 +815,14 @@ fn the_real_claude_code_client_rechecks_a_file_written_after_the_pretooluse_chec
     w.ok(&["--session", "other", "read", "notes.txt"]);
     // The installed hook, wrapped: right after its PreToolUse answer to a Write, the other
     // session writes the file through Stella.
-    let stella = assert_cmd::cargo::cargo_bin("git-stella");
-    let wrapper = w.base().join("hook-then-other-writer.sh");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\np=$(cat)\nprintf '%s' \"$p\" | '{stella}' hook claude-code\nrc=$?\ncase \"$p\" in *'\"PreToolUse\"'*'\"Write\"'*) printf 'alpha\\nbeta\\nthe other session\\n' | '{stella}' --session other write notes.txt >/dev/null 2>&1 ;; esac\nexit $rc\n",
-            stella = stella.display(),
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let settings = w.repo.join(".claude/settings.json");
-    let text = std::fs::read_to_string(&settings).unwrap();
-    let hook = format!("{} hook claude-code", stella.display());
-    assert!(text.contains(&hook), "{text}");
-    std::fs::write(
-        &settings,
-        text.replace(&hook, &wrapper.display().to_string()),
-    )
-    .unwrap();
+    let times = w.base().join("times");
+    wrap_hook_with_other_writer(
+        &w,
+        ".claude/settings.json",
+        "claude-code",
+        ("PreToolUse", "PostToolUse", "Write"),
+        &times,
+    );
     let c = Client {
         bin,
         w: &w,

@@ -768,3 +768,94 @@ pub fn can_mount_tmpfs() -> bool {
     }
     ok
 }
+
+/// The python interpreter that can import the `mcp` package (resolved with the test's own
+/// environment, since spawned processes get a clean one). Without it the caller is skipped
+/// locally (saying `what`), and fails under CI (`CI` set), where `.ci/run` installs it.
+pub fn mcp_python(what: &str) -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import mcp.client.stdio, sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    if out.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 cannot import 'mcp' (the official MCP SDK); .ci/run installs it with pip"
+        );
+        skipped(&format!(
+            "{what}: python3 cannot import 'mcp'; run 'pip install mcp' to run them"
+        ));
+    }
+    out.map(|o| PathBuf::from(String::from_utf8(o.stdout).unwrap().trim()))
+}
+
+/// `git stella hook AGENT` on `payload`, which must exit 0; its stdout as JSON (`Null` when
+/// empty).
+pub fn hook_json(w: &World, agent: &str, payload: &serde_json::Value) -> serde_json::Value {
+    let out = w.run_stdin(&["hook", agent], payload.to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    if text.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// Whether a hook's answer denies the tool call (Gemini CLI's and Cursor's `decision`, the
+/// `permissionDecision` of Claude Code and Codex).
+pub fn denies(v: &serde_json::Value) -> bool {
+    v["decision"] == "deny" || v["hookSpecificOutput"]["permissionDecision"] == "deny"
+}
+
+/// Replace Stella's hook in the host settings file `settings` (inside the repository) with a
+/// wrapper that runs it and then, right after its answer to the before-event `before` of a
+/// `tool` call, has session `other` write notes.txt through Stella: another writer landing
+/// between the check and the host's own write. With `times`, the moments just after that
+/// answer and just before the after-event `after` are kept in `<times>.before` and
+/// `<times>.after` (nanoseconds).
+pub fn wrap_hook_with_other_writer(
+    w: &World,
+    settings: &str,
+    agent: &str,
+    (before, after, tool): (&str, &str, &str),
+    times: &Path,
+) {
+    let stella = assert_cmd::cargo::cargo_bin("git-stella");
+    let wrapper = w.base().join("hook-then-other-writer.sh");
+    let (stella, times) = (stella.display(), times.display());
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\np=$(cat)\ncase \"$p\" in *'\"{after}\"'*'\"{tool}\"'*) date +%s%N > '{times}.after' ;; esac\nprintf '%s' \"$p\" | '{stella}' hook {agent}\nrc=$?\ncase \"$p\" in *'\"{before}\"'*'\"{tool}\"'*) printf 'alpha\\nbeta\\nthe other session\\n' | '{stella}' --session other write notes.txt >/dev/null 2>&1; date +%s%N > '{times}.before' ;; esac\nexit $rc\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let settings = w.repo.join(settings);
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let hook = format!("{stella} hook {agent}");
+    assert!(text.contains(&hook), "{text}");
+    std::fs::write(
+        &settings,
+        text.replace(&hook, &wrapper.display().to_string()),
+    )
+    .unwrap();
+}
+
+/// Milliseconds from `<times>.before` to `<times>.after` (see [`wrap_hook_with_other_writer`]).
+pub fn window_ms(times: &Path) -> f64 {
+    let at = |end: &str| -> u128 {
+        std::fs::read_to_string(format!("{}.{end}", times.display()))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    (at("after") - at("before")) as f64 / 1e6
+}

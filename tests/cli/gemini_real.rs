@@ -454,32 +454,14 @@ fn the_real_gemini_cli_is_told_when_its_write_replaced_another_sessions() {
     w.ok(&["--session", "other", "read", "notes.txt"]);
     // The installed hook, wrapped: right after its BeforeTool answer to a write_file, the other
     // session writes the file through Stella; the times around the client's own write are kept.
-    let stella = assert_cmd::cargo::cargo_bin("git-stella");
-    let wrapper = w.base().join("hook-then-other-writer.sh");
-    let log = w.base().join("times");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\np=$(cat)\ncase \"$p\" in *'\"AfterTool\"'*'\"write_file\"'*) date +%s%N > '{log}.after' ;; esac\nprintf '%s' \"$p\" | '{stella}' hook gemini\nrc=$?\ncase \"$p\" in *'\"BeforeTool\"'*'\"write_file\"'*) printf 'alpha\\nbeta\\nthe other session\\n' | '{stella}' --session other write notes.txt >/dev/null 2>&1; date +%s%N > '{log}.before' ;; esac\nexit $rc\n",
-            stella = stella.display(),
-            log = log.display(),
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let settings = w.repo.join(".gemini/settings.json");
-    let text = std::fs::read_to_string(&settings).unwrap();
-    let hook = format!("{} hook gemini", stella.display());
-    assert!(text.contains(&hook), "{text}");
-    std::fs::write(
-        &settings,
-        text.replace(&hook, &wrapper.display().to_string()),
-    )
-    .unwrap();
+    let times = w.base().join("times");
+    wrap_hook_with_other_writer(
+        &w,
+        ".gemini/settings.json",
+        "gemini",
+        ("BeforeTool", "AfterTool", "write_file"),
+        &times,
+    );
     let c = Client {
         bin: &bin,
         w: &w,
@@ -501,16 +483,9 @@ fn the_real_gemini_cli_is_told_when_its_write_replaced_another_sessions() {
             && shown.contains("so write_file replaced their write"),
         "the model must be told whose write it replaced: {shown}"
     );
-    let at = |end: &str| -> u128 {
-        std::fs::read_to_string(format!("{}.{end}", log.display()))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
     eprintln!(
         "Gemini CLI's window from its BeforeTool answer to its AfterTool call: {:.1} ms",
-        (at("after") - at("before")) as f64 / 1e6
+        window_ms(&times)
     );
     // The replaced version comes back as the answer says.
     let versions = w.ok(&["recover", "notes.txt"]);

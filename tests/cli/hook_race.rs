@@ -11,22 +11,6 @@ use crate::common::*;
 const A: &str = "0a0a0a0a-1111-4111-8111-aaaaaaaaaaaa";
 const B: &str = "0b0b0b0b-2222-4222-8222-bbbbbbbbbbbb";
 
-/// Run a hook; it must exit 0. Its stdout as JSON (`Null` when empty).
-fn call(w: &World, agent: &str, payload: &Value) -> Value {
-    let out = w.run_stdin(&["hook", agent], payload.to_string().as_bytes());
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let text = stdout(&out);
-    if text.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-fn denied(v: &Value) -> bool {
-    v["decision"] == "deny" || v["hookSpecificOutput"]["permissionDecision"] == "deny"
-}
-
 /// What the after-event told the model.
 fn context(v: &Value) -> String {
     v["hookSpecificOutput"]["additionalContext"]
@@ -58,7 +42,7 @@ fn names_and_recovers(w: &World, told: &str, other: &str, bytes: &str) {
 
 /// A's next write of notes.txt is refused, naming B.
 fn next_write_refused_naming(v: &Value, other: &str) {
-    assert!(denied(v), "{v}");
+    assert!(denies(v), "{v}");
     let reason = v["reason"]
         .as_str()
         .or(v["hookSpecificOutput"]["permissionDecisionReason"].as_str())
@@ -103,14 +87,14 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
     let shown = json!({"type": "text", "file": {"filePath": file, "content": base}});
     for s in [A, B] {
         assert_eq!(
-            call(
+            hook_json(
                 &w,
                 "claude-code",
                 &claude(&w, s, "PreToolUse", "Read", read.clone(), None)
             ),
             Value::Null
         );
-        call(
+        hook_json(
             &w,
             "claude-code",
             &claude(
@@ -127,7 +111,7 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
     let response = |content: &str, original: &str| json!({"type": "update", "filePath": file, "content": content, "originalFile": original});
     let (a, b) = ("alpha\nA\n", "alpha\nB\n");
     assert_eq!(
-        call(
+        hook_json(
             &w,
             "claude-code",
             &claude(&w, A, "PreToolUse", "Write", write(A, a), None)
@@ -135,7 +119,7 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
         Value::Null
     );
     assert_eq!(
-        call(
+        hook_json(
             &w,
             "claude-code",
             &claude(&w, B, "PreToolUse", "Write", write(B, b), None)
@@ -143,7 +127,7 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
         Value::Null
     );
     w.write("notes.txt", a);
-    let after_a = call(
+    let after_a = hook_json(
         &w,
         "claude-code",
         &claude(
@@ -157,7 +141,7 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
     );
     assert_eq!(after_a, Value::Null, "A's write replaced nothing");
     w.write("notes.txt", b);
-    let after_b = call(
+    let after_b = hook_json(
         &w,
         "claude-code",
         &claude(
@@ -175,7 +159,7 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
     // Both versions are kept.
     let versions = w.ok(&["recover", "notes.txt"]);
     assert!(versions.lines().count() >= 3, "{versions}");
-    let again = call(
+    let again = hook_json(
         &w,
         "claude-code",
         &claude(&w, A, "PreToolUse", "Write", write(A, "alpha\nA2\n"), None),
@@ -218,29 +202,29 @@ fn codex_the_replacing_patch_is_told_whose_write_it_replaced() {
         )
     };
     let (a, b) = ("alpha\nA\n", "alpha\nB\n");
-    assert!(!denied(&call(
+    assert!(!denies(&hook_json(
         &w,
         "codex",
         &codex(&w, A, "PreToolUse", &patch("A"))
     )));
-    assert!(!denied(&call(
+    assert!(!denies(&hook_json(
         &w,
         "codex",
         &codex(&w, B, "PreToolUse", &patch("B"))
     )));
     w.write("notes.txt", a);
     assert_eq!(
-        call(&w, "codex", &codex(&w, A, "PostToolUse", &patch("A"))),
+        hook_json(&w, "codex", &codex(&w, A, "PostToolUse", &patch("A"))),
         Value::Null
     );
     w.write("notes.txt", b);
-    let after_b = call(&w, "codex", &codex(&w, B, "PostToolUse", &patch("B")));
+    let after_b = hook_json(&w, "codex", &codex(&w, B, "PostToolUse", &patch("B")));
     assert_eq!(
         after_b["hookSpecificOutput"]["hookEventName"],
         "PostToolUse"
     );
     names_and_recovers(&w, &context(&after_b), A, a);
-    let again = call(&w, "codex", &codex(&w, A, "PreToolUse", &patch("A2")));
+    let again = hook_json(&w, "codex", &codex(&w, A, "PreToolUse", &patch("A2")));
     next_write_refused_naming(&again, B);
 }
 
@@ -264,12 +248,12 @@ fn gemini_cli_the_replacing_write_is_told_whose_write_it_replaced_even_when_it_l
     w.write("notes.txt", base);
     let read = json!({"file_path": "notes.txt"});
     for s in [A, B] {
-        call(
+        hook_json(
             &w,
             "gemini",
             &gemini(&w, s, "BeforeTool", "read_file", read.clone(), None),
         );
-        call(
+        hook_json(
             &w,
             "gemini",
             &gemini(
@@ -285,12 +269,12 @@ fn gemini_cli_the_replacing_write_is_told_whose_write_it_replaced_even_when_it_l
     let write = |content: &str| json!({"file_path": "notes.txt", "content": content});
     let done = Some(json!({"llmContent": "Successfully overwrote file"}));
     let (a, b) = ("alpha\nA\n", "alpha\nB\n");
-    assert!(!denied(&call(
+    assert!(!denies(&hook_json(
         &w,
         "gemini",
         &gemini(&w, A, "BeforeTool", "write_file", write(a), None)
     )));
-    assert!(!denied(&call(
+    assert!(!denies(&hook_json(
         &w,
         "gemini",
         &gemini(&w, B, "BeforeTool", "write_file", write(b), None)
@@ -298,7 +282,7 @@ fn gemini_cli_the_replacing_write_is_told_whose_write_it_replaced_even_when_it_l
     // B's write lands first, then A's replaces it; A's after-event is the first to hear.
     w.write("notes.txt", b);
     w.write("notes.txt", a);
-    let after_b = call(
+    let after_b = hook_json(
         &w,
         "gemini",
         &gemini(&w, B, "AfterTool", "write_file", write(b), done.clone()),
@@ -308,7 +292,7 @@ fn gemini_cli_the_replacing_write_is_told_whose_write_it_replaced_even_when_it_l
         json!({}),
         "nothing recorded yet by A when B's after-event runs"
     );
-    let after_a = call(
+    let after_a = hook_json(
         &w,
         "gemini",
         &gemini(&w, A, "AfterTool", "write_file", write(a), done.clone()),
@@ -320,7 +304,7 @@ fn gemini_cli_the_replacing_write_is_told_whose_write_it_replaced_even_when_it_l
         told.contains("so write_file replaced their write"),
         "{told}"
     );
-    let again = call(
+    let again = hook_json(
         &w,
         "gemini",
         &gemini(
@@ -344,13 +328,13 @@ fn a_write_the_check_already_saw_is_no_race() {
     let done = Some(json!({"llmContent": "ok"}));
     // A writes; B reads A's bytes afterwards, then writes: sequential, nothing to report,
     // even within the same second.
-    call(
+    hook_json(
         &w,
         "gemini",
         &gemini(&w, A, "BeforeTool", "write_file", write("alpha\nA\n"), None),
     );
     w.write("notes.txt", "alpha\nA\n");
-    call(
+    hook_json(
         &w,
         "gemini",
         &gemini(
@@ -362,12 +346,12 @@ fn a_write_the_check_already_saw_is_no_race() {
             done.clone(),
         ),
     );
-    call(
+    hook_json(
         &w,
         "gemini",
         &gemini(&w, B, "BeforeTool", "read_file", read.clone(), None),
     );
-    call(
+    hook_json(
         &w,
         "gemini",
         &gemini(
@@ -379,13 +363,13 @@ fn a_write_the_check_already_saw_is_no_race() {
             Some(json!({"llmContent": "alpha\nA\n"})),
         ),
     );
-    assert!(!denied(&call(
+    assert!(!denies(&hook_json(
         &w,
         "gemini",
         &gemini(&w, B, "BeforeTool", "write_file", write("alpha\nB\n"), None)
     )));
     w.write("notes.txt", "alpha\nB\n");
-    let after = call(
+    let after = hook_json(
         &w,
         "gemini",
         &gemini(&w, B, "AfterTool", "write_file", write("alpha\nB\n"), done),

@@ -34,10 +34,6 @@ fn call(w: &World, agent: &str, payload: &Value) -> (i32, Value, String) {
     (code(&out), v, stderr(&out))
 }
 
-fn denied(v: &Value) -> bool {
-    v["decision"] == "deny" || v["hookSpecificOutput"]["permissionDecision"] == "deny"
-}
-
 #[test]
 fn a_read_reported_only_after_it_happened_needs_a_re_read_before_a_write() {
     let w = World::new();
@@ -60,7 +56,7 @@ fn a_read_reported_only_after_it_happened_needs_a_re_read_before_a_write() {
     assert_eq!(c, 0);
     let (c, v, _) = call(&w, "gemini", &replace);
     assert_eq!(c, 0);
-    assert!(denied(&v), "{v}");
+    assert!(denies(&v), "{v}");
     assert!(
         v["reason"].as_str().unwrap().contains("re-read notes.txt"),
         "{v}"
@@ -157,7 +153,7 @@ fn what_a_host_does_to_the_bytes_on_the_way_to_disk_never_refuses_its_own_write(
             "gemini",
             &gemini(&w, "BeforeTool", "replace", edit, None),
         );
-        assert!(denied(&v), "{name}: {v}");
+        assert!(denies(&v), "{name}: {v}");
     }
 }
 
@@ -231,7 +227,7 @@ fn every_host_keeps_the_time_budget_and_fail_closed_denies_a_write_that_ran_out(
     holder.wait().unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert!(denied(&v), "{v}");
+    assert!(denies(&v), "{v}");
     assert!(
         v["hookSpecificOutput"]["permissionDecisionReason"]
             .as_str()

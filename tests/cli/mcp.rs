@@ -12,25 +12,8 @@ fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
 }
 
-/// The python interpreter that can import the `mcp` package (resolved once with the test's own
-/// environment, since spawned processes get a clean one). Without it the test is skipped
-/// locally, and fails under CI (`CI` set), where `.ci/run` installs it.
 fn python() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args(["-c", "import mcp.client.stdio, sys; print(sys.executable)"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    if out.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 cannot import 'mcp' (the official MCP SDK); .ci/run installs it with pip"
-        );
-        skipped(
-            "the MCP client tests: python3 cannot import 'mcp'; run 'pip install mcp' to run them",
-        );
-    }
-    out.map(|o| PathBuf::from(String::from_utf8(o.stdout).unwrap().trim()))
+    mcp_python("the MCP client tests")
 }
 
 /// Run the client script in `mode`; every JSON line it printed, by step name.

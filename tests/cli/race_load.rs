@@ -9,7 +9,7 @@
 //! A few seconds in the default tests; a minute under CI (`CI` set), or `STELLA_LOAD_SECONDS`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -154,22 +154,6 @@ fn mcp(w: &World, python: &Path, tag: &str, seconds: f64) -> Vec<Write> {
         .collect()
 }
 
-/// Run a hook; its stdout as JSON (`Null` when empty).
-fn hook(w: &World, agent: &str, payload: &Value) -> Value {
-    let out = w.run_stdin(&["hook", agent], payload.to_string().as_bytes());
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let text = stdout(&out);
-    if text.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-fn denied(v: &Value) -> bool {
-    v["decision"] == "deny" || v["hookSpecificOutput"]["permissionDecision"] == "deny"
-}
-
 /// A host with a hook protocol: it asks before a read, reads, tells after; asks before a
 /// write, reads what it is about to replace, writes, tells after, and keeps what the after-event
 /// answered.
@@ -213,7 +197,7 @@ fn host(w: &World, kind: Kind, tag: &str, until: Instant) -> Vec<Write> {
         let file = w.repo.join(path);
         let call = format!("call_{tag}_{i}");
         let read = json!({"file_path": file});
-        hook(
+        hook_json(
             w,
             agent,
             &payload(before, read_tool, read.clone(), None, &call),
@@ -223,7 +207,7 @@ fn host(w: &World, kind: Kind, tag: &str, until: Instant) -> Vec<Write> {
             Kind::Claude => json!({"type": "text", "file": {"filePath": file, "content": text}}),
             _ => json!({"llmContent": text}),
         };
-        hook(
+        hook_json(
             w,
             agent,
             &payload(after, read_tool, read, Some(shown), &call),
@@ -232,7 +216,7 @@ fn host(w: &World, kind: Kind, tag: &str, until: Instant) -> Vec<Write> {
         let new = format!("{text}{line}\n");
         let call = format!("{call}_w");
         let input = json!({"file_path": file, "content": new});
-        if denied(&hook(
+        if denies(&hook_json(
             w,
             agent,
             &payload(before, write_tool, input.clone(), None, &call),
@@ -254,7 +238,7 @@ fn host(w: &World, kind: Kind, tag: &str, until: Instant) -> Vec<Write> {
             }
             _ => json!({"llmContent": "Successfully overwrote file"}),
         };
-        let answer = hook(
+        let answer = hook_json(
             w,
             agent,
             &payload(after, write_tool, input, Some(response), &call),
@@ -273,22 +257,6 @@ fn host(w: &World, kind: Kind, tag: &str, until: Instant) -> Vec<Write> {
     out
 }
 
-fn python() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args(["-c", "import mcp.client.stdio, sys; print(sys.executable)"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    if out.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 cannot import 'mcp' (the official MCP SDK); .ci/run installs it with pip"
-        );
-        skipped("the MCP writers of the load test: python3 cannot import 'mcp'");
-    }
-    out.map(|o| PathBuf::from(String::from_utf8(o.stdout).unwrap().trim()))
-}
-
 /// Run the writers at once for the test's seconds; every write they made.
 fn run(w: &World, kinds: &[(Kind, &str)], rename: bool) -> Vec<Write> {
     for f in FILES {
@@ -296,7 +264,7 @@ fn run(w: &World, kinds: &[(Kind, &str)], rename: bool) -> Vec<Write> {
     }
     let seconds = seconds();
     let until = Instant::now() + Duration::from_secs_f64(seconds);
-    let python = python();
+    let python = mcp_python("the MCP writers of the load test");
     std::thread::scope(|scope| {
         let handles: Vec<_> = kinds
             .iter()
