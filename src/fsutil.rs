@@ -281,7 +281,7 @@ pub fn file_name(rel: &RelPath) -> &OsStr {
 pub(crate) struct FolderHold<'a>(&'a OwnedFd);
 
 impl<'a> FolderHold<'a> {
-    fn take(dir: &'a OwnedFd) -> io::Result<FolderHold<'a>> {
+    pub(crate) fn take(dir: &'a OwnedFd) -> io::Result<FolderHold<'a>> {
         FolderHold::take_or(dir, || false).map(|h| h.expect("never gives way"))
     }
 
@@ -359,7 +359,20 @@ pub fn replace_beneath(
     bytes: &[u8],
     recheck: impl FnOnce() -> bool,
 ) -> io::Result<bool> {
-    replace_beneath_from(root, rel, &mut &bytes[..], |_| recheck())
+    replace_beneath_then(root, rel, bytes, recheck, || {})
+}
+
+/// [`replace_beneath`], running `placed` once the bytes took the name, still under the folder's
+/// hold: what it does (recording the write) is done before another Stella writer, or a hook
+/// looking for writers that raced it, can look at the file.
+pub fn replace_beneath_then(
+    root: &Path,
+    rel: &RelPath,
+    bytes: &[u8],
+    recheck: impl FnOnce() -> bool,
+    placed: impl FnOnce(),
+) -> io::Result<bool> {
+    replace_beneath_from(root, rel, &mut &bytes[..], |_| recheck(), placed)
 }
 
 /// What [`replace_beneath_checked`] did.
@@ -382,12 +395,30 @@ pub fn replace_beneath_checked(
     digest: crate::digest::Digest,
     recheck: impl FnOnce() -> bool,
 ) -> io::Result<Placed> {
+    replace_beneath_checked_then(root, rel, from, digest, recheck, || {})
+}
+
+/// [`replace_beneath_checked`], running `placed` as [`replace_beneath_then`] does.
+pub fn replace_beneath_checked_then(
+    root: &Path,
+    rel: &RelPath,
+    from: impl io::Read,
+    digest: crate::digest::Digest,
+    recheck: impl FnOnce() -> bool,
+    placed: impl FnOnce(),
+) -> io::Result<Placed> {
     let mut damaged = false;
     let mut from = crate::digest::Digest::tee(from);
-    let written = replace_beneath_from(root, rel, &mut from, |from| {
-        damaged = from.digest() != digest;
-        !damaged && recheck()
-    })?;
+    let written = replace_beneath_from(
+        root,
+        rel,
+        &mut from,
+        |from| {
+            damaged = from.digest() != digest;
+            !damaged && recheck()
+        },
+        placed,
+    )?;
     Ok(match (written, damaged) {
         (true, _) => Placed::Written,
         (false, true) => Placed::Damaged,
@@ -402,6 +433,7 @@ fn replace_beneath_from<R: io::Read>(
     rel: &RelPath,
     from: &mut R,
     recheck: impl FnOnce(&R) -> bool,
+    placed: impl FnOnce(),
 ) -> io::Result<bool> {
     let dir = open_parent_beneath(root, rel, true)?.expect("folders are created");
     let name = file_name(rel);
@@ -465,7 +497,10 @@ fn replace_beneath_from<R: io::Read>(
         // A new file takes its name directly: nothing is ever visible under another name.
         if existing_mode.is_none() {
             match link(name) {
-                Ok(()) => return Ok(true),
+                Ok(()) => {
+                    placed();
+                    return Ok(true);
+                }
                 Err(Errno::EXIST) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -484,6 +519,7 @@ fn replace_beneath_from<R: io::Read>(
         let _ = rustix::fs::unlinkat(&dir, &swap, AtFlags::empty());
         return Err(e.into());
     }
+    placed();
     Ok(true)
 }
 

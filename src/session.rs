@@ -635,16 +635,23 @@ impl Session<'_> {
             path: path.clone(),
             source,
         };
+        // Recorded while the folder is still held: a hook looking for a write that raced its
+        // host's (it takes the same hold) finds this one recorded, never half done.
+        let mut committed = None;
+        let commit = || committed = Some(journal.commit(id, &step, prepared));
         let written = match source {
             Source::Bytes(content) => {
-                crate::fsutil::replace_beneath(&self.ctx.ws.root, path, content, recheck)
+                let root = &self.ctx.ws.root;
+                crate::fsutil::replace_beneath_then(root, path, content, recheck, commit)
                     .map_err(io_err)?
             }
             Source::Stored(blob) => {
                 let from = journal.blob_reader(blob)?;
                 let root = &self.ctx.ws.root;
-                match crate::fsutil::replace_beneath_checked(root, path, from, digest, recheck)
-                    .map_err(io_err)?
+                match crate::fsutil::replace_beneath_checked_then(
+                    root, path, from, digest, recheck, commit,
+                )
+                .map_err(io_err)?
                 {
                     crate::fsutil::Placed::Damaged => {
                         return Err(io_err(io::Error::other(
@@ -658,8 +665,8 @@ impl Session<'_> {
         if !written {
             return Ok(Outcome::Refused(late.into_iter().collect()));
         }
-        let tip = journal
-            .commit(id, &step, prepared)
+        let tip = committed
+            .expect("a written file is committed")
             .map_err(|source| Error::Unrecorded {
                 done: format!("wrote '{path}'"),
                 source,

@@ -294,28 +294,27 @@ impl Hook {
                     if let Some(rel) = self.resolve(path) {
                         let overwritten =
                             self.after_write(&rel, how, original.as_deref(), key, tool)?;
-                        // Edits the host applied to the bytes it found (which it reports).
-                        let edited = match (how, original) {
-                            (Writes::Edits(_), Some(o)) => Some(Digest::of(o.as_bytes())),
-                            _ => None,
-                        };
+                        // The bytes the host replaced, when it says (and applied its edits to).
+                        let replaced = original.as_deref().map(|o| Digest::of(o.as_bytes()));
+                        let edits = matches!(how, Writes::Edits(_));
                         // A write that raced another session's says so, naming it; that covers
                         // what the tool overwrote.
-                        told.extend(self.raced(&rel, key, tool, edited)?.or(overwritten));
+                        let raced = self.raced(&rel, key, tool, replaced, edits)?;
+                        told.extend(raced.or(overwritten));
                     }
                 }
                 Op::Delete { path } => {
                     if let Some(rel) = self.resolve(path) {
                         let edit = self.disk_edit(&rel, Replaced::nothing())?;
                         self.record("wrote", std::slice::from_ref(&rel), vec![edit], Vec::new())?;
-                        told.extend(self.raced(&rel, key, tool, None)?);
+                        told.extend(self.raced(&rel, key, tool, None, false)?);
                     }
                 }
                 Op::Move { from, to, how } => {
                     self.after_move(from, to, how)?;
                     for path in [from, to] {
                         if let Some(rel) = self.resolve(path) {
-                            told.extend(self.raced(&rel, key, tool, None)?);
+                            told.extend(self.raced(&rel, key, tool, None, false)?);
                         }
                     }
                 }
@@ -335,15 +334,16 @@ impl Hook {
     /// other while the host wrote. The host makes the write itself, after the check, so the two
     /// cannot be one step; what Stella can do is never let it pass in silence. Both versions
     /// are in the journal; the answer names the other session, when it wrote, and how to get
-    /// the replaced version back. `edited`: the bytes the host applied the tool's edits to, when
-    /// it says (Claude Code's `originalFile`): edits applied to the other session's bytes keep
-    /// their change.
+    /// the replaced versions back. `replaced`: the bytes the host replaced, when it says
+    /// (Claude Code's `originalFile`), which the tool's edits were applied to when `edits`: edits
+    /// applied to the other session's bytes keep their change.
     fn raced(
         &mut self,
         path: &RelPath,
         key: Option<&str>,
         tool: &str,
-        edited: Option<Digest>,
+        replaced: Option<Digest>,
+        edits: bool,
     ) -> Result<Option<String>, Error> {
         let Some(note) = self.take_scratch(&self.check_note(key.unwrap_or("path"), path)) else {
             return Ok(None);
@@ -358,6 +358,14 @@ impl Hook {
         let found = Digest::from_hex(found);
         let id = self.session.clone();
         let ctx = self.context()?;
+        // Every Stella writer records its write before it lets go of the file's folder: once
+        // this hold is taken, a write that landed before the host's is recorded.
+        let folder = crate::fsutil::open_parent_beneath(&ctx.ws.root, path, false)
+            .ok()
+            .flatten();
+        let _hold = folder
+            .as_ref()
+            .and_then(|d| crate::fsutil::FolderHold::take(d).ok());
         let journal = ctx.journal();
         let mine = match journal.lookup(&id, path)? {
             Some(journal::Entry {
@@ -366,34 +374,37 @@ impl Hook {
             }) => Some(d),
             _ => None,
         };
-        // The latest write of the path another session recorded from the second of the check
-        // on, of bytes other than those the check found (a write the check already saw is no
-        // race).
-        let mut other: Option<(SessionId, i64, Option<Digest>)> = None;
-        for (session, tip) in journal.sessions_moved_since(checked_at)? {
+        // The writes of the path other sessions recorded from the second of the check on, of
+        // bytes other than those the check found (a write the check already saw is no race) and
+        // than this write's; the latest names the other session.
+        let mut others: Vec<(SessionId, Digest, i64)> = Vec::new();
+        for (session, _) in journal.sessions_moved_since(checked_at)? {
             if session == id {
                 continue;
             }
-            let Some(entry) = journal.lookup_at(tip.tree, path)? else {
-                continue;
-            };
-            let Some(at) = entry.wrote.filter(|at| *at >= checked_at) else {
-                continue;
-            };
-            let theirs = match entry.seen {
-                Seen::Digest(d) => Some(d),
-                _ => None,
-            };
-            if theirs.is_some() && theirs == found {
-                continue;
-            }
-            if other.as_ref().is_none_or(|(_, t, _)| at > *t) {
-                other = Some((session, at, theirs));
+            for (digest, at) in journal.written_since(&session, path, checked_at)? {
+                if Some(digest) != found && Some(digest) != mine {
+                    others.push((session.clone(), digest, at));
+                }
             }
         }
-        let Some((session, at, theirs)) = other else {
+        let Some((session, theirs, at)) = others.iter().max_by_key(|r| r.2).cloned() else {
             return Ok(None);
         };
+        let theirs = Some(theirs);
+        // Every version they wrote meanwhile (one may have written again since): the bytes the
+        // host replaced first, when it says which.
+        let mut gone: Vec<Digest> = replaced
+            .filter(|d| Some(*d) != found && Some(*d) != mine)
+            .into_iter()
+            .collect();
+        others.sort_by_key(|r| std::cmp::Reverse(r.2));
+        for (_, d, _) in &others {
+            if !gone.contains(d) {
+                gone.push(*d);
+            }
+        }
+        gone.truncate(8);
         let now = Disk::probe(&path.under(&ctx.ws.root)).digest();
         let when = guard::clock_now(at);
         let show = |d: Digest, name: &str| {
@@ -402,15 +413,25 @@ impl Hook {
                 journal::version_id(&d)
             )
         };
+        let edited = replaced.filter(|_| edits);
         let text = if edited.is_some() && edited == theirs {
             format!(
                 "Stella: session {session} wrote {path} at {when}, after this session checked it and before {tool} ran; {tool} applied its edit to their version, so their change is kept. Re-read {path} to see what they changed before changing it again."
             )
         } else if now.is_some() && now == mine {
-            let back = theirs.map_or_else(
-                || format!("  (their write removed {path})"),
-                |d| show(d, "theirs"),
-            );
+            let back = match (gone.as_slice(), theirs) {
+                ([], None) => format!("  (their write removed {path})"),
+                ([], Some(d)) => show(d, "theirs"),
+                (gone, _) => gone
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| match i {
+                        0 => show(*d, "theirs"),
+                        i => show(*d, &format!("theirs-{}", i + 1)),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            };
             format!(
                 "Stella: session {session} wrote {path} at {when}, after this session checked it and before {tool}'s write landed, so {tool} replaced their write (nobody waits on another's turn; this is reported, not refused). Both versions are kept in Stella's journal; get theirs back with:\n{back}\nthen merge what they changed. Their next write of {path} will be refused, naming this session."
             )
@@ -423,8 +444,15 @@ impl Hook {
                 "Stella: session {session} wrote {path} at {when}, after this session checked it, and their write replaced {tool}'s. Both versions are kept in Stella's journal; get this session's back with:\n{back}\nthen re-read {path} and redo the change against what is there now."
             )
         } else {
+            let mut lines: Vec<String> = mine.into_iter().map(|d| show(d, "mine")).collect();
+            lines.extend(
+                gone.iter()
+                    .enumerate()
+                    .map(|(i, d)| show(*d, &format!("theirs-{}", i + 1))),
+            );
             format!(
-                "Stella: session {session} wrote {path} at {when}, while {tool} wrote it, and it has changed again since. Every version is kept in Stella's journal: `git stella recover '{path}'` lists them. Re-read {path} before changing it again."
+                "Stella: session {session} wrote {path} at {when}, while {tool} wrote it, and it has changed again since. Every version is kept in Stella's journal (`git stella recover '{path}'` lists them); the ones written meanwhile:\n{}\nRe-read {path} before changing it again.",
+                lines.join("\n")
             )
         };
         Ok(Some(text))

@@ -1536,6 +1536,45 @@ impl<'s> Journal<'s> {
         Ok(out)
     }
 
+    /// The bytes session `id` wrote at `path` in its steps from Unix second `since` on, newest
+    /// first, with when each was written: only those steps are read.
+    pub fn written_since(
+        &self,
+        id: &SessionId,
+        path: &RelPath,
+        since: i64,
+    ) -> Result<Vec<(Digest, i64)>, Error> {
+        let tip = self.tip(id)?;
+        let mut out: Vec<(Digest, i64)> = Vec::new();
+        let mut next = Some(tip.commit);
+        let mut buf = Vec::new();
+        while let Some(commit) = next {
+            let d = self.read_commit(&commit, &mut buf)?;
+            let time = d
+                .committer()
+                .ok()
+                .and_then(|s| s.time().ok())
+                .unwrap_or_default()
+                .seconds;
+            if time < since {
+                break;
+            }
+            let tree = d.tree();
+            next = d.parents().next();
+            if let Some(Entry {
+                seen: Seen::Digest(digest),
+                wrote: Some(at),
+                ..
+            }) = self.lookup_at(tree, path)?
+                && at >= since
+                && !out.iter().any(|(d, _)| *d == digest)
+            {
+                out.push((digest, at));
+            }
+        }
+        Ok(out)
+    }
+
     /// Delete the session's ref and reflog.
     pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
         if self.store.delete_ref(&session_ref(id))? {

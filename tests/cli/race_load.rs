@@ -390,21 +390,32 @@ fn with_hook_hosts_among_them_every_lost_write_is_reported_with_its_way_back() {
     let writes = run(&w, &writers, true);
     let (lost, unreported) = check(&w, &writes);
     eprintln!("{}; {} lost, each reported", summary(&writes), lost.len());
-    if !unreported.is_empty() {
-        for f in FILES {
-            eprintln!("== {f}:\n{}", w.read(f));
-            eprintln!("== versions:\n{}", w.ok(&["recover", f]));
+    // Where each unreported line went: the versions that hold it, and who came after.
+    for x in &unreported {
+        let versions = w.ok(&["recover", &x.path]);
+        let rows: Vec<&str> = versions.lines().skip(1).collect();
+        for (i, row) in rows.iter().enumerate() {
+            let id = row.split_whitespace().next().unwrap();
+            if w.ok(&["recover", &x.path, "--show", id])
+                .lines()
+                .any(|l| l == x.line)
+            {
+                eprintln!("{} is in {row}; then:", x.line);
+                for next in rows.iter().skip(i + 1).take(4) {
+                    eprintln!("    {next}");
+                }
+                break;
+            }
         }
-        for x in &writes {
-            eprintln!(
-                "{:?} {} {} {} {}",
-                x.kind,
-                x.path,
-                x.line,
-                x.done,
-                x.told.replace('\n', " | ")
-            );
-        }
+    }
+    for x in writes.iter().filter(|x| !x.told.is_empty()) {
+        eprintln!(
+            "{:?} {} {}: {}",
+            x.kind,
+            x.path,
+            x.line,
+            x.told.replace('\n', " | ")
+        );
     }
     assert!(
         unreported.is_empty(),
