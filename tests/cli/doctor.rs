@@ -98,6 +98,27 @@ fn an_invalid_config_a_double_install_and_untrusted_codex_hooks_are_named() {
         "{text}"
     );
     assert!(text.contains("unknown variant `dney`"), "{text}");
+    // The parse error on real lines, its caret under the place, never a literal "\n".
+    w.write(".stella/config.toml", "[hooks]\n[[nope\n");
+    let (status, text, _) = doctor(&w);
+    assert_eq!(status, 1, "{text}");
+    assert!(!text.contains("\\n"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("error '") && l.contains("is not a valid Stella config"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        lines[at + 1].trim_start(),
+        "caused by: TOML parse error at line 2, column 7",
+        "{text}"
+    );
+    assert!(
+        lines[at + 2..]
+            .iter()
+            .any(|l| l.trim_start() == "2 | [[nope"),
+        "{text}"
+    );
     std::fs::remove_file(w.repo.join(".stella/config.toml")).unwrap();
 
     w.ok(&["hooks", "install", "--agent", "codex"]);

@@ -306,12 +306,19 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         )?;
     } else {
         for f in &findings {
+            // A message of several lines (a parse error with its caret) keeps its lines, each
+            // under the first; only other control characters are shown escaped.
+            let mut lines = f.message.lines();
+            let first = lines.next().unwrap_or_default();
             writeln!(
                 out,
                 "{:<5} {}",
                 level_name(f.level),
-                stella::text::escape_controls(&f.message)
+                stella::text::escape_controls(first)
             )?;
+            for line in lines {
+                writeln!(out, "      {}", stella::text::escape_controls(line))?;
+            }
             if let Some(hint) = &f.hint {
                 writeln!(out, "      hint: {hint}")?;
             }
