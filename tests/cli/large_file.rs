@@ -11,9 +11,15 @@ use crate::common::*;
 /// Large enough that holding it whole shows plainly above the budget.
 const LARGE: u64 = 40 << 20;
 
-/// What Stella itself may hold at its peak, whatever the file's size (a debug build peaks near
-/// 18 MiB streaming this file; holding it whole, near 57 MiB).
-const BUDGET_KIB: u64 = 24 << 10;
+/// What Stella itself may hold at its peak, whatever the file's size: 24 MiB for a release
+/// build; 32 MiB for a debug build (the test suite's), whose peak streaming this file is near 18
+/// MiB but moves by megabytes from run to run (`replay --materialize` has reached 24.1 MiB).
+/// Holding the file whole peaks near 57 MiB, so either budget tells the two apart.
+const BUDGET_KIB: u64 = if cfg!(debug_assertions) {
+    32 << 10
+} else {
+    24 << 10
+};
 
 /// `LARGE` pseudo-random bytes (incompressible, like most large files Stella is told about).
 fn large_file(w: &World, rel: &str) -> Vec<u8> {
