@@ -74,9 +74,17 @@ impl View {
 /// whose open waits for a reader) is left to the kernel, as it holds no bytes a check could
 /// compare.
 pub(super) fn open(dir: &OwnedFd, name: &OsStr, flags: libc::c_int, mode: u32, pid: u32) -> Answer {
+    // Not even opened: the write end of a FIFO opened and closed here would end its reader's
+    // input before the caller's own write came.
+    if let Ok(st) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        && !is_regular(st.st_mode)
+    {
+        return Answer::Continue;
+    }
     let cloexec = flags & libc::O_CLOEXEC != 0;
     let asked = OFlags::from_bits_retain((flags & !(libc::O_CLOEXEC | libc::O_CREAT)) as u32);
-    // Never waits: a FIFO fails with ENXIO or opens at once, and is then left to the kernel.
+    // Never waits: a FIFO put there since the look above fails with ENXIO or opens at once, and
+    // is then left to the kernel.
     let base = asked | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
     let opened = match rustix::fs::openat(dir, name, base, Mode::empty()) {
         // A file to create: with the caller's mask, not the supervisor's.
