@@ -13,7 +13,7 @@ const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
 struct Home {
     _tmp: tempfile::TempDir,
     home: PathBuf,
-    /// `~/.cargo/bin` first, then the test's PATH without any other git-stella.
+    /// `~/.cargo/bin` first, then the test's PATH without any other git-stella or its man pages.
     path: String,
 }
 
@@ -25,7 +25,11 @@ impl Home {
         let mut dirs = vec![home.join(".cargo/bin")];
         dirs.extend(
             std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .filter(|d| !d.join("git-stella").exists()),
+                // Nor its man pages (an install whose binary was removed leaves them).
+                .filter(|d| {
+                    !d.join("git-stella").exists()
+                        && !d.join("../share/man/man1/git-stella.1").exists()
+                }),
         );
         let path = std::env::join_paths(dirs).unwrap().into_string().unwrap();
         Home {
