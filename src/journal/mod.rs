@@ -1510,29 +1510,12 @@ impl<'s> Journal<'s> {
         &self,
         id: &SessionId,
     ) -> Result<Vec<(ObjectId, gix::date::Time, String)>, Error> {
-        let tip = self.tip(id)?;
         let mut out = Vec::new();
-        let mut next = Some(tip.commit);
-        let mut buf = Vec::new();
-        while let Some(commit) = next {
-            let d = self.read_commit(&commit, &mut buf)?;
-            let time = d
-                .committer()
-                .ok()
-                .and_then(|s| s.time().ok())
-                .unwrap_or_default();
-            out.push((
-                commit,
-                time,
-                d.message
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_str_lossy()
-                    .into_owned(),
-            ));
-            next = d.parents().next();
-        }
+        self.walk_steps(id, |commit, time, d| {
+            let summary = d.message.lines().next().unwrap_or_default();
+            out.push((commit, time, summary.to_str_lossy().into_owned()));
+            Ok(true)
+        })?;
         Ok(out)
     }
 
@@ -1544,9 +1527,34 @@ impl<'s> Journal<'s> {
         path: &RelPath,
         since: i64,
     ) -> Result<Vec<(Digest, i64)>, Error> {
-        let tip = self.tip(id)?;
         let mut out: Vec<(Digest, i64)> = Vec::new();
-        let mut next = Some(tip.commit);
+        self.walk_steps(id, |_, time, d| {
+            if time.seconds < since {
+                return Ok(false);
+            }
+            if let Some(Entry {
+                seen: Seen::Digest(digest),
+                wrote: Some(at),
+                ..
+            }) = self.lookup_at(d.tree(), path)?
+                && at >= since
+                && !out.iter().any(|(d, _)| *d == digest)
+            {
+                out.push((digest, at));
+            }
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Call `each` on the session's steps, newest first, with each step's time, until it says
+    /// to stop (`false`).
+    fn walk_steps(
+        &self,
+        id: &SessionId,
+        mut each: impl FnMut(ObjectId, gix::date::Time, &CommitRef<'_>) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let mut next = Some(self.tip(id)?.commit);
         let mut buf = Vec::new();
         while let Some(commit) = next {
             let d = self.read_commit(&commit, &mut buf)?;
@@ -1554,25 +1562,13 @@ impl<'s> Journal<'s> {
                 .committer()
                 .ok()
                 .and_then(|s| s.time().ok())
-                .unwrap_or_default()
-                .seconds;
-            if time < since {
+                .unwrap_or_default();
+            if !each(commit, time, &d)? {
                 break;
             }
-            let tree = d.tree();
             next = d.parents().next();
-            if let Some(Entry {
-                seen: Seen::Digest(digest),
-                wrote: Some(at),
-                ..
-            }) = self.lookup_at(tree, path)?
-                && at >= since
-                && !out.iter().any(|(d, _)| *d == digest)
-            {
-                out.push((digest, at));
-            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Delete the session's ref and reflog.
