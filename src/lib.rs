@@ -22,6 +22,7 @@
 
 pub mod artifact;
 pub mod child;
+pub mod config;
 pub mod digest;
 pub mod exec;
 pub mod fsutil;

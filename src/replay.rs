@@ -235,6 +235,9 @@ impl Context {
         source: impl Into<artifact::Source>,
         options: &Options,
     ) -> Result<Outcome, Error> {
+        if !options.dry_run {
+            self.config()?;
+        }
         let opened = source.into().open(|| self.ws.user_repo())?;
         let (head, file) = (opened.head.clone(), opened.file.as_path());
         let paths: Vec<&RelPath> = head.fingerprint.iter().map(|(p, _)| p).collect();

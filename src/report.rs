@@ -33,6 +33,11 @@ impl Report {
         report
     }
 
+    /// The message and then the causes, as the causes of some other error.
+    pub fn causes_with_message(self) -> Vec<String> {
+        std::iter::once(self.message).chain(self.causes).collect()
+    }
+
     /// Add a cause, unless the report already says it.
     pub fn push_cause(&mut self, cause: String) {
         if !cause.is_empty()

@@ -68,6 +68,11 @@ pub enum Error {
     /// nothing else.
     #[error(transparent)]
     Repair(#[from] crate::repair::Error),
+    /// Stella's configuration is invalid ([`crate::config::check`]): nothing was written.
+    #[error(
+        "Stella's configuration is invalid, so every write is refused until it is fixed; nothing was written"
+    )]
+    Config(#[from] crate::config::Error),
 }
 
 impl Error {
@@ -187,6 +192,12 @@ impl Context {
     /// [`Context::resolve`], keeping the symbolic link the caller named.
     pub fn resolve_named(&self, cwd: &Path, path: &Path) -> Result<Named, Error> {
         Ok(paths::resolve_named(&self.ws.root, cwd, path)?)
+    }
+
+    /// The project's configuration, checked whole before any write Stella makes or allows
+    /// ([`crate::config::check`]): an invalid one refuses every write at every entry point.
+    pub fn config(&self) -> Result<crate::config::Config, Error> {
+        Ok(crate::config::check(&self.ws)?)
     }
 
     /// The handle of session `id` in this workspace.
@@ -562,6 +573,7 @@ impl Session<'_> {
         digest: Digest,
         source: Source<'_>,
     ) -> Result<Outcome, Error> {
+        self.ctx.config()?;
         let id = self.id;
         let journal = self.ctx.journal();
         let intent = Intent::Write {
@@ -678,6 +690,7 @@ impl Session<'_> {
     /// any path is stale. A path named through a symbolic link removes the link, like `rm(1)`;
     /// the file it points to is checked, and stays.
     pub fn rm(&self, paths: &[Named]) -> Result<Outcome, Error> {
+        self.ctx.config()?;
         let id = self.id;
         let targets: Vec<RelPath> = paths.iter().map(|n| n.path.clone()).collect();
         let mut checks = self.guard(&targets, Intent::Delete)?;

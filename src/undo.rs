@@ -70,6 +70,7 @@ impl crate::session::Session<'_> {
     /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
     /// done per path and the step recorded, if anything changed.
     pub fn undo(&self, only: &[RelPath]) -> Result<(Vec<Undone>, Option<Tip>), Error> {
+        self.ctx.config()?;
         let id = self.id;
         let journal = self.ctx.journal();
         let tip = journal.tip(id)?;

@@ -79,6 +79,12 @@ pub enum Error {
     /// around it sees every call it makes. Nothing was started.
     #[error("this process already runs under Stella's shell guard")]
     Nested,
+    /// Stella's configuration is invalid ([`crate::config::check`]): a command could write, so
+    /// none runs until it is fixed. Nothing was started.
+    #[error(
+        "Stella's configuration is invalid, so no command runs under its guard until it is fixed; nothing was run"
+    )]
+    Config(#[from] crate::config::Error),
     /// This machine cannot guard the command; nothing was started.
     #[error("this machine cannot guard the command: {0}")]
     Unsupported(String),

@@ -40,6 +40,7 @@ pub fn run(
     label: Option<&str>,
     err: &mut dyn Write,
 ) -> Result<Report, Error> {
+    crate::config::check(&context.ws)?;
     support().map_err(Error::Unsupported)?;
     let program_name = command.get_program().to_owned();
     let line = command_line(&command);

@@ -9,7 +9,7 @@
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::{Config, Env, Error};
+use super::{Env, Error};
 use crate::digest::Digest;
 use crate::fsutil::PathIo;
 use crate::guard::{self, Check, Disk, Intent};
@@ -479,7 +479,7 @@ impl Hook {
         let id = self.session.clone();
         let ctx = self.context()?;
         // A config nobody can read says nothing about what was meant: fail (and so, deny) first.
-        Config::load(&ctx.ws.root)?;
+        ctx.config()?;
         let journal = ctx.journal();
         let mut refused = Vec::new();
         let mut allowed = Vec::new();

@@ -27,13 +27,12 @@ use crate::workspace::{self, Settings};
 
 pub mod claude_code;
 pub mod codex;
-mod config;
 mod core;
 pub mod cursor;
 pub mod gemini;
 pub mod install;
 
-pub use config::{
+pub use crate::config::{
     Access, Config, HooksConfig, OnError, OnErrorSetting, RetentionConfig, ToolMapping,
     config_path, deny_reason, fail_closed_reason, git_on_error, glob_match, on_error,
 };
@@ -107,12 +106,8 @@ pub enum Error {
     Session(#[from] session::Error),
     #[error(transparent)]
     Turn(#[from] TurnError),
-    #[error("'{}' is not a valid Stella config", .path.display())]
-    Config {
-        path: PathBuf,
-        #[source]
-        source: toml::de::Error,
-    },
+    #[error(transparent)]
+    Config(#[from] crate::config::Error),
     #[error(transparent)]
     Io(#[from] PathIo),
     #[error("the hook did not finish within its time budget of {0:?}; nothing more was done")]

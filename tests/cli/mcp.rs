@@ -12,12 +12,12 @@ fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
 }
 
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     mcp_python("the MCP client tests")
 }
 
 /// Run the client script in `mode`; every JSON line it printed, by step name.
-fn drive(w: &World, python: &Path, mode: &str, extra: &[&str]) -> Vec<(String, Value)> {
+pub(crate) fn drive(w: &World, python: &Path, mode: &str, extra: &[&str]) -> Vec<(String, Value)> {
     let git_stella = assert_cmd::cargo::cargo_bin("git-stella");
     let mut cmd = Command::new(python);
     clean_env(&mut cmd, &w.home, &w.stella_home);

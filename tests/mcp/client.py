@@ -11,6 +11,8 @@ Run by tests/cli/mcp.rs. Usage:
                                             for SECONDS: read one of FILEs, append one unique line
                                             to exactly what was read, write it back; prints each
                                             write's line and whether it was done
+    client.py tools GIT_STELLA REPO PATH      read_file, write_file, edit_file and delete_file of
+                                            PATH, printing what each answered
 
 Every check raises on failure, so a non-zero exit with a traceback is a failed test. The result
 of each step is printed as one JSON line on stdout for the Rust side to assert on too.
@@ -204,6 +206,20 @@ async def append(git_stella, repo, tag, seconds, files):
                 emit("write", path=path, line=line, done=not r.is_error, told=text_of(r) if r.is_error else "")
 
 
+async def tools(git_stella, repo, path):
+    async with stdio_client(server_params(git_stella, repo)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("read_file", {"path": path})
+            emit("read_file", error=r.is_error, text=text_of(r))
+            r = await session.call_tool("write_file", {"path": path, "content": "written\n"})
+            emit("write_file", error=r.is_error, text=text_of(r))
+            r = await session.call_tool("edit_file", {"path": path, "old_string": "alpha", "new_string": "ALPHA"})
+            emit("edit_file", error=r.is_error, text=text_of(r))
+            r = await session.call_tool("delete_file", {"path": path})
+            emit("delete_file", error=r.is_error, text=text_of(r))
+
+
 def main():
     mode, git_stella, repo = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "guard":
@@ -214,6 +230,8 @@ def main():
         asyncio.run(oversized(git_stella, repo))
     elif mode == "append":
         asyncio.run(append(git_stella, repo, sys.argv[4], float(sys.argv[5]), sys.argv[6:]))
+    elif mode == "tools":
+        asyncio.run(tools(git_stella, repo, sys.argv[4]))
     elif mode == "soak":
         asyncio.run(soak(git_stella, repo, int(sys.argv[4])))
     else:

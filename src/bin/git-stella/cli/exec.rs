@@ -254,6 +254,7 @@ fn guarded(
         }
         Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
         Err(exec::Error::Spawn { source, .. }) => Err(not_run(&program, &source)),
+        Err(e @ exec::Error::Config(_)) => Err(CliError::from_error(&e).hint(super::CONFIG_HINT)),
         Err(e) => Err(CliError::from_error(&e)),
     }
 }
@@ -269,11 +270,9 @@ fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
             .hint("the project chose fail-closed (hooks.on-error = \"deny\"); 'git stella exec --check' says why this machine cannot guard"));
         }
         Err(invalid) => {
-            return Err(CliError::new(format!(
-                "refusing to run the command unguarded: {why}"
-            ))
-            .cause(invalid)
-            .hint("Stella's configuration is invalid, so it cannot tell whether this project allows that; fix it"));
+            let mut e = CliError::new(format!("refusing to run the command unguarded: {why}"));
+            e.causes = stella::report::Report::of(&invalid).causes_with_message();
+            return Err(e.hint(super::CONFIG_HINT));
         }
     }
     let _ = writeln!(ctx.err, "stella: warning: running unguarded: {why}");

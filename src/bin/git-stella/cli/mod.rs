@@ -347,6 +347,10 @@ fn chain_has_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// The hint under every refusal for an invalid configuration.
+pub const CONFIG_HINT: &str =
+    "fix it, or move it away for the defaults; 'git stella doctor' shows what is wrong";
+
 impl From<session::Error> for CliError {
     fn from(e: session::Error) -> Self {
         use session::Error as S;
@@ -364,6 +368,7 @@ impl From<session::Error> for CliError {
             S::Store(stella::store::Error::Lock(_)) => Some(
                 "another git-stella process is writing; if none is, the lock is released when that process exits".to_owned(),
             ),
+            S::Config(_) => Some(CONFIG_HINT.to_owned()),
             S::Repair(r) => r.unrepairable().map(|id| {
                 format!("'git stella session drop {id}' removes it; a new session must read every file again")
             }),

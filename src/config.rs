@@ -1,11 +1,42 @@
-//! What a project chose for its hooks: `.stella/config.toml` and `git config stella.hookOnError`,
-//! both read strictly, and what fail-closed answers.
+//! Stella's configuration in a project: `.stella/config.toml` and `git config stella.*`, both
+//! read strictly, and what fail-closed answers.
+//!
+//! One rule holds at every entry point (hooks, `write`/`rm` and the other guarded writes, MCP,
+//! the shell guard): while either is invalid, nothing can say what the project meant, so every
+//! write Stella checks is refused, naming the error ([`check`]). Reads are still recorded.
 
 use std::path::{Path, PathBuf};
 
-use super::{Error, error_text};
 use crate::fsutil::PathIo;
-use crate::workspace::{self, Settings};
+use crate::workspace::{self, Settings, Workspace};
+
+/// Why Stella's configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Io(#[from] PathIo),
+    #[error("'{}' is not a valid Stella config", .path.display())]
+    Toml {
+        path: PathBuf,
+        #[source]
+        source: toml::de::Error,
+    },
+    /// `git config stella.*` holds a key or value Stella does not read.
+    #[error("{0}")]
+    Git(String),
+}
+
+/// The project's configuration, both halves checked: `.stella/config.toml` parsed, and `git
+/// config stella.*` holding nothing Stella cannot read. Every guarded write calls this first and
+/// is refused on `Err`: an invalid configuration cannot say what was meant, so it never silently
+/// allows.
+pub fn check(ws: &Workspace) -> Result<Config, Error> {
+    let config = Config::load(&ws.root)?;
+    if let Ok(repo) = ws.user_repo() {
+        git_on_error(&repo).map_err(Error::Git)?;
+    }
+    Ok(config)
+}
 
 /// What the model and the person are told when a write is denied because the hook itself failed
 /// in a project that chose fail-closed; `error` is [`error_text`].
@@ -121,7 +152,7 @@ impl Config {
             return Ok(Config::default());
         };
         let text = String::from_utf8_lossy(&bytes);
-        toml::from_str(&text).map_err(|source| Error::Config { path, source })
+        toml::from_str(&text).map_err(|source| Error::Toml { path, source })
     }
 
     /// The mapping for `tool`, the first that matches.
@@ -134,18 +165,13 @@ impl Config {
 /// `git config stella.hookOnError`. Read only when something failed, off the hot path. Both are
 /// read strictly: `Err` says what is wrong with them, and a caller treats it as fail-closed — an
 /// invalid config cannot say what was meant, so it never silently allows.
-pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, String> {
+pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, Error> {
     let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
         return Ok(OnError::Allow);
     };
-    let from_git = git_on_error(&repo)?;
+    let from_git = git_on_error(&repo).map_err(Error::Git)?;
     let from_file = match repo.workdir() {
-        Some(root) => {
-            Config::load(root)
-                .map_err(|e| error_text(&e).trim_end().to_owned())?
-                .hooks
-                .on_error
-        }
+        Some(root) => Config::load(root)?.hooks.on_error,
         None => None,
     };
     Ok(match from_file.or(from_git) {
@@ -195,10 +221,16 @@ pub fn deny_reason(settings: &Settings, cwd: &Path, error: &str) -> Option<Strin
     match on_error(settings, cwd) {
         Ok(OnError::Allow) => None,
         Ok(OnError::Deny) => Some(fail_closed_reason(error)),
-        Err(why) => Some(format!(
-            "Stella's configuration is invalid, so it cannot tell what this project wants when a check fails; it refuses writes until that is fixed. Nothing was written.\n{why}"
-        )),
+        Err(invalid) => Some(invalid_reason(&invalid)),
     }
+}
+
+/// What a refused write says when Stella's configuration is invalid: the rule, then the error.
+pub fn invalid_reason(invalid: &Error) -> String {
+    format!(
+        "Stella's configuration is invalid, so it cannot tell what this project wants; it refuses writes until that is fixed ('git stella doctor' shows it). Nothing was written.\nstella: {}",
+        crate::report::Report::of(invalid).render()
+    )
 }
 
 /// A `*`-glob match over the whole name.
