@@ -276,7 +276,8 @@ fn an_invalid_config_refuses_every_write_at_every_entry_point() {
     let s = w.start();
     w.ok(&["--session", &s, "read", "notes.txt"]);
     let mcp = crate::mcp::python();
-    let broken: [(&dyn Fn(), &dyn Fn(), &str); 2] = [
+    type Change<'a> = &'a dyn Fn();
+    let broken: [(Change, Change, &str); 2] = [
         (
             &|| w.write(".stella/config.toml", "[hooks]\non-error = \"dney\"\n"),
             &|| std::fs::remove_file(w.repo.join(".stella/config.toml")).unwrap(),
