@@ -1379,6 +1379,15 @@ impl crate::session::Session<'_> {
         let id = self.id;
         let journal = self.ctx.journal();
         let tip = journal.tip(id)?;
+        // Every object of the session read back whole first: an artifact never carries a
+        // damaged session, and the damage found is repaired as any command's is.
+        if let Err(damage) = journal.read_whole(
+            id.as_str(),
+            tip.commit,
+            &mut std::collections::HashSet::new(),
+        )? {
+            return Err(damage.into());
+        }
         let entries = journal.entries(id)?;
         let repo = self.ctx.store.repo()?;
         let git = |op| self.ctx.store.git_err(op);
@@ -1405,7 +1414,7 @@ impl crate::session::Session<'_> {
         {
             match seen {
                 Seen::Digest(d) => fingerprint.extend(sum_line(Some(*d), path)),
-                Seen::Reread => needs_reread.push(path.to_lossy().into_owned()),
+                Seen::Reread | Seen::Forgotten => needs_reread.push(path.to_lossy().into_owned()),
             }
             origins.extend(sum_line(*origin, path));
             if let Some((blob, exec)) = bytes {

@@ -88,6 +88,9 @@ pub enum Conflict {
     Deleted,
     /// The file changed while the session read it: it may have seen either version.
     Reread,
+    /// The session may have known the file before its memory of it was lost (a damaged
+    /// journal was repaired, or the journal was gone): it cannot tell what changed since.
+    Forgotten,
 }
 
 /// The decision for one path.
@@ -103,6 +106,8 @@ pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
         return Verdict::Allow(Allow::Untracked);
     };
     match (disk, intent) {
+        // What was lost may have been a file; a path with no file now loses nothing.
+        (Disk::Missing, _) if seen == Seen::Forgotten => Verdict::Allow(Allow::Untracked),
         (Disk::Unreadable(_), _) => Verdict::Allow(Allow::Unreadable),
         (Disk::Missing, Intent::Delete) => Verdict::Allow(Allow::AlreadyGone),
         (Disk::Missing, Intent::Write { .. }) => Verdict::Refuse(Conflict::Deleted),
@@ -113,6 +118,7 @@ pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
             Seen::Digest(d) if d == *now => Verdict::Allow(Allow::Fresh),
             Seen::Digest(_) => Verdict::Refuse(Conflict::Changed),
             Seen::Reread => Verdict::Refuse(Conflict::Reread),
+            Seen::Forgotten => Verdict::Refuse(Conflict::Forgotten),
         },
     }
 }
@@ -214,6 +220,16 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
             let _ = writeln!(
                 m,
                 "{noun} would re-create it from a plan formed against content that no longer exists."
+            );
+        }
+        Conflict::Forgotten => {
+            let _ = writeln!(
+                m,
+                "{p} may be a file this session knew before its memory of it was lost (its journal was damaged and repaired, or removed): it cannot tell whether someone changed it since."
+            );
+            let _ = writeln!(
+                m,
+                "{noun} could overwrite someone's work with a plan formed against content that no longer exists."
             );
         }
         Conflict::Reread => {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
-use crate::journal::{self, Journal, RootEdit, RootFile, Seen, Step, Tip};
+use crate::journal::{self, Journal, RootEdit, RootFile, Step, Tip};
 use crate::paths::RelPath;
 
 /// The journal file holding the count and the last refusal step's records.
@@ -58,10 +58,7 @@ impl Record {
                 Intent::Delete => "delete".into(),
             },
             path: check.path.to_lossy().into_owned(),
-            seen: check.entry.as_ref().map(|e| match e.seen {
-                Seen::Digest(d) => d.to_hex(),
-                Seen::Reread => "reread".into(),
-            }),
+            seen: check.entry.as_ref().map(|e| e.seen.label()),
             found,
             writer_at: writer.as_ref().map(|w| w.at),
             writer: writer.map(|w| w.session.to_string()),

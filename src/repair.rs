@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use gix::ObjectId;
 
 use crate::ids::SessionId;
-use crate::journal::{self, Journal, SESSIONS, Tip, session_ref};
+use crate::journal::{self, Forgot, Journal, RootEdit, RootFile, SESSIONS, Step, Tip, session_ref};
 use crate::store::{self, WRITE_DEADLINE};
 
 /// A step that did not survive.
@@ -169,16 +169,9 @@ pub fn repair(
     let store = journal.store;
     let lock = store.lock(WRITE_DEADLINE)?;
     if let Some(id) = hint
-        && let Some(report) = diagnose(journal, id)?
+        && let Some(mut report) = diagnose(journal, id)?
     {
-        if let Some(kept) = &report.kept {
-            store.reset_ref(
-                &lock,
-                &session_ref(id),
-                kept.commit,
-                &reflog_message(&report),
-            )?;
-        }
+        settle(journal, &lock, &mut report)?;
         return Ok(vec![report]);
     }
     let mut reports = Vec::new();
@@ -186,19 +179,88 @@ pub fn repair(
         if Some(&id) == hint {
             continue;
         }
-        if let Some(report) = diagnose(journal, &id)? {
-            if let Some(kept) = &report.kept {
-                store.reset_ref(
-                    &lock,
-                    &session_ref(&id),
-                    kept.commit,
-                    &reflog_message(&report),
-                )?;
-            }
+        if let Some(mut report) = diagnose(journal, &id)? {
+            settle(journal, &lock, &mut report)?;
             reports.push(report);
         }
     }
     Ok(reports)
+}
+
+/// Move the session of `report` back to its newest whole step, with one step more on top when
+/// steps were lost: the session forgot what they knew ([`Forgot`]), so its next change of a file
+/// they held needs a read first. Nothing moves when that step cannot be written: the session
+/// stays damaged, and every command on it fails, rather than stand with nothing forgotten.
+fn settle(
+    journal: &Journal<'_>,
+    lock: &crate::fsutil::FileLock,
+    report: &mut Report,
+) -> Result<(), journal::Error> {
+    let Some(kept) = &report.kept else {
+        return Ok(());
+    };
+    let id = report.session.clone();
+    let target = if report.lost.is_empty() {
+        kept.commit
+    } else {
+        let mut forgot = lost_paths(journal, kept, &report.lost);
+        if let Some(before) = journal.forgot_at(kept.tree)? {
+            forgot = forgot.union((*before).clone());
+        }
+        let blob = journal.write_blob(&forgot.encode())?;
+        let summary = match &forgot {
+            Forgot::All => {
+                "repair: forgot every file; each must be read again before it is changed".to_owned()
+            }
+            Forgot::Paths(paths) => format!(
+                "repair: forgot {} path{} the lost steps held; each must be read again before it is changed",
+                paths.len(),
+                if paths.len() == 1 { "" } else { "s" }
+            ),
+        };
+        let step = Step {
+            summary,
+            map: Vec::new(),
+            root: vec![RootEdit::Put {
+                file: RootFile::Forgot,
+                blob,
+            }],
+        };
+        journal.step_on(&id, kept.commit, &step)?
+    };
+    journal
+        .store
+        .reset_ref(lock, &session_ref(&id), target, &reflog_message(report))?;
+    if target != kept.commit {
+        report.kept = Some(journal.step_of(target)?);
+    }
+    Ok(())
+}
+
+/// The paths the lost steps held that the step kept does not hold as they did: every file, when
+/// any lost step cannot be read far enough to say.
+fn lost_paths(journal: &Journal<'_>, kept: &Tip, lost: &[Lost]) -> Forgot {
+    let Ok(kept) = journal.entries_of_tree(kept.tree) else {
+        return Forgot::All;
+    };
+    let kept: std::collections::HashMap<_, _> =
+        kept.into_iter().map(|e| (e.path.clone(), e)).collect();
+    let mut paths = std::collections::BTreeSet::new();
+    for l in lost {
+        let Some(tip) = l.commit.and_then(|c| journal.step_of(c).ok()) else {
+            return Forgot::All;
+        };
+        let Ok(entries) = journal.entries_of_tree(tip.tree) else {
+            return Forgot::All;
+        };
+        paths.extend(
+            entries
+                .into_iter()
+                .filter(|e| kept.get(&e.path) != Some(e))
+                .map(|e| e.path),
+        );
+    }
+    Forgot::Paths(paths)
 }
 
 /// The reflog entry of a repair: what was lost, since the entries that named it are cut.

@@ -232,11 +232,27 @@ impl Context {
             started: format_time(gix::date::Time::now_utc()),
             ..Default::default()
         };
-        let step = Step {
-            summary: "session start".into(),
-            ..Step::default()
+        let journal = self.journal();
+        // A session this workspace had, whose journal is gone, starts out having forgotten
+        // everything: it knew files, and nobody can say which.
+        let step = if self.ws.had_session(&id) {
+            let blob = journal.write_blob(&journal::Forgot::All.encode())?;
+            Step {
+                summary: FORGOT_ALL.into(),
+                root: vec![RootEdit::Put {
+                    file: journal::RootFile::Forgot,
+                    blob,
+                }],
+                ..Step::default()
+            }
+        } else {
+            Step {
+                summary: "session start".into(),
+                ..Step::default()
+            }
         };
-        self.journal().start(&id, &file, None, &step)?;
+        journal.start(&id, &file, None, &step)?;
+        self.ws.mark_session(&id);
         // Off the hot path: a good moment to repack a store that piled up loose objects.
         if let Err(e) = self.store.maybe_gc() {
             tracing::warn!(error = %e, "automatic repack failed");
@@ -244,10 +260,36 @@ impl Context {
         Ok(id)
     }
 
+    /// Start session `id` again when this workspace had it and its journal is gone (the data
+    /// dir or the store was removed): it starts out having forgotten every file, so its next
+    /// change of an existing file needs a read first ([`journal::Forgot`]). Whether it did.
+    pub fn resume_forgotten(&self, id: &SessionId) -> Result<bool, Error> {
+        if !self.ws.had_session(id) || self.journal().try_tip(id)?.is_some() {
+            return Ok(false);
+        }
+        match self.start_session(Some(id.clone())) {
+            Ok(_) => Ok(true),
+            Err(Error::Journal(journal::Error::SessionExists { .. })) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Drop session `id`: its journal and its mark in the workspace. A dropped session protects
+    /// nothing any more, and one started again under its id starts new.
+    pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
+        self.journal().drop_session(id)?;
+        self.ws.unmark_session(id);
+        Ok(())
+    }
+
     /// Get the session, creating it when it does not exist (hook adapters name sessions after
     /// their host's ids).
     pub fn ensure_session(&self, id: &SessionId) -> Result<(), Error> {
         if self.journal().try_tip(id)?.is_some() {
+            // Sessions from before the workspace kept marks get theirs here.
+            if !self.ws.had_session(id) {
+                self.ws.mark_session(id);
+            }
             return Ok(());
         }
         match self.start_session(Some(id.clone())) {
@@ -423,6 +465,9 @@ pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
         }
     }
 }
+
+/// The first step of a session this workspace had whose journal was gone.
+pub const FORGOT_ALL: &str = "session start: this session's journal was gone; every existing file must be read again before it is changed";
 
 /// A time as `2026-11-29T22:35:42+00:00`.
 pub fn format_time(t: gix::date::Time) -> String {

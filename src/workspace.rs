@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil::{self, FileLock, PathIo};
-use crate::ids::WorkspaceId;
+use crate::ids::{SessionId, WorkspaceId};
 
 /// What the library needs from the environment, built once at the edge.
 #[derive(Clone, Debug)]
@@ -306,6 +306,48 @@ impl Workspace {
     /// `.stella/private` inside the workspace.
     pub fn private_dir(&self) -> PathBuf {
         private_dir(&self.root)
+    }
+
+    /// `.stella/private/sessions/<id>`: an empty file saying session `id` was started here. The
+    /// workspace keeps it beside its id, away from the store, so a session whose journal is gone
+    /// (the data dir removed, the store lost) is known for one that existed and forgot, never
+    /// taken for a new one that knew nothing.
+    fn session_mark(&self, id: &SessionId) -> PathBuf {
+        self.private_dir().join("sessions").join(id.as_str())
+    }
+
+    /// Whether session `id` was started in this workspace (and not dropped since).
+    pub fn had_session(&self, id: &SessionId) -> bool {
+        std::fs::symlink_metadata(self.session_mark(id)).is_ok()
+    }
+
+    /// Remember that session `id` exists here. A mark that cannot be written costs only the
+    /// protection it would give if the journal were lost later: a warning, not a failure.
+    pub fn mark_session(&self, id: &SessionId) {
+        let mark = self.session_mark(id);
+        let made = mark
+            .parent()
+            .map_or(Ok(()), |dir| fsutil::create_private_dir(dir, 0o700))
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&mark)
+                    .map(drop)
+            });
+        if let Err(e) = made {
+            tracing::warn!(path = %mark.display(), error = %e, "could not mark the session as this workspace's");
+        }
+    }
+
+    /// Forget that session `id` existed here (it was dropped).
+    pub fn unmark_session(&self, id: &SessionId) {
+        if let Err(e) = std::fs::remove_file(self.session_mark(id))
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!(id = %id, error = %e, "could not unmark a dropped session");
+        }
     }
 }
 

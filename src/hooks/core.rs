@@ -486,6 +486,11 @@ impl Hook {
         for (path, intent) in checks {
             let check = match guard::check(&journal, &id, &ctx.ws.root, path, *intent) {
                 Ok(c) => c,
+                // A session this workspace had, whose journal is gone, forgot what it knew: it
+                // is started again knowing that, and judged as such.
+                Err(journal::Error::UnknownSession { .. }) if ctx.resume_forgotten(&id)? => {
+                    guard::check(&journal, &id, &ctx.ws.root, path, *intent)?
+                }
                 Err(journal::Error::UnknownSession { .. }) => {
                     guard::check_entry(None, &ctx.ws.root, path, *intent)
                 }

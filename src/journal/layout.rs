@@ -40,6 +40,8 @@ pub enum RootFile {
     TranscriptChunk(String, u64),
     /// `overwritten/<h>/<call>`: bytes of `path` a tool overwrote unseen, one blob per call.
     Overwritten { path: RelPath, call: String },
+    /// `forgot`: what the session may have known and lost ([`super::Forgot`]).
+    Forgot,
 }
 
 /// The folder of every stored transcript.
@@ -61,6 +63,7 @@ impl RootFile {
             RootFile::TranscriptChunks(name) => format!("{TRANSCRIPTS}/{name}/chunks"),
             RootFile::TranscriptChunk(name, n) => format!("{TRANSCRIPTS}/{name}/chunks/{n:08}"),
             RootFile::Overwritten { path, call } => format!("{}/{call}", overwritten_dir(path)),
+            RootFile::Forgot => "forgot".into(),
         }
     }
 }

@@ -52,6 +52,85 @@ pub enum Seen {
     Digest(Digest),
     /// The session may have seen either of two versions: the next write needs a re-read.
     Reread,
+    /// The session may have known the path before its memory of it was lost ([`Forgot`]): the
+    /// next change of an existing file needs a re-read. Never stored in the map: a lookup
+    /// answers it for a path the map does not hold.
+    Forgotten,
+}
+
+impl Seen {
+    /// As `status --json`, `guard --json` and the refusal log show it: the digest's hex,
+    /// `reread` or `forgotten`.
+    pub fn label(&self) -> String {
+        match self {
+            Seen::Digest(d) => d.to_hex(),
+            Seen::Reread => "reread".into(),
+            Seen::Forgotten => "forgotten".into(),
+        }
+    }
+}
+
+/// What a session may have known and lost: the paths of steps a repair dropped, or everything,
+/// when even those are unknown (the session's journal was gone). Kept as the step tree's
+/// `forgot` file, so it lasts until the session is dropped; a path the session reads or writes
+/// again has its own entry and is judged by that.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forgot {
+    All,
+    Paths(std::collections::BTreeSet<RelPath>),
+}
+
+impl Forgot {
+    /// Its bytes in the step tree: `*`, or the paths each ended by a NUL.
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Forgot::All => b"*".to_vec(),
+            Forgot::Paths(paths) => {
+                let mut out = Vec::new();
+                for p in paths {
+                    out.extend_from_slice(p.as_bytes());
+                    out.push(0);
+                }
+                out
+            }
+        }
+    }
+
+    /// Read back what [`Forgot::encode`] wrote; anything unreadable is everything.
+    pub fn decode(bytes: &[u8]) -> Forgot {
+        if bytes == b"*" {
+            return Forgot::All;
+        }
+        let mut paths = std::collections::BTreeSet::new();
+        for part in bytes.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            match RelPath::from_bytes(part) {
+                Some(p) => {
+                    paths.insert(p);
+                }
+                None => return Forgot::All,
+            }
+        }
+        Forgot::Paths(paths)
+    }
+
+    /// Whether `path` may be one the session lost.
+    pub fn covers(&self, path: &RelPath) -> bool {
+        match self {
+            Forgot::All => true,
+            Forgot::Paths(paths) => paths.contains(path),
+        }
+    }
+
+    /// Both together.
+    pub fn union(self, other: Forgot) -> Forgot {
+        match (self, other) {
+            (Forgot::Paths(mut a), Forgot::Paths(b)) => {
+                a.extend(b);
+                Forgot::Paths(a)
+            }
+            _ => Forgot::All,
+        }
+    }
 }
 
 /// One tracked path.
@@ -213,7 +292,7 @@ fn entry_dir(path: &RelPath) -> String {
 fn state_text(seen: Seen, origin: Option<Digest>, wrote: Option<i64>) -> String {
     let seen = match seen {
         Seen::Digest(d) => d.to_hex(),
-        Seen::Reread => "reread".into(),
+        Seen::Reread | Seen::Forgotten => "reread".into(),
     };
     let origin = origin.map_or("-".into(), |d| d.to_hex());
     match wrote {
@@ -280,6 +359,8 @@ pub struct Journal<'s> {
     /// Trees read so far, whole: the map's fan-out trees are shared by every lookup, and a step
     /// or a command under the shell guard looks up thousands of paths.
     trees: std::cell::RefCell<TreeCache>,
+    /// The `forgot` file of the last step tree asked about.
+    forgot: std::cell::RefCell<Option<(ObjectId, Option<std::rc::Rc<Forgot>>)>>,
 }
 
 /// Trees by id, up to a bound on the bytes held.
@@ -297,6 +378,7 @@ impl<'s> Journal<'s> {
         Journal {
             store,
             trees: Default::default(),
+            forgot: Default::default(),
         }
     }
 
@@ -732,6 +814,17 @@ impl<'s> Journal<'s> {
         })
     }
 
+    /// The commit of `step` on top of step `tip`, its objects written and synced, moving no ref
+    /// (a repair moves the session's ref itself, under the store's lock).
+    pub(crate) fn step_on(
+        &self,
+        id: &SessionId,
+        tip: ObjectId,
+        step: &Step,
+    ) -> Result<ObjectId, Error> {
+        self.build(self.repo()?, id, tip, step, None)
+    }
+
     /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
     /// the session landed in between.
     pub fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
@@ -1026,18 +1119,50 @@ impl<'s> Journal<'s> {
     }
 
     /// The entry for `path` in the map of one step's tree (a [`Tip::tree`]).
+    ///
+    /// A path the map does not hold but the session may have known before its memory of it was
+    /// lost ([`Forgot`]) is [`Seen::Forgotten`].
     pub fn lookup_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<Entry>, Error> {
         match self.tree_entry(&tree, &entry_dir(path))? {
             Some(entry) => self.decode_entry(&entry.oid, Some(path)),
+            None if self.forgets(tree, path)? => Ok(Some(Entry {
+                path: path.clone(),
+                seen: Seen::Forgotten,
+                origin: None,
+                bytes: None,
+                wrote: None,
+                origin_bytes: None,
+                moved_from: None,
+            })),
             None => Ok(None),
         }
+    }
+
+    /// What the session of step tree `tree` lost, if anything.
+    pub fn forgot_at(&self, tree: ObjectId) -> Result<Option<std::rc::Rc<Forgot>>, Error> {
+        if let Some((at, forgot)) = &*self.forgot.borrow()
+            && *at == tree
+        {
+            return Ok(forgot.clone());
+        }
+        let forgot = self
+            .root_file_of_tree(tree, &RootFile::Forgot)?
+            .map(|b| std::rc::Rc::new(Forgot::decode(&b)));
+        *self.forgot.borrow_mut() = Some((tree, forgot.clone()));
+        Ok(forgot)
+    }
+
+    fn forgets(&self, tree: ObjectId, path: &RelPath) -> Result<bool, Error> {
+        Ok(self.forgot_at(tree)?.is_some_and(|f| f.covers(path)))
     }
 
     /// What the session saw of `path` in tree `tree`, and whether the journal holds those bytes:
     /// [`Journal::lookup_at`] without reading the path back (for callers that only compare).
     pub fn seen_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<(Seen, bool)>, Error> {
         let Some(folder) = self.tree_entry(&tree, &entry_dir(path))? else {
-            return Ok(None);
+            return Ok(self
+                .forgets(tree, path)?
+                .then_some((Seen::Forgotten, false)));
         };
         let mut buf = Vec::new();
         self.cached_tree(&folder.oid, &mut buf)?;

@@ -94,6 +94,13 @@ impl World {
     }
 
     /// Run `git-stella ARGS` with `stdin` and return its output.
+    /// [`World::run_stdin`], which must succeed: its stdout.
+    pub fn ok_stdin(&self, args: &[&str], stdin: &[u8]) -> String {
+        let out = self.run_stdin(args, stdin);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    }
+
     pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
         let mut cmd = self.stella();
         cmd.args(args);

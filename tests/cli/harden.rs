@@ -85,16 +85,17 @@ fn the_command_after_a_repair_runs_on_the_newest_whole_step_and_the_lost_steps_a
         format!(
             "error: repaired session 's': step 2 was lost in a crash; re-read the files before writing; this command did nothing else
   lost step 2 ({}): read 2 paths: t.txt, d.txt
-  session 's' now stands at step 1 (session start)
+  session 's' now stands at step 2 (repair: forgot every file; each must be read again before it is changed)
 caused by: the journal's object '{map}' is missing or corrupt
 caused by: An object with id {map} could not be found
 ",
             &lost[..12]
         )
     );
-    // The ref stands at the newest whole step, and its reflog says why.
+    // The ref stands on the newest whole step, one step saying what the session forgot on top,
+    // and its reflog says why.
     assert_eq!(
-        w.store_git(&["rev-parse", "refs/stella/sessions/s"]),
+        w.store_git(&["rev-parse", "refs/stella/sessions/s~1"]),
         before
     );
     assert_eq!(
@@ -103,14 +104,77 @@ caused by: An object with id {map} could not be found
     );
     fsck_clean(&w);
 
-    // The next command runs normally on the repaired session: it no longer knows the lost read,
-    // which is what the message told the agent to redo.
-    w.ok(&["--session", "s", "guard", "t.txt"]);
+    // The next command runs on the repaired session. The lost step's map is gone, so nobody can
+    // say which files it held: every existing file needs a read before it changes, and a file
+    // that does not exist yet may be created.
+    for (args, stdin) in [
+        (vec!["guard", "t.txt"], &b""[..]),
+        (vec!["write", "n.txt"], &b"mine\n"[..]),
+        (vec!["rm", "d.txt"], &b""[..]),
+    ] {
+        let mut full = vec!["--session", "s"];
+        full.extend(&args);
+        let out = w.run_stdin(&full, stdin);
+        assert_eq!(code(&out), 1, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out)
+                .contains("may be a file this session knew before its memory of it was lost"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(w.read("t.txt"), "theirs\n");
+    assert_eq!(w.read("d.txt"), "keep\n");
+    assert_eq!(w.read("n.txt"), "new\n");
+    w.ok_stdin(&["--session", "s", "write", "created.txt"], b"fresh\n");
     w.ok(&["--session", "s", "read", "t.txt"]);
+    w.ok_stdin(&["--session", "s", "write", "t.txt"], b"mine\n");
     w.write("t.txt", "someone else\n");
-    let refused = w.run_stdin(&["--session", "s", "write", "t.txt"], b"mine\n");
+    let refused = w.run_stdin(&["--session", "s", "write", "t.txt"], b"again\n");
     assert_eq!(code(&refused), 1, "{}", stderr(&refused));
-    assert_eq!(w.steps("s"), 3);
+    assert_eq!(w.read("t.txt"), "someone else\n");
+}
+
+/// A lost step whose map survived names its paths: only those need a read again.
+#[test]
+fn a_repair_forgets_only_the_paths_of_the_lost_steps_when_their_map_survived() {
+    let w = World::new();
+    session(&w);
+    w.write("kept.txt", "kept\n");
+    w.write("t.txt", "ours\n");
+    w.write("other.txt", "other\n");
+    w.ok(&["--session", "s", "read", "kept.txt"]);
+    w.ok(&["--session", "s", "read", "t.txt"]);
+    // The lost step's bytes of t.txt are gone; its map, naming t.txt, is whole.
+    let blob = w.git(&["hash-object", "t.txt"]);
+    std::fs::remove_file(loose(&w, &blob)).unwrap();
+    w.write("t.txt", "theirs\n");
+    // A checkpoint reads every object of the session, and so finds the damage.
+    let artifact = w.base().join("s.bundle");
+    let out = w.run(&[
+        "--session",
+        "s",
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("now stands at step 3 (repair: forgot 1 path the lost steps held"),
+        "{}",
+        stderr(&out)
+    );
+    // t.txt was held by the lost step: a read first. Files it never held are judged as before.
+    let out = w.run_stdin(&["--session", "s", "write", "t.txt"], b"mine\n");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refusing to write: t.txt"),
+        "{}",
+        stderr(&out)
+    );
+    w.ok_stdin(&["--session", "s", "write", "kept.txt"], b"mine\n");
+    w.ok_stdin(&["--session", "s", "write", "other.txt"], b"mine\n");
+    assert_eq!(w.read("t.txt"), "theirs\n");
 }
 
 #[test]
@@ -679,4 +743,81 @@ fn git_repository_variables_in_the_environment_never_redirect_the_store() {
         "20 files match"
     );
     assert_eq!(a.steps(&s), 2);
+}
+
+/// A session whose journal is gone (the data dir removed, or only the store) is not a new
+/// session that knew nothing: the workspace remembers it existed, so it must read an existing
+/// file again before it changes it, through a hook, a command or the host's shell alike.
+#[test]
+fn a_session_whose_journal_is_gone_reads_again_before_it_changes_a_file() {
+    let sid = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+    for lose in ["data dir", "store"] {
+        let w = World::new();
+        w.write("notes.txt", "alpha\nbeta\n");
+        let hook = |name: &str| {
+            let payload: serde_json::Value = serde_json::from_str(
+                &claude_fixture_text(&w, name).replace("new.txt", "notes.txt"),
+            )
+            .unwrap();
+            hook_json(&w, "claude-code", &payload)
+        };
+        hook("SessionStart-startup.json");
+        hook("PostToolUse-Read.json");
+        w.ok(&["session", "start", "--id", "cli"]);
+        w.ok(&["--session", "cli", "read", "notes.txt"]);
+        let store = w.store();
+        match lose {
+            "data dir" => std::fs::remove_dir_all(&w.stella_home).unwrap(),
+            _ => std::fs::remove_dir_all(&store).unwrap(),
+        }
+        // Someone changes the file while the sessions' memory is gone.
+        w.write("notes.txt", "alpha\nTHEIRS\n");
+
+        let answer = hook("PreToolUse-Write.json");
+        assert!(denies(&answer), "{lose}: {answer}");
+        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            reason.contains(
+                "notes.txt may be a file this session knew before its memory of it was lost"
+            ),
+            "{lose}: {reason}"
+        );
+        let out = w.run_stdin(&["--session", "cli", "write", "notes.txt"], b"mine\n");
+        assert_eq!(code(&out), 1, "{lose}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("session cli existed in this workspace, but its journal is gone"),
+            "{lose}: {}",
+            stderr(&out)
+        );
+        if guarded_here(&w) {
+            let mut shell = w.stella();
+            shell
+                .env("CLAUDE_CODE_SESSION_ID", sid)
+                .args(["exec", "--host", "claude-code"])
+                .arg(format!(
+                    "eval 'echo mine > notes.txt' < /dev/null && pwd -P >| {}/cwd-file",
+                    w.tmp.path().display()
+                ));
+            let out = shell.output().unwrap();
+            assert_ne!(code(&out), 0, "{lose}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains("refusing to write: notes.txt"),
+                "{lose}: {}",
+                stderr(&out)
+            );
+        }
+        assert_eq!(w.read("notes.txt"), "alpha\nTHEIRS\n", "{lose}");
+        // A file that does not exist yet may be created, and one read again may be changed.
+        w.ok_stdin(&["--session", "cli", "write", "fresh.txt"], b"new\n");
+        w.ok(&["--session", "cli", "read", "notes.txt"]);
+        w.ok_stdin(&["--session", "cli", "write", "notes.txt"], b"mine\n");
+        hook("PostToolUse-Read.json");
+        // A dropped session no longer exists here: started again under its id, it starts new.
+        w.ok(&["session", "drop", "cli"]);
+        w.ok(&["session", "start", "--id", "cli"]);
+        w.write("notes.txt", "changed again\n");
+        w.ok_stdin(&["--session", "cli", "write", "notes.txt"], b"blind\n");
+    }
 }

@@ -103,8 +103,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Some(host) => return host_command(ctx, args, host),
         None => {}
     }
-    let id = ctx.session_id()?;
-    let context = ctx.open()?;
+    let (context, id) = ctx.open_session()?;
     let cwd = ctx.cwd.clone();
     let make = || {
         let mut command = Command::new(&args.command[0]);

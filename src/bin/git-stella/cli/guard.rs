@@ -7,7 +7,6 @@ use serde_json::json;
 use super::{Ctx, Result, print_json, report_refusals};
 use stella::digest::Digest;
 use stella::guard::{Allow, Conflict, Disk, Intent, Verdict};
-use stella::journal::Seen;
 
 /// Check files before an update or delete; exit 1 when a write would clobber someone's work
 ///
@@ -94,13 +93,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                         Conflict::Changed => "changed",
                         Conflict::Deleted => "deleted",
                         Conflict::Reread => "reread",
+                        Conflict::Forgotten => "forgotten",
                     },
                 ),
             };
-            let seen = c.entry.as_ref().map(|e| match e.seen {
-                Seen::Digest(d) => d.to_hex(),
-                Seen::Reread => "reread".into(),
-            });
+            let seen = c.entry.as_ref().map(|e| e.seen.label());
             let now = match &c.disk {
                 Disk::Present(d) => Some(d.to_hex()),
                 _ => None,

@@ -446,7 +446,21 @@ impl Ctx<'_> {
     /// The workspace and the session the command acts on ([`Ctx::open`], [`Ctx::session_id`]).
     pub fn open_session(&mut self) -> Result<(Context, SessionId)> {
         let context = self.open()?;
-        Ok((context, self.session_id()?))
+        let id = self.session_id()?;
+        self.resume_forgotten(&context, &id)?;
+        Ok((context, id))
+    }
+
+    /// Start session `id` again, and say so, when this workspace had it and its journal is gone
+    /// ([`Context::resume_forgotten`]).
+    pub fn resume_forgotten(&mut self, context: &Context, id: &SessionId) -> Result<()> {
+        if context.resume_forgotten(id)? {
+            let _ = writeln!(
+                self.err,
+                "stella: session {id} existed in this workspace, but its journal is gone; it was started again, and every existing file must be read again before it is changed"
+            );
+        }
+        Ok(())
     }
 
     /// The session named by `--session` or `$STELLA_SESSION`.

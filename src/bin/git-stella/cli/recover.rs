@@ -67,6 +67,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             return Ok(ExitCode::SUCCESS);
         }
         let id = ctx.session_id()?;
+        ctx.resume_forgotten(&context, &id)?;
         return match context.session(&id).restore(&path, blob, version.digest)? {
             Outcome::Done(_) => {
                 writeln!(

@@ -361,10 +361,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
         }
         SessionCommand::Drop(a) => {
             let id = parse_session_id(&a.id)?;
-            context
-                .journal()
-                .drop_session(&id)
-                .map_err(CliError::from)?;
+            context.drop_session(&id).map_err(CliError::from)?;
             ctx.say(format_args!("dropped session {id}"));
         }
     }

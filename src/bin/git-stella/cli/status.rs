@@ -5,7 +5,6 @@ use serde_json::json;
 
 use super::term::Slot;
 use super::{Ctx, Result, print_json};
-use stella::journal::Seen;
 use stella::session::{Freshness, format_time};
 
 /// Show every tracked file of the session: fresh, changed or gone since the session saw it
@@ -41,6 +40,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         return all(&context, args, out);
     }
     let id = ctx.session_id()?;
+    ctx.resume_forgotten(&context, &id)?;
     let status = context.session(&id).status()?;
     let refused =
         stella::refusals::read(&context.journal(), context.journal().tip(&id)?.tree).count;
@@ -51,7 +51,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 json!({
                     "path": e.path.to_lossy(),
                     "state": f.as_str(),
-                    "seen": match e.seen { Seen::Digest(d) => d.to_hex(), Seen::Reread => "reread".into() },
+                    "seen": e.seen.label(),
                 })
             })
             .collect();
