@@ -146,12 +146,87 @@ pub struct Doc {
     root: Node,
     /// Applied in order, these turn the text back into what [`Doc::parse`] was given.
     undo: Vec<Edit>,
+    /// The text may hold comments ([`Doc::parse_with_comments`]).
+    comments: bool,
+}
+
+/// `text` with every `//` and `/* */` comment outside a string turned into spaces (line ends
+/// kept), so every other byte stays where it was: JSON with comments, as Gemini CLI reads its
+/// settings (`strip-json-comments`). `None` when a block comment never ends.
+pub fn blank_comments(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        match (in_string, b[i], b.get(i + 1)) {
+            (true, b'\\', _) => i += 2,
+            (true, b'"', _) | (false, b'"', _) => {
+                in_string = !in_string;
+                i += 1;
+            }
+            (false, b'/', Some(b'/')) => {
+                while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+            }
+            (false, b'/', Some(b'*')) => {
+                let end = text[i + 2..].find("*/")? + i + 4;
+                for c in &mut out[i..end] {
+                    if !matches!(*c, b'\n' | b'\r') {
+                        *c = b' ';
+                    }
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    // Only ASCII bytes outside strings were replaced, by ASCII: still UTF-8.
+    String::from_utf8(out).ok()
 }
 
 impl Doc {
     /// Parse `text`, which must hold one JSON value. Text that is empty or only whitespace
     /// becomes `{}` (and a newline), the way an empty settings file means "no settings".
     pub fn parse(text: String) -> Result<Doc, serde_json::Error> {
+        Doc::parse_as(text, false)
+    }
+
+    /// [`Doc::parse`] for a file its reader takes with `//` and `/* */` comments (Gemini CLI's
+    /// settings): the comments stay where they are, and edits go around them.
+    pub fn parse_with_comments(text: String) -> Result<Doc, serde_json::Error> {
+        Doc::parse_as(text, true)
+    }
+
+    fn parse_as(text: String, comments: bool) -> Result<Doc, serde_json::Error> {
+        let plain = if comments {
+            blank_comments(&text).ok_or_else(|| {
+                serde_json::Error::io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a /* comment */ is never closed",
+                ))
+            })?
+        } else {
+            text.clone()
+        };
+        if plain.trim().is_empty() && !text.trim().is_empty() {
+            // Only comments: the object goes after them.
+            let mut doc = Doc {
+                root: Node {
+                    span: 0..0,
+                    kind: Kind::Scalar,
+                },
+                text,
+                undo: Vec::new(),
+                comments,
+            };
+            let end = doc.text.len();
+            let nl = if doc.text.ends_with('\n') { "" } else { "\n" };
+            doc.replace_range(end..end, &format!("{nl}{{}}\n"));
+            return Ok(doc);
+        }
         if text.trim().is_empty() {
             let mut doc = Doc {
                 // Nothing to scan yet: the edit below scans what it writes.
@@ -161,18 +236,31 @@ impl Doc {
                 },
                 text,
                 undo: Vec::new(),
+                comments,
             };
             let all = 0..doc.text.len();
             doc.replace_range(all, "{}\n");
             return Ok(doc);
         }
-        serde_json::from_str::<Value>(&text)?;
-        let root = scan(&text).expect("serde_json accepted it");
+        serde_json::from_str::<Value>(&plain)?;
+        let root = scan(&plain).expect("serde_json accepted it");
         Ok(Doc {
             text,
             root,
             undo: Vec::new(),
+            comments,
         })
+    }
+
+    /// The text as JSON: comments blanked out where the text may hold them.
+    fn plain(&self) -> std::borrow::Cow<'_, str> {
+        if self.comments {
+            std::borrow::Cow::Owned(
+                blank_comments(&self.text).expect("an edit keeps every comment closed"),
+            )
+        } else {
+            std::borrow::Cow::Borrowed(&self.text)
+        }
     }
 
     pub fn text(&self) -> &str {
@@ -207,7 +295,7 @@ impl Doc {
 
     /// The value of a node.
     pub fn value(&self, node: &Node) -> Value {
-        serde_json::from_str(&self.text[node.span.clone()]).expect("a scanned value parses")
+        serde_json::from_str(&self.plain()[node.span.clone()]).expect("a scanned value parses")
     }
 
     /// Add a member (`key`) to the object at `path`, or an item (`key` `None`) to the array
@@ -334,7 +422,7 @@ impl Doc {
             },
         );
         self.text.replace_range(range, text);
-        self.root = scan(&self.text).expect("an edit keeps the text valid JSON");
+        self.root = scan(&self.plain()).expect("an edit keeps the text valid JSON");
     }
 
     /// What separates a key from its value here: this object's (or the nearest one's) own
@@ -669,5 +757,37 @@ mod tests {
             d.append(&json_path!["a\"b", "c"], Some("k"), &json!(1))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn comments_stay_where_they_are_and_edits_go_around_them() {
+        let text =
+            "{\n  // first\n  \"a\": \"x//y /* z */\", /* after a */\n  \"b\": [1 /* one */]\n}\n";
+        assert!(Doc::parse(text.to_owned()).is_err());
+        let blank = blank_comments(text).unwrap();
+        assert_eq!(blank.len(), text.len());
+        assert!(
+            blank.contains("\"x//y /* z */\""),
+            "strings keep their slashes: {blank}"
+        );
+        assert!(
+            !blank.contains("first") && !blank.contains("one"),
+            "{blank}"
+        );
+        let mut d = Doc::parse_with_comments(text.to_owned()).unwrap();
+        assert_eq!(d.value(d.root())["a"], json!("x//y /* z */"));
+        d.append(&json_path!["b"], None, &json!(2)).unwrap();
+        d.append(&[], Some("c"), &json!({"k": true})).unwrap();
+        assert!(
+            d.text().contains("// first") && d.text().contains("/* one */"),
+            "{}",
+            d.text()
+        );
+        assert_eq!(d.value(d.at(&json_path!["c", "k"]).unwrap()), json!(true));
+        assert_eq!(apply(d.text(), d.undo()).unwrap(), text);
+        // An unclosed block comment is not JSON with comments either; only comments is `{}`.
+        assert!(Doc::parse_with_comments("{} /* open".to_owned()).is_err());
+        let d = Doc::parse_with_comments("// nothing yet\n".to_owned()).unwrap();
+        assert_eq!(d.text(), "// nothing yet\n{}\n");
     }
 }

@@ -123,7 +123,7 @@ fn repaired_text(reports: &[Report]) -> String {
         }
         match r.kept {
             Some(_) if r.lost.is_empty() => text.push_str(&format!(
-                "repaired session '{}': its ref did not survive a crash and was restored from its reflog; no step was lost; this command did nothing else",
+                "repaired session '{}': its ref did not survive a crash and was restored from its reflog; no step was lost; this command did nothing else: run it again",
                 r.session
             )),
             Some(_) => text.push_str(&format!(

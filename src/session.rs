@@ -85,6 +85,15 @@ impl Error {
         }
     }
 
+    /// Whether this says a damaged session was repaired and now stands whole: the call that
+    /// found the damage may be made again on it.
+    pub fn repaired_whole(&self) -> bool {
+        matches!(
+            self,
+            Error::Repair(r @ crate::repair::Error::Repaired { .. }) if r.unrepairable().is_none()
+        )
+    }
+
     /// Whether this reports damage that [`Context::repair_on_damage`] would repair.
     pub fn is_damage(&self) -> bool {
         match self {

@@ -79,6 +79,7 @@ pub fn run(
         n_reads: 0,
         n_writes: 0,
         failing: false,
+        damage: None,
         flushed: Instant::now(),
         flush_every: FLUSH_EVERY,
         started: Instant::now(),
@@ -574,6 +575,9 @@ struct Supervisor<'a, 'j> {
     refusals: Vec<crate::refusals::Record>,
     /// Whether the last try to journal what the command did failed.
     failing: bool,
+    /// Damage found in the session's journal while the command ran: every change that needed
+    /// it was refused, and the command's end reports it, so the front end repairs the session.
+    damage: Option<journal::Error>,
     /// When what the command did was last journaled, and when it started.
     flushed: Instant,
     /// How long to wait from one step to the next, from [`FLUSH_EVERY`] to [`FLUSH_MAX`].
@@ -1042,10 +1046,8 @@ impl Supervisor<'_, '_> {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let _ = writeln!(
-                    self.err,
-                    "stella: refusing to change {path}: the session's journal could not be read: {e}"
-                );
+                let why = self.unreadable_journal(e);
+                let _ = writeln!(self.err, "stella: refusing to change {path}: {why}");
                 return Err(Answer::Fail(libc::EACCES));
             }
         };
@@ -1288,10 +1290,8 @@ impl Supervisor<'_, '_> {
         let mut under: Vec<RelPath> = match self.journal.entries_of_tree(self.tree) {
             Ok(entries) => entries.into_iter().map(|e| e.path).collect(),
             Err(e) => {
-                let _ = writeln!(
-                    self.err,
-                    "stella: refusing to rename {from}: the session's journal could not be read: {e}"
-                );
+                let why = self.unreadable_journal(e);
+                let _ = writeln!(self.err, "stella: refusing to rename {from}: {why}");
                 return Answer::Fail(libc::EACCES);
             }
         };
@@ -1605,10 +1605,27 @@ impl Supervisor<'_, '_> {
         }
     }
 
+    /// What a change refused because the session's journal could not be read says, the damage
+    /// kept for the command's end.
+    fn unreadable_journal(&mut self, e: journal::Error) -> String {
+        let said = format!("the session's journal could not be read: {e}");
+        if e.is_damage() {
+            self.damage.get_or_insert(e);
+            format!(
+                "{said}; nothing was changed. Stella repairs the journal when this command ends: then read the file again before changing it"
+            )
+        } else {
+            format!("{said}; nothing was changed")
+        }
+    }
+
     /// The command ended: take in the rest and journal everything.
     fn finish(mut self, status: ExitStatus) -> Result<Report, Error> {
         self.closes();
         self.flush(true)?;
+        if let Some(damage) = self.damage.take() {
+            return Err(Error::Journal(damage));
+        }
         Ok(Report {
             status,
             tip: self.tip,

@@ -224,6 +224,8 @@ pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
     HooksFile {
         // Before the shell was guarded, only the file tools were matched.
         former_matchers: &["^(read_file|write_file|replace)$"],
+        // Gemini CLI strips comments from its settings before it parses them.
+        comments: true,
         ..HooksFile::new(path, Shape::Grouped, "gemini", exe, handler, &events)
     }
 }

@@ -185,12 +185,36 @@ pub struct HooksFile {
     /// Matchers earlier versions of Stella wrote for its own entries: an install brings them up
     /// to date (a matcher that is none of these is the user's choice, and stays).
     pub former_matchers: &'static [&'static str],
+    /// The host reads the file with `//` and `/* */` comments (Gemini CLI): so does Stella,
+    /// and its edits keep them.
+    pub comments: bool,
 }
 
 /// Claude Code's project settings, relative to the repository's root (or the home folder).
 pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
 /// Claude Code's settings for one checkout, which it reads and git usually ignores.
 pub const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
+
+/// A host's user settings file (hooks for every project), where the host reads it: Claude Code's
+/// in `$CLAUDE_CONFIG_DIR` and Codex's in `$CODEX_HOME` when those are set, else under the home
+/// folder. `None` for a host Stella has no hooks for.
+pub fn user_settings(agent: &str, home: &Path) -> Option<PathBuf> {
+    let moved = |var: &str, file: &str| {
+        std::env::var_os(var)
+            .filter(|d| !d.is_empty())
+            .map(|d| PathBuf::from(d).join(file))
+    };
+    Some(match agent {
+        "claude-code" => moved("CLAUDE_CONFIG_DIR", "settings.json")
+            .unwrap_or_else(|| home.join(CLAUDE_SETTINGS)),
+        "codex" => {
+            moved("CODEX_HOME", "hooks.json").unwrap_or_else(|| home.join(super::codex::SETTINGS))
+        }
+        "gemini" => home.join(super::gemini::SETTINGS),
+        "cursor" => home.join(super::cursor::SETTINGS),
+        _ => return None,
+    })
+}
 
 /// Claude Code's settings file at `path`, with Stella's hooks and shell prefix for `exe`.
 pub fn claude_hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
@@ -238,6 +262,7 @@ impl HooksFile {
             header: None,
             shell_prefix: None,
             former_matchers: &[],
+            comments: false,
         }
     }
 }
@@ -275,7 +300,7 @@ impl HooksFile {
         let Ok(Some(text)) = read_text(&self.path) else {
             return false;
         };
-        let Ok(doc) = Doc::parse(text) else {
+        let Ok(doc) = self.parse_text(text) else {
             return false;
         };
         let Some(hooks) = doc.root().get("hooks") else {
@@ -293,6 +318,17 @@ impl HooksFile {
     }
 }
 
+impl HooksFile {
+    /// Parse the file's text as the host reads it.
+    pub fn parse_text(&self, text: String) -> Result<Doc, serde_json::Error> {
+        if self.comments {
+            Doc::parse_with_comments(text)
+        } else {
+            Doc::parse(text)
+        }
+    }
+}
+
 /// Read a settings file as text; `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<String>, Error> {
     let Some(bytes) = crate::fsutil::read_optional(path).map_err(io_error("read", path))? else {
@@ -306,9 +342,10 @@ fn read_text(path: &Path) -> Result<Option<String>, Error> {
         })
 }
 
-/// Parse a settings file's text, which must hold an object.
-fn parse(path: &Path, text: String) -> Result<Doc, Error> {
-    let doc = Doc::parse(text).map_err(|source| Error::InvalidJson {
+/// Parse a settings file's text as its host reads it; it must hold an object.
+fn parse(file: &HooksFile, text: String) -> Result<Doc, Error> {
+    let path = &file.path;
+    let doc = file.parse_text(text).map_err(|source| Error::InvalidJson {
         path: path.to_owned(),
         source,
     })?;
@@ -653,7 +690,7 @@ pub struct Installed {
 pub fn install(file: &HooksFile, ledger: &Ledger) -> Result<Installed, Error> {
     let path = &file.path;
     let before = read_text(path)?;
-    let mut doc = parse(path, before.clone().unwrap_or_default())?;
+    let mut doc = parse(file, before.clone().unwrap_or_default())?;
     let foreign_prefix = merge(&mut doc, file)?;
     if before.as_deref() == Some(doc.text()) {
         return Ok(Installed {
@@ -712,14 +749,12 @@ pub fn uninstall(file: &HooksFile, ledger: &Ledger) -> Result<Outcome, Error> {
             .as_ref()
             .filter(|r| r.installed == digest(&text))
             .and_then(|r| jsonedit::apply(&text, &r.undo))
-            .filter(|t| {
-                t.trim().is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok()
-            });
+            .filter(|t| t.trim().is_empty() || file.parse_text(t.clone()).is_ok());
         let base = restored.unwrap_or_else(|| text.clone());
         let cleaned = if base.trim().is_empty() {
             base
         } else {
-            strip(parse(path, base)?, file)
+            strip(parse(file, base)?, file)
         };
         if cleaned != text {
             let created = record.as_ref().is_none_or(|r| r.created);

@@ -116,6 +116,13 @@ pub enum Error {
     Panicked,
 }
 
+impl Error {
+    /// Whether this says a damaged session was repaired and now stands whole.
+    pub fn repaired_whole(&self) -> bool {
+        matches!(self, Error::Session(e) if e.repaired_whole())
+    }
+}
+
 impl From<journal::Error> for Error {
     fn from(e: journal::Error) -> Self {
         Error::Session(e.into())
@@ -321,9 +328,19 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
     let Some(mut hook) = Hook::find(env, H::NAME, H::ROUTES_SHELL, &cwd, session)? else {
         return Ok(H::nothing(&p));
     };
-    // A call that found the store damaged repairs it and fails (a deny under fail-closed).
+    // A call that found the store damaged repairs it. Repaired whole, the session knows what it
+    // forgot, and the call is judged again on it: a write of a file the session may have known
+    // is denied, where a failed hook would let the tool run. Past repair, the call fails (a deny
+    // under fail-closed).
     let answered = H::handle(&mut hook, &p);
-    let mut answer = answered.map_err(|e| hook.repair_on_damage(e))?;
+    let mut answer = match answered.map_err(|e| hook.repair_on_damage(e)) {
+        Err(repaired) if repaired.repaired_whole() => {
+            let mut again = H::handle(&mut hook, &p)?;
+            again.stderr.push_str(&error_text(&repaired));
+            again
+        }
+        other => other?,
+    };
     for n in &hook.notices {
         answer.stderr.push_str(&format!("stella: {n}\n"));
     }

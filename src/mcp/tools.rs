@@ -180,7 +180,16 @@ impl Tools {
         let (ctx, notices) = Context::open(settings, cwd)?;
         let (id, origin) = match session {
             Some(id) => {
-                ctx.ensure_session(&id)?;
+                // A damaged session is repaired here; standing whole again, knowing what it
+                // forgot, it serves the connection.
+                if let Err(e) = ctx.ensure_session(&id) {
+                    let e = ctx.repair_on_damage(Some(&id), e);
+                    if !e.repaired_whole() {
+                        return Err(e);
+                    }
+                    tracing::warn!(error = %e, "repaired the session's journal");
+                    ctx.ensure_session(&id)?;
+                }
                 (id, SessionOrigin::Given)
             }
             None => (ctx.start_session(None)?, SessionOrigin::Minted),

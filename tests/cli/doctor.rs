@@ -197,3 +197,104 @@ fn gemini_trust_is_read_as_gemini_cli_reads_it_and_install_says_the_steps() {
         "{text}"
     );
 }
+
+/// Each way protection is off gets its own finding, named in `--json`: a double install of the
+/// project's and the local settings, a shell prefix of the user's that install kept, settings
+/// moved by CLAUDE_CONFIG_DIR and CODEX_HOME, and Gemini CLI settings with comments.
+#[test]
+fn every_way_protection_is_off_is_a_named_finding() {
+    let w = World::new();
+    let check = |list: &[Value], name: &str, level: &str| {
+        list.iter()
+            .any(|f| f["check"] == name && f["level"] == level)
+    };
+    // The project's and the local settings: Claude Code reads both.
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    w.ok(&["hooks", "install", "--agent", "claude-code", "--local"]);
+    let (_, text, list) = doctor(&w);
+    assert!(check(&list, "hooks-twice", "warn"), "{text}");
+    assert!(check(&list, "claude-shell", "ok"), "{text}");
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--local"]);
+    let (_, text, list) = doctor(&w);
+    assert!(!list.iter().any(|f| f["check"] == "hooks-twice"), "{text}");
+
+    // A shell prefix of the user's, kept by install: Bash runs unguarded.
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    w.write(
+        ".claude/settings.json",
+        "{\n  \"env\": {\n    \"CLAUDE_CODE_SHELL_PREFIX\": \"/usr/local/bin/audit-wrap\"\n  }\n}\n",
+    );
+    let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
+    assert!(stderr(&out).contains("it was kept"), "{}", stderr(&out));
+    let (status, text, list) = doctor(&w);
+    assert_eq!(status, 1, "{text}");
+    assert!(check(&list, "claude-shell", "error"), "{text}");
+    assert!(
+        text.contains("CLAUDE_CODE_SHELL_PREFIX='/usr/local/bin/audit-wrap'")
+            && text.contains("Bash is unguarded"),
+        "{text}"
+    );
+    w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
+    std::fs::remove_file(w.repo.join(".claude/settings.json")).unwrap();
+
+    // CLAUDE_CONFIG_DIR and CODEX_HOME move the user's settings: install writes there, and
+    // doctor reads there.
+    let claude_dir = w.base().join("claude-config");
+    let codex_home = w.base().join("codex-home");
+    let moved = |args: &[&str]| {
+        let mut cmd = w.stella();
+        cmd.env("CLAUDE_CONFIG_DIR", &claude_dir)
+            .env("CODEX_HOME", &codex_home)
+            .args(args);
+        cmd.output().unwrap()
+    };
+    for agent in ["claude-code", "codex"] {
+        let out = moved(&["hooks", "install", "--agent", agent, "--user"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert!(claude_dir.join("settings.json").is_file());
+    assert!(codex_home.join("hooks.json").is_file());
+    assert!(!w.home.join(".claude").exists() && !w.home.join(".codex/hooks.json").exists());
+    let out = moved(&["doctor"]);
+    let text = stdout(&out);
+    for file in [
+        claude_dir.join("settings.json"),
+        codex_home.join("hooks.json"),
+    ] {
+        assert!(
+            text.contains(&format!("(user, {}): hooks run", file.display())),
+            "{text}"
+        );
+    }
+    for agent in ["claude-code", "codex"] {
+        let out = moved(&["hooks", "uninstall", "--agent", agent, "--user"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert!(!claude_dir.join("settings.json").exists());
+
+    // Gemini CLI reads its settings with comments: so do install, uninstall and doctor.
+    let commented = "{\n  // the theme we like\n  \"ui\": { \"theme\": \"GitHub\" /* dark is too dark */ },\n  \"url\": \"http://x//not-a-comment\"\n}\n";
+    w.write(".gemini/settings.json", commented);
+    w.ok(&["hooks", "install", "--agent", "gemini"]);
+    let installed = w.read(".gemini/settings.json");
+    assert!(
+        installed.contains("// the theme we like")
+            && installed.contains("/* dark is too dark */")
+            && installed.contains("\"url\": \"http://x//not-a-comment\"")
+            && installed.contains("hook gemini"),
+        "{installed}"
+    );
+    let (_, text, list) = doctor(&w);
+    assert!(!text.contains("is not valid JSON"), "{text}");
+    assert!(
+        list.iter().any(|f| f["check"] == "hooks"
+            && f["level"] == "ok"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("gemini (project")),
+        "{text}"
+    );
+    w.ok(&["hooks", "uninstall", "--agent", "gemini"]);
+    assert_eq!(w.read(".gemini/settings.json"), commented);
+}

@@ -16,6 +16,7 @@ mod claude_real;
 mod codex_real;
 mod command_line;
 mod completion;
+mod damage;
 mod demo;
 mod docs;
 mod doctor;

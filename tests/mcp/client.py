@@ -13,6 +13,9 @@ Run by tests/cli/mcp.rs. Usage:
                                             write's line and whether it was done
     client.py tools GIT_STELLA REPO PATH      read_file, write_file, edit_file and delete_file of
                                             PATH, printing what each answered
+    client.py change GIT_STELLA REPO PATH SESSION
+                                            as session SESSION, write_file, edit_file and
+                                            delete_file of PATH without reading it first
 
 Every check raises on failure, so a non-zero exit with a traceback is a failed test. The result
 of each step is printed as one JSON line on stdout for the Rust side to assert on too.
@@ -220,6 +223,19 @@ async def tools(git_stella, repo, path):
             emit("delete_file", error=r.is_error, text=text_of(r))
 
 
+async def change(git_stella, repo, path, session_id):
+    params = server_params(git_stella, repo, ["--session", session_id])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("write_file", {"path": path, "content": "written\n"})
+            emit("write_file", error=r.is_error, text=text_of(r))
+            r = await session.call_tool("edit_file", {"path": path, "old_string": "alpha", "new_string": "ALPHA"})
+            emit("edit_file", error=r.is_error, text=text_of(r))
+            r = await session.call_tool("delete_file", {"path": path})
+            emit("delete_file", error=r.is_error, text=text_of(r))
+
+
 def main():
     mode, git_stella, repo = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "guard":
@@ -232,6 +248,8 @@ def main():
         asyncio.run(append(git_stella, repo, sys.argv[4], float(sys.argv[5]), sys.argv[6:]))
     elif mode == "tools":
         asyncio.run(tools(git_stella, repo, sys.argv[4]))
+    elif mode == "change":
+        asyncio.run(change(git_stella, repo, sys.argv[4], sys.argv[5]))
     elif mode == "soak":
         asyncio.run(soak(git_stella, repo, int(sys.argv[4])))
     else:

@@ -6,13 +6,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Ctx, Result, print_json};
+use stella::hooks::{codex, cursor, gemini, install};
 
 /// Check that Stella's protection is on: installed hooks, config, data dir, shell guard
 ///
 /// For this checkout and your user settings: every hook command an agent host runs exists, runs,
 /// and is this version of git-stella; the MCP server binary is beside it; `.stella/config.toml`
 /// and `stella.*` git config are valid; no host has Stella's hooks installed twice (it would run
-/// each one twice); Codex trusts Stella's hooks (it skips untrusted ones silently); the data dir
+/// each one twice: a project's, its local and the user's settings all count); Claude Code runs
+/// Bash through Stella's shell guard (its CLAUDE_CODE_SHELL_PREFIX); Codex trusts Stella's hooks (it skips untrusted ones silently); the data dir
 /// is writable; the shell guard can run here; and which journal stores belong to checkouts that
 /// no longer exist. One line per finding (`ok`, `warn` or `error`), with a hint for each problem.
 #[derive(clap::Args, Debug)]
@@ -67,19 +69,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let mut findings = Vec::new();
 
     let mut files = Vec::new();
-    for (host, rel) in [
-        ("claude-code", ".claude/settings.json"),
-        ("claude-code", ".claude/settings.local.json"),
-        ("codex", ".codex/hooks.json"),
-        ("gemini", ".gemini/settings.json"),
-        ("cursor", ".cursor/hooks.json"),
-    ] {
-        if let Some(root) = &root {
-            let scope = if rel.ends_with("local.json") {
-                "local"
-            } else {
-                "project"
-            };
+    if let Some(root) = &root {
+        for (host, scope, rel) in [
+            ("claude-code", "project", install::CLAUDE_SETTINGS),
+            ("claude-code", "local", install::CLAUDE_LOCAL_SETTINGS),
+            ("codex", "project", codex::SETTINGS),
+            ("gemini", "project", gemini::SETTINGS),
+            ("cursor", "project", cursor::SETTINGS),
+        ] {
             files.push(HostFile {
                 host,
                 scope,
@@ -87,26 +84,26 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             });
         }
     }
-    for (host, rel) in [
-        ("claude-code", ".claude/settings.json"),
-        ("codex", ".codex/hooks.json"),
-        ("gemini", ".gemini/settings.json"),
-        ("cursor", ".cursor/hooks.json"),
-    ] {
-        if let Some(home) = &home {
-            files.push(HostFile {
-                host,
-                scope: "user",
-                path: home.join(rel),
-            });
+    if let Some(home) = &home {
+        for host in ["claude-code", "codex", "gemini", "cursor"] {
+            if let Some(path) = install::user_settings(host, home) {
+                files.push(HostFile {
+                    host,
+                    scope: "user",
+                    path,
+                });
+            }
         }
     }
     let mut installed: Vec<(&'static str, &'static str, PathBuf)> = Vec::new();
+    // Claude Code's settings as read, for its shell prefix: (scope, settings).
+    let mut claude: Vec<(&'static str, PathBuf, Value)> = Vec::new();
     for f in &files {
         let Ok(text) = std::fs::read_to_string(&f.path) else {
             continue;
         };
-        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+        // Read as the host reads it (Gemini CLI takes comments).
+        let Ok(doc) = settings_file(f.host, f.path.clone()).parse_text(text) else {
             findings.push(finding(
                 Level::Error,
                 "hooks",
@@ -115,6 +112,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             ));
             continue;
         };
+        let value = doc.value(doc.root());
+        if f.host == "claude-code" {
+            claude.push((f.scope, f.path.clone(), value.clone()));
+        }
         let mut commands = Vec::new();
         stella_commands(&value, &mut commands);
         // Hook commands first: a finding names the hook, rather than the shell prefix.
@@ -132,17 +133,22 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             }
         }
     }
-    for (i, (host, scope, path)) in installed.iter().enumerate() {
-        for (other_host, other_scope, other) in &installed[i + 1..] {
-            if host == other_host && !(*scope == "local" || *other_scope == "local") {
+    // A host reads every one of its settings files, the local one included, and runs the hooks
+    // of each.
+    for (i, (host, _, path)) in installed.iter().enumerate() {
+        for (other_host, _, other) in &installed[i + 1..] {
+            if host == other_host {
                 findings.push(finding(
                     Level::Warn,
-                    "hooks",
+                    "hooks-twice",
                     format!("{host}: Stella's hooks are installed in both '{}' and '{}': {host} runs each hook twice", path.display(), other.display()),
-                    Some(format!("keep one: 'git stella hooks uninstall --agent {host}' (with --user for the user's settings)")),
+                    Some(format!("keep one: 'git stella hooks uninstall --agent {host}' (with --user for your user settings, --local for Claude Code's settings.local.json)")),
                 ));
             }
         }
+    }
+    if installed.iter().any(|(h, _, _)| *h == "claude-code") {
+        findings.push(claude_shell_prefix(&claude));
     }
     if installed.is_empty() {
         findings.push(finding(
@@ -329,6 +335,65 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A host's settings file, to read it as the host does.
+fn settings_file(host: &str, path: PathBuf) -> install::HooksFile {
+    let exe = Path::new("git-stella");
+    match host {
+        "codex" => codex::hooks_file(path, exe),
+        "gemini" => gemini::hooks_file(path, exe),
+        "cursor" => cursor::hooks_file(path, exe),
+        _ => install::claude_hooks_file(path, exe),
+    }
+}
+
+/// Whether Claude Code runs Bash commands under the shell guard: the `CLAUDE_CODE_SHELL_PREFIX`
+/// it ends up with, from the settings it reads (local over project over user, as Claude Code
+/// merges them), else from the environment it starts in.
+fn claude_shell_prefix(claude: &[(&'static str, PathBuf, Value)]) -> Finding {
+    let key = install::PREFIX_KEY;
+    let from_settings = ["local", "project", "user"].iter().find_map(|scope| {
+        claude
+            .iter()
+            .find(|(s, _, _)| s == scope)
+            .and_then(|(_, path, v)| {
+                v.get("env")
+                    .and_then(|e| e.get(key))
+                    .and_then(Value::as_str)
+                    .map(|p| (p.to_owned(), path.display().to_string()))
+            })
+    });
+    let effective = from_settings.or_else(|| {
+        std::env::var(key)
+            .ok()
+            .filter(|p| !p.is_empty())
+            .map(|p| (p, "the environment".to_owned()))
+    });
+    match effective {
+        Some((prefix, _)) if install::is_stella_prefix(&prefix) => finding(
+            Level::Ok,
+            "claude-shell",
+            "Claude Code runs Bash commands under the shell guard".into(),
+            None,
+        ),
+        Some((prefix, from)) => finding(
+            Level::Error,
+            "claude-shell",
+            format!(
+                "Claude Code runs Bash commands through {key}='{prefix}' (from {from}), not Stella's shell guard: Bash is unguarded"
+            ),
+            Some(format!(
+                "remove that {key}, then run 'git stella hooks install --agent claude-code' again; or have your prefix run its command under 'git-stella --claude-code-shell'"
+            )),
+        ),
+        None => finding(
+            Level::Error,
+            "claude-shell",
+            format!("no {key} is set for Claude Code: Bash commands run unguarded"),
+            Some("run 'git stella hooks install --agent claude-code' again".into()),
+        ),
+    }
 }
 
 fn level_name(level: Level) -> &'static str {

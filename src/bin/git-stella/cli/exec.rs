@@ -253,6 +253,17 @@ fn guarded(
         }
         Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
         Err(exec::Error::Spawn { source, .. }) => Err(not_run(&program, &source)),
+        // The command met damage in the session's journal: repaired here, and said.
+        Err(exec::Error::Unrecorded { code, source, .. }) if source.is_damage() => {
+            let mut e = CliError::from(context.repair_on_damage(Some(id), source.into()));
+            // It did run: what the repair says of a command that stopped does not apply.
+            e.message = format!(
+                "'{}' ran (exit status {code}); {}",
+                program.to_string_lossy(),
+                e.message.replace("; this command did nothing else", "")
+            );
+            Err(e)
+        }
         Err(e @ exec::Error::Config(_)) => Err(CliError::from_error(&e).hint(super::CONFIG_HINT)),
         Err(e) => Err(CliError::from_error(&e)),
     }

@@ -20,8 +20,9 @@ pub enum HooksCommand {
     /// Install Stella's hooks into an agent's settings file, or git's prepare-commit-msg hook
     ///
     /// --agent NAME adds Stella's entries to the agent's settings file at the repository's root
-    /// (with --user, the one in your home folder, for every project; with --local, Claude
-    /// Code's '.claude/settings.local.json', which is for this checkout only). Only Stella's own
+    /// (with --user, the one in your home folder, for every project, or where CLAUDE_CONFIG_DIR
+    /// or CODEX_HOME moves it, as Claude Code and Codex read them; with --local, Claude Code's
+    /// '.claude/settings.local.json', which is for this checkout only). Only Stella's own
     /// entries are edited: every other byte of the file stays as it was, and running it twice
     /// changes nothing more. The command written is the absolute path this git-stella was run by
     /// (a symbolic link is kept as a link), so the hooks need no PATH lookup: run install again
@@ -86,6 +87,15 @@ impl Agent {
             (Agent::Codex, _) => codex::SETTINGS,
             (Agent::Gemini, _) => gemini::SETTINGS,
             (Agent::Cursor, _) => cursor::SETTINGS,
+        }
+    }
+
+    /// The settings file of `scope`, `base` being the repository's root or the home folder.
+    fn settings_at(self, scope: Scope, base: &Path) -> PathBuf {
+        match scope {
+            Scope::User => install::user_settings(self.flag(), base)
+                .unwrap_or_else(|| base.join(self.settings(scope))),
+            _ => base.join(self.settings(scope)),
         }
     }
 
@@ -195,7 +205,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (ws.root, ledger)
     };
-    let file = agent.hooks_file(base.join(agent.settings(scope)), &exe);
+    let file = agent.hooks_file(agent.settings_at(scope, &base), &exe);
     let outcome = if installing {
         let installed = install::install(&file, &ledger).map_err(failed)?;
         if let Some(prefix) = installed.foreign_prefix {
@@ -292,7 +302,7 @@ fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, e
         let Some(base) = base.filter(|_| other != scope) else {
             continue;
         };
-        let path = base.join(agent.settings(other));
+        let path = agent.settings_at(other, base);
         if path != installed && agent.hooks_file(path.clone(), exe).has_stella_hooks() {
             others.push((path, other));
         }
