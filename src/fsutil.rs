@@ -3,7 +3,7 @@
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
@@ -426,6 +426,57 @@ pub fn replace_beneath_checked_then(
     })
 }
 
+/// How long a check waits for a guarded command to finish writing the file it checks.
+pub(crate) const WRITING_WAIT: Duration = Duration::from_secs(2);
+
+/// Mark `file`, just opened for writing on a guarded command's behalf, as being written: an
+/// exclusive `flock` on its open file description, which lasts until the command's last
+/// descriptor of it is closed. A file a command writes in place is empty or half written until
+/// then, so a check of it in between would compare with bytes nobody meant ([`wait_written`]).
+pub(crate) fn mark_writing(file: &impl AsFd) {
+    let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+}
+
+/// Wait until no guarded command is writing `name` in `dir` ([`mark_writing`]), up to
+/// [`WRITING_WAIT`]: `Err` (`WouldBlock`) when one still is. A name that holds no regular file
+/// has nothing to wait for.
+pub(crate) fn wait_written(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
+        return Ok(());
+    };
+    if !rustix::fs::fstat(&fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode).is_file()) {
+        return Ok(());
+    }
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(100);
+    loop {
+        match rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockShared) {
+            Ok(()) | Err(Errno::NOLCK) | Err(Errno::OPNOTSUPP) => return Ok(()),
+            Err(Errno::WOULDBLOCK) if start.elapsed() < WRITING_WAIT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(4));
+            }
+            Err(Errno::WOULDBLOCK) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!("a guarded command was still writing it after {WRITING_WAIT:?}"),
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// [`wait_written`] for `rel` beneath `root`.
+pub(crate) fn wait_written_at(root: &Path, rel: &RelPath) -> io::Result<()> {
+    match open_parent_beneath(root, rel, false) {
+        Ok(Some(dir)) => wait_written(&dir, file_name(rel)),
+        _ => Ok(()),
+    }
+}
+
 /// [`replace_beneath`] with the bytes streamed from `from`; `recheck` is shown the reader once it
 /// is drained. A read error abandons the write.
 fn replace_beneath_from<R: io::Read>(
@@ -479,6 +530,8 @@ fn replace_beneath_from<R: io::Read>(
         return Err(e);
     }
     let _hold = FolderHold::take(&dir).inspect_err(|_| drop_named())?;
+    // A file a guarded command is writing in place is compared once it is written.
+    wait_written(&dir, name).inspect_err(|_| drop_named())?;
     if !recheck(from) {
         drop_named();
         return Ok(false);

@@ -11,6 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
+use crate::fsutil;
 use crate::paths::RelPath;
 
 use super::notify::{self, Answer};
@@ -107,6 +108,8 @@ pub(super) fn open(dir: &OwnedFd, name: &OsStr, flags: libc::c_int, mode: u32, p
         Ok(st) if is_regular(st.st_mode) => {}
         _ => return Answer::Continue,
     }
+    // Being written until the command closes it: another writer's check waits for that.
+    fsutil::mark_writing(&fd);
     // The status flags as asked (`F_SETFL` changes only those it can).
     if flags & libc::O_NONBLOCK == 0
         && let Err(e) = rustix::fs::fcntl_setfl(&fd, asked)

@@ -1052,6 +1052,18 @@ impl Supervisor<'_, '_> {
             }
         };
         let tracked = entry.is_some();
+        // A file another guarded command is writing in place holds no bytes anyone meant yet:
+        // compared once it is written.
+        if tracked && let Err(e) = fsutil::wait_written_at(&self.root, &path) {
+            let _ = writeln!(
+                self.err,
+                "stella: refusing to change {path}: {e}; nothing was changed: read it again once it is written"
+            );
+            if own_read {
+                self.forget_read(&path);
+            }
+            return Err(Answer::Fail(libc::EBUSY));
+        }
         let mut check = guard::check_entry(entry, &self.root, &path, intent);
         if check.refused() {
             // The bytes the session saw, for the refusal's diff.

@@ -197,10 +197,15 @@ pub const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 
 /// A host's user settings file (hooks for every project), where the host reads it: Claude Code's
 /// in `$CLAUDE_CONFIG_DIR` and Codex's in `$CODEX_HOME` when those are set, else under the home
-/// folder. `None` for a host Stella has no hooks for.
-pub fn user_settings(agent: &str, home: &Path) -> Option<PathBuf> {
-    let moved = |var: &str, file: &str| {
-        std::env::var_os(var)
+/// folder. `var` reads the environment (the library reads none itself). `None` for a host Stella
+/// has no hooks for.
+pub fn user_settings(
+    agent: &str,
+    home: &Path,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let moved = |name: &str, file: &str| {
+        var(name)
             .filter(|d| !d.is_empty())
             .map(|d| PathBuf::from(d).join(file))
     };

@@ -199,3 +199,40 @@ fn a_write_the_supervisor_carries_out_is_the_write_the_command_asked_for() {
         "fresh      f\nfresh      g"
     );
 }
+
+/// A command writing a file in place leaves it empty or half written until it is done. Another
+/// session that read it in that moment knows bytes nobody meant, and its write must not count
+/// them as the file: every Stella writer's check waits for the command to finish writing (the
+/// shell guard marks a file it opens for a command with an `flock` until the command closes
+/// it), then compares, and refuses.
+#[test]
+fn a_file_a_command_is_still_writing_is_compared_once_it_is_written() {
+    let w = World::new();
+    if !guarded_here(&w) {
+        return;
+    }
+    w.write("notes.txt", "original\n");
+    w.ok(&["session", "start", "--id", "a"]);
+    w.ok(&["session", "start", "--id", "b"]);
+    w.ok(&["--session", "a", "read", "notes.txt"]);
+    // A truncates the file, then takes a second to write it.
+    let a = exec_sh(
+        &w,
+        "a",
+        "exec 3>notes.txt; sleep 1; printf 'written by a\\n' >&3",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(w.read("notes.txt"), "", "a is mid-write");
+    // B reads it in that moment (it is empty), and writes on what it read.
+    w.ok(&["--session", "b", "read", "notes.txt"]);
+    let b = w.run_stdin(&["--session", "b", "write", "notes.txt"], b"written by b\n");
+    let a = a.wait_with_output().unwrap();
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(code(&b), 1, "b's write is refused: {}", stderr(&b));
+    assert!(
+        stderr(&b).contains("refusing to write: notes.txt"),
+        "{}",
+        stderr(&b)
+    );
+    assert_eq!(w.read("notes.txt"), "written by a\n");
+}

@@ -86,7 +86,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     }
     if let Some(home) = &home {
         for host in ["claude-code", "codex", "gemini", "cursor"] {
-            if let Some(path) = install::user_settings(host, home) {
+            if let Some(path) = install::user_settings(host, home, |v| std::env::var_os(v)) {
                 files.push(HostFile {
                     host,
                     scope: "user",

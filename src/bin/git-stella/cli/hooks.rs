@@ -93,7 +93,7 @@ impl Agent {
     /// The settings file of `scope`, `base` being the repository's root or the home folder.
     fn settings_at(self, scope: Scope, base: &Path) -> PathBuf {
         match scope {
-            Scope::User => install::user_settings(self.flag(), base)
+            Scope::User => install::user_settings(self.flag(), base, |v| std::env::var_os(v))
                 .unwrap_or_else(|| base.join(self.settings(scope))),
             _ => base.join(self.settings(scope)),
         }
