@@ -213,31 +213,14 @@ impl Doc {
         };
         if plain.trim().is_empty() && !text.trim().is_empty() {
             // Only comments: the object goes after them.
-            let mut doc = Doc {
-                root: Node {
-                    span: 0..0,
-                    kind: Kind::Scalar,
-                },
-                text,
-                undo: Vec::new(),
-                comments,
-            };
+            let mut doc = Doc::unscanned(text, comments);
             let end = doc.text.len();
             let nl = if doc.text.ends_with('\n') { "" } else { "\n" };
             doc.replace_range(end..end, &format!("{nl}{{}}\n"));
             return Ok(doc);
         }
         if text.trim().is_empty() {
-            let mut doc = Doc {
-                // Nothing to scan yet: the edit below scans what it writes.
-                root: Node {
-                    span: 0..0,
-                    kind: Kind::Scalar,
-                },
-                text,
-                undo: Vec::new(),
-                comments,
-            };
+            let mut doc = Doc::unscanned(text, comments);
             let all = 0..doc.text.len();
             doc.replace_range(all, "{}\n");
             return Ok(doc);
@@ -250,6 +233,19 @@ impl Doc {
             undo: Vec::new(),
             comments,
         })
+    }
+
+    /// A document whose text holds no value yet: the edit that gives it one scans it.
+    fn unscanned(text: String, comments: bool) -> Doc {
+        Doc {
+            root: Node {
+                span: 0..0,
+                kind: Kind::Scalar,
+            },
+            text,
+            undo: Vec::new(),
+            comments,
+        }
     }
 
     /// The text as JSON: comments blanked out where the text may hold them.
