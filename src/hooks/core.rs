@@ -404,7 +404,7 @@ impl Hook {
                 gone.push(*d);
             }
         }
-        gone.truncate(8);
+        gone.truncate(16);
         let now = Disk::probe(&path.under(&ctx.ws.root)).digest();
         let when = guard::clock_now(at);
         let show = |d: Digest, name: &str| {
@@ -440,8 +440,24 @@ impl Hook {
                 || format!("  (this write removed {path})"),
                 |d| show(d, "mine"),
             );
+            // Written between the check and this write, and gone now: this write may have
+            // replaced them before theirs replaced it.
+            let before: Vec<String> = gone
+                .iter()
+                .filter(|d| Some(**d) != theirs)
+                .enumerate()
+                .map(|(i, d)| show(*d, &format!("theirs-{}", i + 1)))
+                .collect();
+            let also = if before.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\nOther sessions wrote it between this session's check and {tool}'s write too, and {tool} may have replaced those versions:\n{}",
+                    before.join("\n")
+                )
+            };
             format!(
-                "Stella: session {session} wrote {path} at {when}, after this session checked it, and their write replaced {tool}'s. Both versions are kept in Stella's journal; get this session's back with:\n{back}\nthen re-read {path} and redo the change against what is there now."
+                "Stella: session {session} wrote {path} at {when}, after this session checked it, and their write replaced {tool}'s. Both versions are kept in Stella's journal; get this session's back with:\n{back}{also}\nthen re-read {path} and redo the change against what is there now."
             )
         } else {
             let mut lines: Vec<String> = mine.into_iter().map(|d| show(d, "mine")).collect();
