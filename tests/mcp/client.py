@@ -209,18 +209,23 @@ async def append(git_stella, repo, tag, seconds, files):
                 emit("write", path=path, line=line, done=not r.is_error, told=text_of(r) if r.is_error else "")
 
 
+async def changes(session, path):
+    """write_file, edit_file and delete_file of PATH, printing what each answered."""
+    r = await session.call_tool("write_file", {"path": path, "content": "written\n"})
+    emit("write_file", error=r.is_error, text=text_of(r))
+    r = await session.call_tool("edit_file", {"path": path, "old_string": "alpha", "new_string": "ALPHA"})
+    emit("edit_file", error=r.is_error, text=text_of(r))
+    r = await session.call_tool("delete_file", {"path": path})
+    emit("delete_file", error=r.is_error, text=text_of(r))
+
+
 async def tools(git_stella, repo, path):
     async with stdio_client(server_params(git_stella, repo)) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             r = await session.call_tool("read_file", {"path": path})
             emit("read_file", error=r.is_error, text=text_of(r))
-            r = await session.call_tool("write_file", {"path": path, "content": "written\n"})
-            emit("write_file", error=r.is_error, text=text_of(r))
-            r = await session.call_tool("edit_file", {"path": path, "old_string": "alpha", "new_string": "ALPHA"})
-            emit("edit_file", error=r.is_error, text=text_of(r))
-            r = await session.call_tool("delete_file", {"path": path})
-            emit("delete_file", error=r.is_error, text=text_of(r))
+            await changes(session, path)
 
 
 async def change(git_stella, repo, path, session_id):
@@ -228,12 +233,7 @@ async def change(git_stella, repo, path, session_id):
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            r = await session.call_tool("write_file", {"path": path, "content": "written\n"})
-            emit("write_file", error=r.is_error, text=text_of(r))
-            r = await session.call_tool("edit_file", {"path": path, "old_string": "alpha", "new_string": "ALPHA"})
-            emit("edit_file", error=r.is_error, text=text_of(r))
-            r = await session.call_tool("delete_file", {"path": path})
-            emit("delete_file", error=r.is_error, text=text_of(r))
+            await changes(session, path)
 
 
 def main():
