@@ -300,10 +300,7 @@ impl<'a> FolderHold<'a> {
                 Err(Errno::WOULDBLOCK) if give_way.take().is_some_and(|g| g()) => {
                     return Ok(None);
                 }
-                Err(Errno::WOULDBLOCK) if start.elapsed() < FOLDER_LOCK_WAIT => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(4));
-                }
+                Err(Errno::WOULDBLOCK) if back_off(start, FOLDER_LOCK_WAIT, &mut pause) => {}
                 Err(Errno::WOULDBLOCK) => {
                     return Err(io::Error::new(
                         io::ErrorKind::WouldBlock,
@@ -426,6 +423,17 @@ pub fn replace_beneath_checked_then(
     })
 }
 
+/// While `limit` has not passed since `start`, wait `pause` (doubling, up to 4 ms) and say so:
+/// the wait between two tries of a lock another process holds.
+fn back_off(start: Instant, limit: Duration, pause: &mut Duration) -> bool {
+    if start.elapsed() >= limit {
+        return false;
+    }
+    std::thread::sleep(*pause);
+    *pause = (*pause * 2).min(Duration::from_millis(4));
+    true
+}
+
 /// How long a check waits for a guarded command to finish writing the file it checks.
 pub(crate) const WRITING_WAIT: Duration = Duration::from_secs(2);
 
@@ -454,10 +462,7 @@ pub(crate) fn wait_written(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
     loop {
         match rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockShared) {
             Ok(()) | Err(Errno::NOLCK) | Err(Errno::OPNOTSUPP) => return Ok(()),
-            Err(Errno::WOULDBLOCK) if start.elapsed() < WRITING_WAIT => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(4));
-            }
+            Err(Errno::WOULDBLOCK) if back_off(start, WRITING_WAIT, &mut pause) => {}
             Err(Errno::WOULDBLOCK) => {
                 return Err(io::Error::new(
                     io::ErrorKind::WouldBlock,
