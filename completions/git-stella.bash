@@ -205,6 +205,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__session,drop)
                 cmd="git__stella__subcmd__help__subcmd__session__subcmd__drop"
                 ;;
+            git__stella__subcmd__help__subcmd__session,end)
+                cmd="git__stella__subcmd__help__subcmd__session__subcmd__end"
+                ;;
             git__stella__subcmd__help__subcmd__session,list)
                 cmd="git__stella__subcmd__help__subcmd__session__subcmd__list"
                 ;;
@@ -274,6 +277,9 @@ _git__stella() {
             git__stella__subcmd__session,drop)
                 cmd="git__stella__subcmd__session__subcmd__drop"
                 ;;
+            git__stella__subcmd__session,end)
+                cmd="git__stella__subcmd__session__subcmd__end"
+                ;;
             git__stella__subcmd__session,help)
                 cmd="git__stella__subcmd__session__subcmd__help"
                 ;;
@@ -291,6 +297,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__session__subcmd__help,drop)
                 cmd="git__stella__subcmd__session__subcmd__help__subcmd__drop"
+                ;;
+            git__stella__subcmd__session__subcmd__help,end)
+                cmd="git__stella__subcmd__session__subcmd__help__subcmd__end"
                 ;;
             git__stella__subcmd__session__subcmd__help,help)
                 cmd="git__stella__subcmd__session__subcmd__help__subcmd__help"
@@ -924,7 +933,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__session)
-            opts="start list show drop prune"
+            opts="start list show end drop prune"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -938,6 +947,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__session__subcmd__drop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__session__subcmd__end)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1646,12 +1669,16 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__recover)
-            opts="-C -q -v -h --show --restore --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --all --since --show --restore --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --show)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1766,7 +1793,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help start list show drop prune help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help start list show end drop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1817,8 +1844,34 @@ _git__stella() {
             COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
             return 0
             ;;
+        git__stella__subcmd__session__subcmd__end)
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -d -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+            return 0
+            ;;
         git__stella__subcmd__session__subcmd__help)
-            opts="start list show drop prune help"
+            opts="start list show end drop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1832,6 +1885,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__help__subcmd__drop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__session__subcmd__help__subcmd__end)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -10,6 +10,11 @@
 //! | tracked | different bytes | **refuse** | **refuse** |
 //! | tracked | gone | **refuse** (it would re-create what someone removed) | allow (already done) |
 //! | tracked, may have seen two versions | anything but the intended bytes | **refuse** | **refuse** unless gone |
+//!
+//! A path the session does not track is a blind change, which destroys nothing the session
+//! planned against; but when the bytes there are exactly what another live session last wrote,
+//! and git's `HEAD` does not hold them, it would destroy that session's uncommitted work: refused
+//! too ([`Check::respect`]), unless the caller is about to write those very bytes.
 
 use std::fmt::Write as _;
 use std::io;
@@ -91,6 +96,12 @@ pub enum Conflict {
     /// The session may have known the file before its memory of it was lost (a damaged
     /// journal was repaired, or the journal was gone): it cannot tell what changed since.
     Forgotten,
+    /// The session never read the file, and its bytes are another live session's write that
+    /// git's `HEAD` does not hold ([`Check::writer`] names it): a blind change would lose it.
+    Uncommitted,
+    /// The session never read the file, git's `HEAD` does not hold its bytes, and they are too
+    /// large to keep before replacing them ([`crate::keep`]).
+    Unkept,
 }
 
 /// The decision for one path.
@@ -133,24 +144,153 @@ pub struct Check {
     pub entry: Option<Entry>,
     pub disk: Disk,
     pub verdict: Verdict,
+    /// For [`Conflict::Uncommitted`]: the session whose write it would lose.
+    pub writer: Option<Writer>,
 }
 
 impl Check {
     pub fn refused(&self) -> bool {
         matches!(self.verdict, Verdict::Refuse(_))
     }
+
+    /// The rule for a blind change (the path is not in the session's map): refuse it when the
+    /// bytes on disk are another live session's uncommitted write. A blind change costs one
+    /// read of the index of writers ([`Journal::writers_of`]); only when another session wrote
+    /// the path is its map looked up and the file hashed, and only when the bytes are its write
+    /// is git's `HEAD` read.
+    pub fn respect(&mut self, others: &Others<'_, '_>) -> Result<(), journal::Error> {
+        if self.verdict != Verdict::Allow(Allow::Untracked) {
+            return Ok(());
+        }
+        let writes = others.writes(&self.path)?;
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let disk = match &self.disk {
+            Disk::Present(_) => self.disk.clone(),
+            _ => Disk::probe(&self.path.under(&others.ws.root)),
+        };
+        let Disk::Present(now) = disk else {
+            // Nothing there to lose, or nothing it can read: the tool's own error says that.
+            return Ok(());
+        };
+        self.disk = disk;
+        if self.intent == (Intent::Write { content: Some(now) }) {
+            self.verdict = Verdict::Allow(Allow::SameBytes);
+            return Ok(());
+        }
+        let Some(writer) = writes
+            .into_iter()
+            .filter(|(_, d)| *d == now)
+            .map(|(w, _)| w)
+            .max_by_key(|w| w.at)
+        else {
+            return Ok(());
+        };
+        if others.head_holds(&self.path, now) {
+            return Ok(());
+        }
+        tracing::info!(path = %self.path, writer = %writer.session, "guard: their uncommitted write");
+        self.verdict = Verdict::Refuse(Conflict::Uncommitted);
+        self.writer = Some(writer);
+        Ok(())
+    }
 }
 
-/// Check `path` for session `id`: one map lookup, one hash of the file, no walk of anything.
+/// This workspace's other sessions and git's `HEAD`, as a blind change consults them
+/// ([`Check::respect`]).
+pub struct Others<'a, 'j> {
+    pub journal: &'a Journal<'j>,
+    /// The session making the change.
+    pub me: &'a SessionId,
+    pub ws: &'a crate::workspace::Workspace,
+}
+
+impl Others<'_, '_> {
+    /// Each other live session whose last word on `path` is a write: who, when, and the bytes.
+    /// A session that ended ([`ENDED`]) no longer protects its writes. A session whose journal
+    /// cannot be read protects nothing until it is repaired (its own next command repairs it):
+    /// its damage is not this session's to refuse every blind write for.
+    ///
+    /// Only the sessions the index of writers lists for the path are looked up
+    /// ([`Journal::writers_of`]); an index that cannot be read fails closed, as an error.
+    pub fn writes(&self, path: &RelPath) -> Result<Vec<(Writer, Digest)>, journal::Error> {
+        let mut out = Vec::new();
+        for id in self.journal.writers_of(path)? {
+            if id == *self.me {
+                continue;
+            }
+            let tip = match self.journal.try_tip(&id) {
+                Ok(Some(tip)) if !ended(&tip) => tip,
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::warn!(session = %id, error = %e, "a session's journal cannot be read");
+                    continue;
+                }
+            };
+            match self.journal.lookup_at(tip.tree, path) {
+                Ok(Some(Entry {
+                    seen: Seen::Digest(d),
+                    wrote: Some(at),
+                    ..
+                })) => out.push((Writer { session: id, at }, d)),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(session = %id, error = %e, "a session's journal cannot be read");
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether git's `HEAD` has a file at `path` at all.
+    pub fn head_tracks(&self, path: &RelPath) -> bool {
+        self.ws.user_repo().ok().is_some_and(|repo| {
+            repo.head_tree()
+                .ok()
+                .and_then(|t| t.lookup_entry_by_path(path.as_path()).ok()?)
+                .is_some()
+        })
+    }
+
+    /// Whether git's `HEAD` holds bytes `now` at `path` (read when asked: a command may move
+    /// `HEAD` while it runs). An unborn branch holds nothing.
+    pub fn head_holds(&self, path: &RelPath, now: Digest) -> bool {
+        let Ok(repo) = self.ws.user_repo() else {
+            return false;
+        };
+        let Ok(tree) = repo.head_tree() else {
+            return false;
+        };
+        let Ok(Some(entry)) = tree.lookup_entry_by_path(path.as_path()) else {
+            return false;
+        };
+        entry
+            .object()
+            .is_ok_and(|o| o.kind == gix::object::Kind::Blob && Digest::of(&o.data) == now)
+    }
+}
+
+/// The summary of the step that ends a session: from it on, until the session records another
+/// step, its writes are no longer protected from other sessions' blind changes.
+pub const ENDED: &str = "session end";
+
+/// Whether the session whose last step is `tip` has ended.
+pub fn ended(tip: &journal::Tip) -> bool {
+    tip.summary == ENDED || tip.summary.starts_with("session end:")
+}
+
+/// Check `path` for the session of `others`: one map lookup, one hash of the file, no walk of
+/// anything; a blind change also asks the other sessions ([`Check::respect`]).
 pub fn check(
-    journal: &Journal<'_>,
-    id: &SessionId,
-    root: &Path,
+    others: &Others<'_, '_>,
     path: &RelPath,
     intent: Intent,
 ) -> Result<Check, journal::Error> {
-    let entry = journal.lookup(id, path)?;
-    Ok(check_entry(entry, root, path, intent))
+    let entry = others.journal.lookup(others.me, path)?;
+    let mut check = check_entry(entry, &others.ws.root, path, intent);
+    check.respect(others)?;
+    Ok(check)
 }
 
 /// [`check`] with the map entry already at hand.
@@ -170,6 +310,7 @@ pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: In
         entry,
         disk,
         verdict,
+        writer: None,
     }
 }
 
@@ -232,6 +373,32 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
                 "{noun} could overwrite someone's work with a plan formed against content that no longer exists."
             );
         }
+        Conflict::Uncommitted => {
+            let who = match &check.writer {
+                Some(w) => format!("session {} wrote at {}", w.session, clock_now(w.at)),
+                None => "another session wrote".into(),
+            };
+            let _ = writeln!(
+                m,
+                "{p} holds what {who}, and git's HEAD does not have those bytes: it is that session's uncommitted work, and this session never read it."
+            );
+            let _ = writeln!(
+                m,
+                "{noun} would destroy that work without anyone seeing it."
+            );
+        }
+        Conflict::Unkept => {
+            let _ = writeln!(
+                m,
+                "{p} was never read by this session, and git's HEAD does not have its bytes: Stella keeps such bytes before a change made without reading them, up to {} MiB of a file and {} MiB in one command, and these go past that.",
+                crate::keep::FILE_MAX >> 20,
+                crate::keep::COMMAND_MAX >> 20
+            );
+            let _ = writeln!(
+                m,
+                "{noun} could destroy someone's uncommitted work for good."
+            );
+        }
         Conflict::Reread => {
             let _ = writeln!(
                 m,
@@ -244,6 +411,30 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
         }
     }
     match (conflict, check.intent) {
+        (Conflict::Unkept, intent) => {
+            let nothing = match intent {
+                Intent::Delete => "Nothing was deleted",
+                Intent::Write { .. } => "Nothing was written",
+            };
+            let _ = write!(
+                m,
+                "{nothing}. To recover, read {p} first (a change of what the session read is checked, not kept), or commit it."
+            );
+        }
+        (Conflict::Uncommitted, intent) => {
+            let (nothing, redo) = match intent {
+                Intent::Delete => ("Nothing was deleted", "decide again against"),
+                Intent::Write { .. } => ("Nothing was written", "build on"),
+            };
+            let ask = match &check.writer {
+                Some(w) => format!("session {}", w.session),
+                None => "that session".into(),
+            };
+            let _ = write!(
+                m,
+                "{nothing}. To recover, read {p} first and {redo} what is there, or ask {ask} to commit it."
+            );
+        }
         (Conflict::Deleted, _) => {
             let _ = write!(
                 m,

@@ -31,6 +31,7 @@ pub mod hooks;
 pub mod ids;
 pub mod journal;
 pub mod jsonedit;
+pub mod keep;
 pub mod mcp;
 pub mod paths;
 pub mod record;

@@ -166,7 +166,8 @@ impl Freshness {
 /// The outcome of a guarded write or delete.
 #[derive(Debug)]
 pub enum Outcome {
-    Done(Tip),
+    /// Done; with the bytes a blind change replaced that were kept first ([`crate::keep`]).
+    Done(Tip, Vec<crate::keep::Kept>),
     Refused(Vec<Check>),
 }
 
@@ -478,6 +479,23 @@ pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
 /// The first step of a session this workspace had whose journal was gone.
 pub const FORGOT_ALL: &str = "session start: this session's journal was gone; every existing file must be read again before it is changed";
 
+/// A failure to keep what a blind change replaces, as the session's error.
+pub(crate) fn kept_error(e: crate::keep::Error, path: &RelPath) -> Error {
+    match e {
+        crate::keep::Error::Journal(e) => Error::Journal(e),
+        crate::keep::Error::Io { source, .. } => Error::Io {
+            op: "read",
+            path: path.clone(),
+            source,
+        },
+        too_large @ crate::keep::Error::TooLarge { .. } => Error::Io {
+            op: "keep",
+            path: path.clone(),
+            source: io::Error::other(too_large.to_string()),
+        },
+    }
+}
+
 /// A time as `2026-11-29T22:35:42+00:00`.
 pub fn format_time(t: gix::date::Time) -> String {
     t.format_or_unix(gix::date::time::format::ISO8601_STRICT)
@@ -592,13 +610,25 @@ impl Session<'_> {
         let journal = self.ctx.journal();
         // One read of the session's tip serves every path.
         let tree = journal.tip(id)?.tree;
+        let others = self.others(&journal);
         paths
             .iter()
             .map(|p| {
                 let entry = journal.lookup_at(tree, p)?;
-                Ok(guard::check_entry(entry, &self.ctx.ws.root, p, intent))
+                let mut check = guard::check_entry(entry, &self.ctx.ws.root, p, intent);
+                check.respect(&others)?;
+                Ok(check)
             })
             .collect()
+    }
+
+    /// What a blind change of this session consults ([`guard::Check::respect`]).
+    pub(crate) fn others<'a, 'j>(&'a self, journal: &'a Journal<'j>) -> guard::Others<'a, 'j> {
+        guard::Others {
+            journal,
+            me: self.id,
+            ws: &self.ctx.ws,
+        }
     }
 
     /// A guarded write: check, store the step's objects, write atomically beneath the workspace
@@ -634,15 +664,21 @@ impl Session<'_> {
             content: Some(digest),
         };
         let abs = self.ctx.abs(path);
-        let check = guard::check(&journal, id, &self.ctx.ws.root, path, intent)?;
+        let others = self.others(&journal);
+        let mut check = guard::check(&others, path, intent)?;
+        // Bytes a blind write replaces that git's HEAD lacks are kept first, for `recover`.
+        let kept =
+            crate::keep::for_check(&mut check, &others, &mut crate::keep::COMMAND_MAX.clone())
+                .map_err(|e| kept_error(e, path))?;
         if check.refused() {
             return Ok(Outcome::Refused(vec![check]));
         }
         // The session's first sight of an existing untracked file is what it overwrote: kept
         // (up to a size) so that undo can put it back.
-        let (before, origin_bytes) = match (&check.entry, &check.disk) {
-            (Some(_), disk) => (disk.clone(), None),
-            (None, _) => match std::fs::symlink_metadata(&abs) {
+        let (before, origin_bytes) = match (&check.entry, &kept) {
+            (Some(_), _) => (check.disk.clone(), None),
+            (None, Some(k)) => (Disk::Present(k.digest), Some(k.blob)),
+            (None, None) => match std::fs::symlink_metadata(&abs) {
                 Ok(m) if m.is_file() && m.len() <= ORIGIN_KEEP_MAX => {
                     match self.ctx.store_file(path, None, None) {
                         Ok(Some((digest, blob, _))) => (Disk::Present(digest), Some(blob)),
@@ -685,13 +721,22 @@ impl Session<'_> {
                     kept: origin_bytes,
                 },
             )],
-            root: Vec::new(),
+            root: kept
+                .iter()
+                .map(|k| k.root_edits(&journal))
+                .collect::<Result<Vec<_>, _>>()?
+                .concat(),
         };
         let prepared = journal.prepare(id, &step)?;
         let mut late = None;
+        let mut late_err = None;
         let entry = check.entry.clone();
         let recheck = || {
-            let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, path, intent);
+            let mut again = guard::check_entry(entry.clone(), &self.ctx.ws.root, path, intent);
+            if let Err(e) = again.respect(&others) {
+                late_err = Some(e);
+                return false;
+            }
             let ok = !again.refused();
             late = Some(again);
             ok
@@ -728,6 +773,9 @@ impl Session<'_> {
                 }
             }
         };
+        if let Some(e) = late_err {
+            return Err(e.into());
+        }
         if !written {
             return Ok(Outcome::Refused(late.into_iter().collect()));
         }
@@ -737,7 +785,7 @@ impl Session<'_> {
                 done: format!("wrote '{path}'"),
                 source,
             })?;
-        Ok(Outcome::Done(tip))
+        Ok(Outcome::Done(tip, kept.into_iter().collect()))
     }
 
     /// A guarded delete of every path, then their entries are dropped. Refused as a whole when
@@ -748,8 +796,19 @@ impl Session<'_> {
         let id = self.id;
         let targets: Vec<RelPath> = paths.iter().map(|n| n.path.clone()).collect();
         let mut checks = self.guard(&targets, Intent::Delete)?;
+        let journal = self.ctx.journal();
+        let others = self.others(&journal);
+        let mut budget = crate::keep::COMMAND_MAX;
+        let mut kept = Vec::new();
         for (check, named) in checks.iter_mut().zip(paths) {
             check.via = named.link.clone();
+            // A link is removed, not what it reaches: only a file itself has bytes to keep.
+            if named.link.is_none()
+                && let Some(k) = crate::keep::for_check(check, &others, &mut budget)
+                    .map_err(|e| kept_error(e, &named.path))?
+            {
+                kept.push(k);
+            }
         }
         let refused: Vec<Check> = checks.iter().filter(|c| c.refused()).cloned().collect();
         if !refused.is_empty() {
@@ -759,11 +818,18 @@ impl Session<'_> {
             .iter()
             .map(|n| n.link.clone().unwrap_or_else(|| n.path.clone()))
             .collect();
-        let journal = self.ctx.journal();
+        let root_edits = kept
+            .iter()
+            .map(|k| Ok((k.path.clone(), k.root_edits(&journal)?)))
+            .collect::<Result<Vec<_>, journal::Error>>()?;
         let step_of = |paths: &[RelPath]| Step {
             summary: summary("rm", paths),
             map: paths.iter().map(record::deleted).collect(),
-            root: Vec::new(),
+            root: root_edits
+                .iter()
+                .filter(|(p, _)| paths.contains(p))
+                .flat_map(|(_, edits)| edits.iter().cloned())
+                .collect(),
         };
         let step = step_of(&removed);
         let prepared = journal.prepare(id, &step)?;
@@ -771,13 +837,18 @@ impl Session<'_> {
         let mut failure = None;
         for ((named, check), path) in paths.iter().zip(checks).zip(&removed) {
             let mut late = None;
+            let mut late_err = None;
             let outcome = crate::fsutil::remove_beneath(&self.ctx.ws.root, path, || {
-                let again = guard::check_entry(
+                let mut again = guard::check_entry(
                     check.entry.clone(),
                     &self.ctx.ws.root,
                     &named.path,
                     Intent::Delete,
                 );
+                if let Err(e) = again.respect(&others) {
+                    late_err = Some(e);
+                    return false;
+                }
                 let ok = !again.refused();
                 late = Some(Check {
                     via: named.link.clone(),
@@ -788,7 +859,10 @@ impl Session<'_> {
             match outcome {
                 Ok(Removed::Done) | Ok(Removed::AlreadyGone) => done.push(path.clone()),
                 Ok(Removed::Refused) => {
-                    failure = Some(Ok(late.into_iter().collect::<Vec<_>>()));
+                    failure = Some(match late_err {
+                        Some(e) => Err(e.into()),
+                        None => Ok(late.into_iter().collect::<Vec<_>>()),
+                    });
                     break;
                 }
                 Err(source) => {
@@ -822,7 +896,7 @@ impl Session<'_> {
                 tip?;
                 Err(e)
             }
-            None => Ok(Outcome::Done(tip?)),
+            None => Ok(Outcome::Done(tip?, kept)),
         }
     }
 
@@ -859,6 +933,23 @@ impl Session<'_> {
             root,
         };
         Ok(self.ctx.journal().record(id, &step)?)
+    }
+
+    /// End the session: from now until it records another step, its writes are no longer
+    /// protected from other sessions' blind changes ([`guard::Check::respect`]); what it knows
+    /// still guards its own writes. Ending an ended session records nothing.
+    pub fn end(&self) -> Result<Tip, Error> {
+        let journal = self.ctx.journal();
+        let tip = journal.tip(self.id)?;
+        if guard::ended(&tip) {
+            return Ok(tip);
+        }
+        let step = Step {
+            summary: guard::ENDED.into(),
+            map: Vec::new(),
+            root: Vec::new(),
+        };
+        Ok(journal.record(self.id, &step)?)
     }
 
     /// Record that the session read `path`, its bytes shown to `sees` as they go into the store:

@@ -60,6 +60,7 @@ pub fn run(
     );
     let mut sup = Supervisor {
         root: context.ws.root.clone(),
+        ws: &context.ws,
         journal: &journal,
         tree: start.tree,
         known: HashMap::new(),
@@ -109,6 +110,8 @@ pub fn run(
         processes: HashMap::new(),
         views: HashMap::new(),
         kept: 0,
+        keep_budget: crate::keep::COMMAND_MAX,
+        kept_files: Vec::new(),
         err,
     };
     let pid = child.id();
@@ -536,6 +539,8 @@ enum Located {
 
 struct Supervisor<'a, 'j> {
     root: PathBuf,
+    /// The workspace, for what a blind change consults ([`guard::Check::respect`]).
+    ws: &'a crate::workspace::Workspace,
     journal: &'a Journal<'j>,
     /// The session's map when the command started.
     tree: ObjectId,
@@ -607,6 +612,10 @@ struct Supervisor<'a, 'j> {
     views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
     kept: u64,
+    /// What the command may still keep of files it changes blind ([`crate::keep`]).
+    keep_budget: u64,
+    /// Files whose bytes were kept before the command changed them blind, for the next step.
+    kept_files: Vec<crate::keep::Kept>,
     err: &'a mut dyn Write,
 }
 
@@ -1065,6 +1074,40 @@ impl Supervisor<'_, '_> {
             return Err(Answer::Fail(libc::EBUSY));
         }
         let mut check = guard::check_entry(entry, &self.root, &path, intent);
+        let others = guard::Others {
+            journal: self.journal,
+            me: self.id,
+            ws: self.ws,
+        };
+        if let Err(e) = check.respect(&others) {
+            let _ = writeln!(
+                self.err,
+                "stella: refusing to change {path}: what other sessions wrote cannot be read: {e}"
+            );
+            return Err(Answer::Fail(libc::EACCES));
+        }
+        // A blind change of a file git tracks whose bytes HEAD lacks (someone's uncommitted
+        // edit): kept first. Untracked files are not kept here: telling an ignored one (a build
+        // output, a package folder) from someone's new file would cost a git call per file.
+        if !check.refused()
+            && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked)
+            && others.head_tracks(&path)
+        {
+            match crate::keep::for_check(&mut check, &others, &mut self.keep_budget) {
+                Ok(Some(kept)) => {
+                    let line = format!("stella: {}\n", kept.line());
+                    if !notify::write_stderr_of(req.pid, line.as_bytes()) {
+                        let _ = self.err.write_all(line.as_bytes());
+                    }
+                    self.kept_files.push(kept);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = writeln!(self.err, "stella: refusing to change {path}: {e}");
+                    return Err(Answer::Fail(libc::EACCES));
+                }
+            }
+        }
         if check.refused() {
             // The bytes the session saw, for the refusal's diff.
             let seen_at = match &known {
@@ -1089,10 +1132,10 @@ impl Supervisor<'_, '_> {
             self.refuse(req.pid, &check);
             return Err(Answer::Fail(libc::EACCES));
         }
-        let before = if tracked {
-            check.disk.digest()
-        } else {
-            Disk::probe(&path.under(&self.root)).digest()
+        let before = match check.disk {
+            Disk::Present(d) => Some(d),
+            _ if tracked => None,
+            _ => Disk::probe(&path.under(&self.root)).digest(),
         };
         Ok(Some((path, before, tracked)))
     }
@@ -1902,7 +1945,7 @@ impl Supervisor<'_, '_> {
             0 => String::new(),
             n => format!(", {n} refused"),
         };
-        let root = if refused.is_empty() {
+        let mut root = if refused.is_empty() {
             Vec::new()
         } else {
             // Added to the count the session's newest step keeps.
@@ -1912,6 +1955,9 @@ impl Supervisor<'_, '_> {
             };
             vec![crate::refusals::edit(self.journal, tree, refused)?]
         };
+        for kept in std::mem::take(&mut self.kept_files) {
+            root.extend(kept.root_edits(self.journal)?);
+        }
         let put: Vec<RelPath> = edits
             .iter()
             .filter_map(|e| match e {

@@ -5,7 +5,7 @@
 //! | `SessionStart` | get or create the session named from `session_id` (+ `agent_id`); remember `transcript_path`; on `resume`, tell the model which tracked files changed while it was away |
 //! | `UserPromptSubmit` | remember `transcript_path` when it moved, capture the transcript (the host flushes it late), then begin a turn |
 //! | `Stop` | remember `transcript_path` when it moved; a step carrying the transcript, then end the turn |
-//! | `SessionEnd` | remember `transcript_path` when it moved; capture the transcript |
+//! | `SessionEnd` | remember `transcript_path` when it moved; capture the transcript; end the session (its uncommitted writes stop being protected from other sessions) |
 //! | `PreToolUse` Edit, MultiEdit, Write, NotebookEdit, MCP writes | the guard; a refusal is a `deny` with Stella's message |
 //! | `PreToolUse` Read, MCP reads | remember the disk's digest |
 //! | `PostToolUse` Read | record what the model saw ([`Hook::after_read`]) |
@@ -66,6 +66,8 @@ impl Host for ClaudeCode {
                 if hook.session_exists()? {
                     remember_transcript_path(hook, p)?;
                     capture_transcript(hook, p)?;
+                    let id = hook.session.clone();
+                    hook.context()?.session(&id).end()?;
                 }
                 Ok(Answer::nothing())
             }

@@ -337,6 +337,9 @@ impl Hook {
     /// the replaced versions back. `replaced`: the bytes the host replaced, when it says
     /// (Claude Code's `originalFile`), which the tool's edits were applied to when `edits`: edits
     /// applied to the other session's bytes keep their change.
+    ///
+    /// When the check kept the bytes the tool was about to replace ([`crate::keep`]), the answer
+    /// starts with the line that says so.
     fn raced(
         &mut self,
         path: &RelPath,
@@ -355,6 +358,27 @@ impl Hook {
         else {
             return Ok(None);
         };
+        let raced = self.raced_since(path, tool, replaced, edits, checked_at, found)?;
+        if fields.next() != Some("kept") {
+            return Ok(raced);
+        }
+        let line = format!("Stella: {}", crate::keep::line(path));
+        Ok(Some(match raced {
+            Some(text) => format!("{line}\n\n{text}"),
+            None => line,
+        }))
+    }
+
+    /// [`Hook::raced`] once its check's note is read: checked at `checked_at`, finding `found`.
+    fn raced_since(
+        &mut self,
+        path: &RelPath,
+        tool: &str,
+        replaced: Option<Digest>,
+        edits: bool,
+        checked_at: i64,
+        found: &str,
+    ) -> Result<Option<String>, Error> {
         let found = Digest::from_hex(found);
         let id = self.session.clone();
         let ctx = self.context()?;
@@ -499,16 +523,24 @@ impl Hook {
         let journal = ctx.journal();
         let mut refused = Vec::new();
         let mut allowed = Vec::new();
+        let others = guard::Others {
+            journal: &journal,
+            me: &id,
+            ws: &ctx.ws,
+        };
         for (path, intent) in checks {
-            let check = match guard::check(&journal, &id, &ctx.ws.root, path, *intent) {
+            let check = match guard::check(&others, path, *intent) {
                 Ok(c) => c,
                 // A session this workspace had, whose journal is gone, forgot what it knew: it
                 // is started again knowing that, and judged as such.
                 Err(journal::Error::UnknownSession { .. }) if ctx.resume_forgotten(&id)? => {
-                    guard::check(&journal, &id, &ctx.ws.root, path, *intent)?
+                    guard::check(&others, path, *intent)?
                 }
+                // A session not started yet tracks nothing: every change is blind.
                 Err(journal::Error::UnknownSession { .. }) => {
-                    guard::check_entry(None, &ctx.ws.root, path, *intent)
+                    let mut check = guard::check_entry(None, &ctx.ws.root, path, *intent);
+                    check.respect(&others)?;
+                    check
                 }
                 Err(e) => return Err(e.into()),
             };
@@ -518,13 +550,42 @@ impl Hook {
                 allowed.push(check);
             }
         }
+        // A tool call's blind change of bytes git's HEAD lacks: they are kept before the host
+        // writes (too large to keep, it is refused), and the after-event says so.
+        let mut kept = Vec::new();
+        if refused.is_empty() && key.is_some() {
+            let mut budget = crate::keep::COMMAND_MAX;
+            for check in &mut allowed {
+                match crate::keep::for_check(check, &others, &mut budget) {
+                    Ok(Some(k)) => kept.push(k),
+                    Ok(None) => {}
+                    Err(e) => return Err(crate::session::kept_error(e, &check.path).into()),
+                }
+            }
+            refused.extend(allowed.iter().filter(|c| c.refused()).cloned());
+        }
         if refused.is_empty() {
+            if !kept.is_empty() {
+                let paths: Vec<RelPath> = kept.iter().map(|k| k.path.clone()).collect();
+                let journal = self.context()?.journal();
+                let mut root = Vec::new();
+                for k in &kept {
+                    root.extend(k.root_edits(&journal)?);
+                }
+                drop(journal);
+                self.record("keep before a blind change:", &paths, Vec::new(), root)?;
+            }
             if let Some(key) = key {
                 let now = gix::date::Time::now_utc().seconds;
                 for check in &allowed {
                     let disk = check.disk.digest().map_or("-".into(), |d| d.to_hex());
                     let file = self.check_note(key, &check.path);
-                    self.put_note(&file, format!("{now} {disk}").as_bytes())?;
+                    let mark = if kept.iter().any(|k| k.path == check.path) {
+                        " kept"
+                    } else {
+                        ""
+                    };
+                    self.put_note(&file, format!("{now} {disk}{mark}").as_bytes())?;
                 }
             }
             return Ok(None);
@@ -770,11 +831,8 @@ impl Hook {
             && let Some(blob) = self.overwritten(&entry, original)?
         {
             let call = key.map_or_else(|| Digest::of(original.as_bytes()).to_hex(), clean_key);
-            let file = journal::RootFile::Overwritten {
-                path: path.clone(),
-                call,
-            };
-            root.push(RootEdit::Put { file, blob });
+            let journal = self.context()?.journal();
+            root.extend(crate::keep::overwritten(&journal, path, &call, blob)?);
             let version = journal::version_id(&Digest::of(original.as_bytes()));
             told = Some(format!(
                 "Stella: {path} changed on disk after this session last read it and before {tool} ran (someone wrote to it in between, for example while a permission prompt waited), so {tool} overwrote their change. Their bytes are kept in Stella's journal; get them back with:\n  git stella recover '{path}' --show {version} > '{path}.overwritten'\nthen compare and merge what they changed."

@@ -10,7 +10,9 @@
 //! hosts/<host>.toml              HostFile: what a host adapter remembers between its calls
 //! transcript/<name>/meta         TranscriptMeta: length, digest and chunk count
 //! transcript/<name>/chunks/<n>   the transcript's bytes, appended chunk by chunk
-//! overwritten/<h>/<call>         bytes a host's tool overwrote before the session saw them
+//! overwritten/<h>/<call>         bytes a host's tool overwrote before the session saw them, or
+//!                                a blind change replaced (crate::keep)
+//! overwritten/<h>/path           the path <h> stands for
 //! map/…                          the tracked paths (see the journal module)
 //! ```
 
@@ -40,6 +42,8 @@ pub enum RootFile {
     TranscriptChunk(String, u64),
     /// `overwritten/<h>/<call>`: bytes of `path` a tool overwrote unseen, one blob per call.
     Overwritten { path: RelPath, call: String },
+    /// `overwritten/<h>/path`: the path those bytes were at, so that `recover --all` can name it.
+    OverwrittenPath(RelPath),
     /// `forgot`: what the session may have known and lost ([`super::Forgot`]).
     Forgot,
 }
@@ -63,10 +67,19 @@ impl RootFile {
             RootFile::TranscriptChunks(name) => format!("{TRANSCRIPTS}/{name}/chunks"),
             RootFile::TranscriptChunk(name, n) => format!("{TRANSCRIPTS}/{name}/chunks/{n:08}"),
             RootFile::Overwritten { path, call } => format!("{}/{call}", overwritten_dir(path)),
+            RootFile::OverwrittenPath(path) => {
+                format!("{}/{OVERWRITTEN_PATH}", overwritten_dir(path))
+            }
             RootFile::Forgot => "forgot".into(),
         }
     }
 }
+
+/// The folder of every path's overwritten bytes.
+pub const OVERWRITTEN: &str = "overwritten";
+
+/// The file in a path's folder of overwritten bytes that names the path.
+pub const OVERWRITTEN_PATH: &str = "path";
 
 /// The folder of the step tree that holds bytes of `path` a tool overwrote unseen, so `recover`
 /// finds them by path.

@@ -34,6 +34,7 @@ use crate::paths::RelPath;
 use crate::store::{self, Store};
 
 pub mod layout;
+mod writers;
 
 pub use layout::{RootFile, overwritten_dir};
 
@@ -309,7 +310,11 @@ fn parse_wrote(text: &[u8]) -> Option<i64> {
         .find_map(|l| l.strip_prefix("wrote ")?.parse().ok())
 }
 
-fn parse_state(text: &[u8]) -> Option<(Seen, Option<Digest>)> {
+/// What a map entry's state file says: what the session saw, where it started, and when it
+/// wrote what it saw (if it did).
+type State = (Seen, Option<Digest>, Option<i64>);
+
+fn parse_state(text: &[u8]) -> Option<State> {
     let text = std::str::from_utf8(text).ok()?;
     let mut seen = None;
     let mut origin = None;
@@ -322,7 +327,7 @@ fn parse_state(text: &[u8]) -> Option<(Seen, Option<Digest>)> {
             _ => {}
         }
     }
-    Some((seen?, origin?))
+    Some((seen?, origin?, parse_wrote(text.as_bytes())))
 }
 
 /// A step whose objects are written, waiting for [`Journal::commit`].
@@ -637,6 +642,7 @@ impl<'s> Journal<'s> {
                     .map(|_| ()),
             )?;
             let tracked = self.apply(repo, None, &mut editor, step, 0)?;
+            self.note_writers(id, step)?;
             let tree = self.git("write a tree", editor.write())?.detach();
             let commit = self.write_commit(repo, tree, parent, &step.summary, 1, tracked)?;
             self.sync_step(commit, tree, None)?;
@@ -875,6 +881,7 @@ impl<'s> Journal<'s> {
         let tree = self.object("read a tree", &current.tree, repo.find_tree(current.tree))?;
         let mut editor = self.git("edit a tree", tree.edit())?;
         let tracked = self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
+        self.note_writers(id, step)?;
         let new_tree = self.git("write a tree", editor.write())?.detach();
         let commit = self.write_commit(
             repo,
@@ -966,18 +973,17 @@ impl<'s> Journal<'s> {
     ) -> Result<u64, Error> {
         let now = gix::date::Time::now_utc().seconds;
         // What this step did so far, by path: later edits of the same step see earlier ones.
-        let mut states: std::collections::HashMap<RelPath, Option<(Seen, Option<Digest>)>> =
+        let mut states: std::collections::HashMap<RelPath, Option<State>> =
             std::collections::HashMap::new();
-        let state_of =
-            |states: &std::collections::HashMap<RelPath, Option<(Seen, Option<Digest>)>>,
-             path: &RelPath|
-             -> Result<Option<(Seen, Option<Digest>)>, Error> {
-                match (states.get(path), tree) {
-                    (Some(s), _) => Ok(*s),
-                    (None, Some(t)) => self.state_at(t, path),
-                    (None, None) => Ok(None),
-                }
-            };
+        let state_of = |states: &std::collections::HashMap<RelPath, Option<State>>,
+                        path: &RelPath|
+         -> Result<Option<State>, Error> {
+            match (states.get(path), tree) {
+                (Some(s), _) => Ok(*s),
+                (None, Some(t)) => self.state_at(t, path),
+                (None, None) => Ok(None),
+            }
+        };
         for edit in &step.map {
             match edit {
                 MapEdit::Put {
@@ -991,15 +997,26 @@ impl<'s> Journal<'s> {
                     let dir = entry_dir(path);
                     let existing = state_of(&states, path)?;
                     let origin = match existing {
-                        Some((_, origin)) => origin,
+                        Some((_, origin, _)) => origin,
                         None => {
                             tracked += 1;
                             *first_origin
                         }
                     };
+                    // A read of the very bytes the session wrote leaves them its write: another
+                    // session's blind change of them is still refused (see the guard).
+                    let wrote_at = match existing {
+                        _ if *wrote => Some(now),
+                        Some((before, _, at))
+                            if before == *seen && matches!(seen, Seen::Digest(_)) =>
+                        {
+                            at
+                        }
+                        _ => None,
+                    };
                     let state = self.git(
                         "write a blob",
-                        repo.write_blob(state_text(*seen, origin, wrote.then_some(now)).as_bytes()),
+                        repo.write_blob(state_text(*seen, origin, wrote_at).as_bytes()),
                     )?;
                     let path_blob = self.git("write a blob", repo.write_blob(path.as_bytes()))?;
                     let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
@@ -1029,7 +1046,7 @@ impl<'s> Journal<'s> {
                         }
                         None => ed(editor.remove(format!("{dir}/seen")).map(|_| ()))?,
                     }
-                    states.insert(path.clone(), Some((*seen, origin)));
+                    states.insert(path.clone(), Some((*seen, origin, wrote_at)));
                 }
                 MapEdit::Remove { path } => {
                     if state_of(&states, path)?.is_some() {
@@ -1187,11 +1204,7 @@ impl<'s> Journal<'s> {
 
     /// The state of `path`'s entry in tree `tree` (what the session saw, where it started), read
     /// without the rest of the entry: a step only needs to know whether and where it started.
-    fn state_at(
-        &self,
-        tree: ObjectId,
-        path: &RelPath,
-    ) -> Result<Option<(Seen, Option<Digest>)>, Error> {
+    fn state_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<State>, Error> {
         let Some(state) = self.tree_entry(&tree, &format!("{}/state", entry_dir(path)))? else {
             return Ok(None);
         };
@@ -1215,7 +1228,6 @@ impl<'s> Journal<'s> {
         };
         let mut path = None;
         let mut state = None;
-        let mut wrote = None;
         let mut origin_bytes = None;
         let mut moved_from = None;
         let mut bytes = None;
@@ -1228,7 +1240,6 @@ impl<'s> Journal<'s> {
                 b"state" => {
                     let text = self.blob(oid)?;
                     state = parse_state(&text);
-                    wrote = parse_wrote(&text);
                 }
                 b"seen" => bytes = Some((oid, e.mode.is_executable())),
                 b"origin" => origin_bytes = Some(oid),
@@ -1237,7 +1248,8 @@ impl<'s> Journal<'s> {
             }
         }
         let path = path.ok_or_else(|| corrupt("a map entry has no valid path"))?;
-        let (seen, origin) = state.ok_or_else(|| corrupt("a map entry has no valid state"))?;
+        let (seen, origin, wrote) =
+            state.ok_or_else(|| corrupt("a map entry has no valid state"))?;
         if expected.is_some_and(|p| *p != path) {
             return Ok(None);
         }
@@ -1568,7 +1580,9 @@ impl<'s> Journal<'s> {
                     let mut tbuf = Vec::new();
                     let blobs: Vec<ObjectId> = self
                         .read_tree(&o.oid, &mut tbuf)?
-                        .filter_map(|e| e.ok().map(|e| e.oid.to_owned()))
+                        .filter_map(|e| e.ok())
+                        .filter(|e| e.filename != layout::OVERWRITTEN_PATH)
+                        .map(|e| e.oid.to_owned())
                         .collect();
                     for blob in blobs {
                         if kept.insert(blob) {
@@ -1594,6 +1608,65 @@ impl<'s> Journal<'s> {
             }
         }
         out.sort_by_key(|v| v.time.seconds);
+        Ok(out)
+    }
+
+    /// Every version any session kept because a change replaced it unseen (a blind change,
+    /// [`crate::keep`], or a host's tool that overwrote a change), kept from Unix second `since`
+    /// on: newest first, each with its path. Walks every history (for `recover --all`, never on
+    /// a hot path); bytes kept by versions that did not name their path are left out.
+    pub fn kept_since(&self, since: i64) -> Result<Vec<(RelPath, Version)>, Error> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        for (session, _) in self.sessions()? {
+            let mut history = self.history(&session)?;
+            history.reverse();
+            let mut last = None;
+            let mut known = std::collections::HashSet::new();
+            for (i, (commit, time, _)) in history.iter().enumerate() {
+                let tree = self.read_commit(commit, &mut buf)?.tree();
+                let folder = self.tree_entry(&tree, layout::OVERWRITTEN)?.map(|e| e.oid);
+                if folder == last {
+                    continue;
+                }
+                last = folder;
+                let Some(folder) = folder else { continue };
+                let dirs: Vec<ObjectId> = self
+                    .read_tree(&folder, &mut buf)?
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.mode.is_tree())
+                    .map(|e| e.oid.to_owned())
+                    .collect();
+                for dir in dirs {
+                    let files: Vec<(bool, ObjectId)> = self
+                        .read_tree(&dir, &mut buf)?
+                        .filter_map(|e| e.ok())
+                        .map(|e| (e.filename == layout::OVERWRITTEN_PATH, e.oid.to_owned()))
+                        .collect();
+                    let Some(path) = files
+                        .iter()
+                        .find(|(is_path, _)| *is_path)
+                        .and_then(|(_, oid)| RelPath::from_bytes(&self.blob(*oid).ok()?))
+                    else {
+                        continue;
+                    };
+                    for (_, blob) in files.into_iter().filter(|(is_path, _)| !is_path) {
+                        if known.insert(blob) && time.seconds >= since {
+                            let version = Version {
+                                digest: self.blob_digest(blob)?,
+                                blob: Some(blob),
+                                session: session.clone(),
+                                step: i as u64 + 1,
+                                time: *time,
+                                how: How::Overwritten,
+                            };
+                            out.push((path.clone(), version));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|(_, v)| std::cmp::Reverse(v.time.seconds));
         Ok(out)
     }
 
@@ -1713,14 +1786,14 @@ mod tests {
     #[test]
     fn state_round_trips() {
         let d = Digest::of(b"x");
-        for (seen, origin) in [
-            (Seen::Digest(d), Some(d)),
-            (Seen::Reread, None),
-            (Seen::Digest(d), None),
+        for (seen, origin, wrote) in [
+            (Seen::Digest(d), Some(d), None),
+            (Seen::Reread, None, Some(7)),
+            (Seen::Digest(d), None, Some(1_800_000_000)),
         ] {
             assert_eq!(
-                parse_state(state_text(seen, origin, None).as_bytes()),
-                Some((seen, origin))
+                parse_state(state_text(seen, origin, wrote).as_bytes()),
+                Some((seen, origin, wrote))
             );
         }
         assert_eq!(parse_state(b"garbage"), None);

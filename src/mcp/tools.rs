@@ -317,10 +317,11 @@ impl Tools {
         let rel = named.path.clone();
         let existed = self.ctx.abs(&rel).exists();
         match self.ctx.session(&self.id).write(&rel, content.as_bytes()) {
-            Ok(Outcome::Done(_)) => Reply::ok(format!(
-                "{} {rel} ({} bytes)",
+            Ok(Outcome::Done(_, kept)) => Reply::ok(format!(
+                "{} {rel} ({} bytes){}",
                 if existed { "wrote" } else { "created" },
-                content.len()
+                content.len(),
+                kept_lines(&kept)
             )),
             Ok(Outcome::Refused(mut checks)) => {
                 for c in &mut checks {
@@ -404,7 +405,7 @@ impl Tools {
             return self.failed(e, "nothing was written");
         }
         match self.ctx.session(&self.id).write(&rel, edited.as_bytes()) {
-            Ok(Outcome::Done(_)) => Reply::ok(format!(
+            Ok(Outcome::Done(..)) => Reply::ok(format!(
                 "edited {rel}: replaced {} occurrence{}",
                 count,
                 if count == 1 { "" } else { "s" }
@@ -429,8 +430,10 @@ impl Tools {
         }
         let existed = abs.symlink_metadata().is_ok();
         match self.ctx.session(&self.id).rm(std::slice::from_ref(&named)) {
-            Ok(Outcome::Done(_)) if existed => Reply::ok(format!("deleted {rel}")),
-            Ok(Outcome::Done(_)) => Reply::ok(format!("{rel} did not exist; nothing to delete")),
+            Ok(Outcome::Done(_, kept)) if existed => {
+                Reply::ok(format!("deleted {rel}{}", kept_lines(&kept)))
+            }
+            Ok(Outcome::Done(..)) => Reply::ok(format!("{rel} did not exist; nothing to delete")),
             Ok(Outcome::Refused(checks)) => self.refusal(&checks),
             Err(e) => self.failed(e, "nothing was deleted"),
         }
@@ -490,6 +493,12 @@ fn error_reply(e: &(dyn StdError + 'static), consequence: &str) -> Reply {
         report.message = format!("{}; {consequence}", report.message);
     }
     Reply::error(report.render())
+}
+
+/// One line per file whose bytes were kept before a blind change, each on a line of its own
+/// after the answer.
+fn kept_lines(kept: &[crate::keep::Kept]) -> String {
+    kept.iter().map(|k| format!("\n{}", k.line())).collect()
 }
 
 #[cfg(test)]
@@ -649,7 +658,9 @@ mod tests {
         std::fs::write(r.root.join("bin.dat"), "changed").unwrap();
         assert_eq!(
             t.write_file("bin.dat", "mine\n"),
-            Reply::ok("wrote bin.dat (5 bytes)")
+            Reply::ok(
+                "wrote bin.dat (5 bytes)\nkept the previous bin.dat: git stella recover bin.dat"
+            )
         );
     }
 
@@ -673,12 +684,13 @@ mod tests {
             std::fs::read_to_string(r.root.join("f.txt")).unwrap(),
             "theirs\n"
         );
-        // A minted session is a fresh one: it never saw the file, so its write is a blind one.
+        // A minted session is a fresh one: it never saw the file, so its write is a blind one,
+        // and what it replaces (no commit holds it) is kept first.
         let other = open(&r, None);
         assert_ne!(other.id.as_str(), "agent-one");
         assert_eq!(
             other.write_file("f.txt", "blind\n"),
-            Reply::ok("wrote f.txt (6 bytes)")
+            Reply::ok("wrote f.txt (6 bytes)\nkept the previous f.txt: git stella recover f.txt")
         );
     }
 

@@ -137,15 +137,19 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
         answer(&w, "codex", &codex(&w, "PreToolUse", many)),
         Value::Null
     );
-    // Codex applies it; the hook records every file of it.
+    // Codex applies it; the hook records every file of it, and says that the bytes it replaced
+    // unseen (no commit holds them) were kept first.
     w.write("src/blind.rs", "mine\n");
     std::fs::remove_file(w.repo.join("src/old.rs")).unwrap();
     w.write("src/moved.rs", "moved\n");
     std::fs::remove_file(w.repo.join("src/gone.rs")).unwrap();
     w.write("src/added.rs", "added\n");
+    let told = ["src/blind.rs", "src/old.rs", "src/gone.rs"]
+        .map(|p| format!("Stella: kept the previous {p}: git stella recover {p}"))
+        .join("\n\n");
     assert_eq!(
         answer(&w, "codex", &codex(&w, "PostToolUse", many)),
-        Value::Null
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": told}})
     );
 
     let session = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";

@@ -295,10 +295,13 @@ fn stop_stores_the_transcript_verbatim_and_the_next_event_catches_up() {
         w.store_git(&["cat-file", "-p", &format!("{r}:hosts/claude-code.toml")]),
         format!("transcript_path = \"{}\"", transcript.display())
     );
-    // SessionEnd with nothing new records nothing.
+    // SessionEnd ends the session (one step); again, with nothing new, it records nothing.
     let steps = w.steps(SID);
     assert_eq!(hook(&w, &fixture(&w, "SessionEnd.json")), "");
-    assert_eq!(w.steps(SID), steps);
+    assert_eq!(w.steps(SID), steps + 1);
+    assert!(w.ok(&["log", SID]).contains("session end"));
+    assert_eq!(hook(&w, &fixture(&w, "SessionEnd.json")), "");
+    assert_eq!(w.steps(SID), steps + 1);
 }
 
 /// `claude --resume ID` finds a transcript copied into any project folder and keeps appending

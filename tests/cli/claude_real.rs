@@ -539,6 +539,35 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
         "each Bash command is one step of the session: {log}"
     );
 
+    // (u) Another Stella session's uncommitted write, and a Claude session that never read the
+    // file runs `git checkout -- .` through Bash: git cannot unlink it, the bytes stay, and the
+    // model reads whose work it is and what to do.
+    w.write("api.rs", "fn api() {}\n");
+    w.git(&["add", "api.rs"]);
+    w.git(&["commit", "-q", "-m", "api"]);
+    w.ok(&["session", "start", "--id", "agent-a"]);
+    let theirs = "fn api() { /* agent a's uncommitted work */ }\n";
+    w.ok_stdin(
+        &["--session", "agent-a", "write", "api.rs"],
+        theirs.as_bytes(),
+    );
+    mock.script(
+        "toolu_u_",
+        vec![("Bash", bash("git checkout -- ."))],
+        vec![],
+    );
+    let (_, result) = c.run(&["-p", "Throw away the changes in the tree"]);
+    let (text, is_error) = mock.result(0).unwrap();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("refusing to delete: api.rs\napi.rs holds what session agent-a wrote at ")
+            && text.contains("ask session agent-a to commit it")
+            && text.contains("unable to unlink old 'api.rs'"),
+        "the model must receive Stella's refusal: {text}"
+    );
+    assert_eq!(w.read("api.rs"), theirs);
+    assert_eq!(result["result"], "Done.");
+
     // Someone writes after Stella's check passed and before the tool runs (here: another
     // PreToolUse hook that Claude Code runs beside Stella's, as a permission prompt would give
     // time for): the edit lands on bytes the session never saw. Stella keeps them, and the

@@ -160,7 +160,10 @@ fn what_a_host_does_to_the_bytes_on_the_way_to_disk_never_refuses_its_own_write(
 #[test]
 fn a_check_before_a_write_never_creates_a_session() {
     let w = World::new();
+    // Committed: a blind change of it has nothing to keep, so nothing to record before it.
     w.write("notes.txt", "alpha\n");
+    w.git(&["add", "notes.txt"]);
+    w.git(&["commit", "-q", "-m", "notes"]);
     let patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+ALPHA\n*** End Patch\n";
     let (c, v, _) = call(&w, "codex", &codex(&w, "PreToolUse", patch));
     assert_eq!((c, v), (0, Value::Null));

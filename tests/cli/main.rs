@@ -52,4 +52,5 @@ mod retention;
 mod shell_routes;
 mod transport;
 mod turns;
+mod uncommitted;
 mod undo;

@@ -32,18 +32,30 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The model: what each session last saw, and the disk.
+/// The model: what each session last saw, what it last wrote (while its last word on the file
+/// is that write), and the disk. No file of the model is ever committed.
 #[derive(Default)]
 struct Model {
     seen: [HashMap<usize, u8>; 2],
+    wrote: [HashMap<usize, u8>; 2],
     disk: HashMap<usize, u8>,
 }
 
 impl Model {
+    /// Whether the bytes of `f` on disk are the other session's uncommitted write.
+    fn theirs(&self, s: usize, f: usize) -> bool {
+        self.disk
+            .get(&f)
+            .is_some_and(|now| self.wrote[1 - s].get(&f) == Some(now))
+    }
+
     /// Would a write of `content` (None: a delete) by `s` to `f` be allowed?
     fn allows(&self, s: usize, f: usize, content: Option<u8>) -> bool {
         let Some(seen) = self.seen[s].get(&f) else {
-            return true;
+            // A blind change: refused over the other session's uncommitted write, unless it
+            // writes those very bytes.
+            return content.is_some() && self.disk.get(&f) == content.as_ref()
+                || !self.theirs(s, f);
         };
         match (self.disk.get(&f), content) {
             (None, None) => true,
@@ -82,17 +94,24 @@ proptest! {
                 Op::Read(s, f) => {
                     let r = ctx.session(&sessions[s]).read(&[path(f)]);
                     match model.disk.get(&f) {
-                        Some(c) => { prop_assert!(r.is_ok()); model.seen[s].insert(f, *c); }
+                        Some(c) => {
+                            prop_assert!(r.is_ok());
+                            model.seen[s].insert(f, *c);
+                            if model.wrote[s].get(&f) != Some(c) {
+                                model.wrote[s].remove(&f);
+                            }
+                        }
                         None => prop_assert!(r.is_err(), "a read of a missing file must fail"),
                     }
                 }
                 Op::Write(s, f, c) => {
                     let allowed = model.allows(s, f, Some(c));
                     let out = ctx.session(&sessions[s]).write(&path(f), &bytes(c)).unwrap();
-                    prop_assert_eq!(matches!(out, Outcome::Done(_)), allowed, "write {} {} {}", s, f, c);
+                    prop_assert_eq!(matches!(out, Outcome::Done(..)), allowed, "write {} {} {}", s, f, c);
                     if allowed {
                         model.disk.insert(f, c);
                         model.seen[s].insert(f, c);
+                        model.wrote[s].insert(f, c);
                     }
                     let on_disk = std::fs::read(disk(f)).ok();
                     prop_assert_eq!(on_disk, model.disk.get(&f).map(|c| bytes(*c)));
@@ -100,16 +119,20 @@ proptest! {
                 Op::Delete(s, f) => {
                     let allowed = model.allows(s, f, None);
                     let out = ctx.session(&sessions[s]).rm(&[path(f).into()]).unwrap();
-                    prop_assert_eq!(matches!(out, Outcome::Done(_)), allowed, "delete {} {}", s, f);
+                    prop_assert_eq!(matches!(out, Outcome::Done(..)), allowed, "delete {} {}", s, f);
                     if allowed {
                         model.disk.remove(&f);
                         model.seen[s].remove(&f);
+                        model.wrote[s].remove(&f);
                     }
                     prop_assert_eq!(disk(f).exists(), model.disk.contains_key(&f));
                 }
                 Op::Guard(s, f) => {
                     let checks = ctx.session(&sessions[s]).guard(&[path(f)], Intent::Write { content: None }).unwrap();
-                    let model_allows = model.seen[s].get(&f).is_none_or(|seen| model.disk.get(&f) == Some(seen));
+                    let model_allows = match model.seen[s].get(&f) {
+                        Some(seen) => model.disk.get(&f) == Some(seen),
+                        None => !model.theirs(s, f),
+                    };
                     prop_assert_eq!(!checks[0].refused(), model_allows, "guard {} {}", s, f);
                 }
                 Op::Outside(f, c) => {

@@ -94,6 +94,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                         Conflict::Deleted => "deleted",
                         Conflict::Reread => "reread",
                         Conflict::Forgotten => "forgotten",
+                        Conflict::Uncommitted => "uncommitted",
+                        Conflict::Unkept => "unkept",
                     },
                 ),
             };
@@ -102,13 +104,20 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 Disk::Present(d) => Some(d.to_hex()),
                 _ => None,
             };
-            list.push(json!({
+            let mut check = json!({
                 "path": c.path.to_lossy(),
                 "decision": decision,
                 "reason": reason,
                 "seen": seen,
                 "now": now,
-            }));
+            });
+            if let Some(w) = &c.writer {
+                check["writer"] = json!({
+                    "session": w.session.as_str(),
+                    "at": stella::session::format_time(gix::date::Time::new(w.at, 0)),
+                });
+            }
+            list.push(check);
         }
         print_json(out, &json!({ "session": id.as_str(), "checks": list }))?;
     }

@@ -830,6 +830,15 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
 
 /// Print refusals (and errors met in the same call) and choose the exit status: 1 for refusals
 /// alone, 2 when an error came too.
+/// One line on stderr per file whose bytes were kept before a blind change (even under `-q`:
+/// it says where someone's work went).
+pub fn say_kept(ctx: &mut Ctx<'_>, kept: &[stella::keep::Kept]) -> std::io::Result<()> {
+    for k in kept {
+        writeln!(ctx.err, "{}", k.line())?;
+    }
+    Ok(())
+}
+
 pub fn report_refusals(
     ctx: &mut Ctx<'_>,
     context: &Context,

@@ -19,11 +19,16 @@ use stella::session::{Outcome, format_time};
 /// overwritten and kept); the version on disk now is marked. --show prints one version's bytes;
 /// --restore writes it back through the guard, as the session given with --session: refused,
 /// like any write, over a change that session has not seen.
+///
+/// --all lists, newest first and whatever the file, every version a session kept because a
+/// change replaced it unseen: someone's uncommitted edit or untracked file that a session
+/// overwrote or deleted without reading it, or a change a host's tool overwrote.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella recover notes.txt
   git stella recover notes.txt --show 3f2a9c1e0b7d > notes.txt.theirs
   git stella --session agent-1 recover notes.txt --restore 3f2a9c1e0b7d
+  git stella recover --all --since 2h
 
 Exit status:
   0  listed, shown or restored
@@ -33,8 +38,20 @@ Exit status:
      a version whose bytes were not kept, no session for --restore")]
 pub struct Args {
     /// The file, inside the workspace
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub path: Option<PathBuf>,
+    /// List every version kept because a change replaced it unseen, whatever the file, newest
+    /// first
+    #[arg(long, conflicts_with_all = ["show", "restore"])]
+    pub all: bool,
+    /// With --all: only what was kept since then: a duration back from now (30m, 2h, 7d) or a
+    /// date (2026-12-03, 2026-12-03T14:00:00+01:00)
+    #[arg(long, value_name = "WHEN", requires = "all", value_parser = parse_since)]
+    pub since: Option<i64>,
     /// Print this version's bytes
     #[arg(long, value_name = "VERSION", conflicts_with = "restore")]
     pub show: Option<String>,
@@ -42,14 +59,91 @@ pub struct Args {
     #[arg(long, value_name = "VERSION")]
     pub restore: Option<String>,
     /// Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how,
-    /// written_by, on_disk}]}
+    /// written_by, on_disk}]}; with --all: {kept: [{path, version, blake3, time, bytes,
+    /// session, step}]}
     #[arg(long, conflicts_with_all = ["show", "restore"])]
     pub json: bool,
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+/// `--since`: Unix seconds, from a duration back from now or a date.
+fn parse_since(text: &str) -> std::result::Result<i64, String> {
+    let now = gix::date::Time::now_utc().seconds;
+    if let Ok(d) = stella::retention::parse_duration(text) {
+        return Ok(now - i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2));
+    }
+    if let Ok(t) = text.parse::<jiff::Timestamp>() {
+        return Ok(t.as_second());
+    }
+    if let Ok(d) = text.parse::<jiff::civil::Date>()
+        && let Ok(t) = d.to_zoned(jiff::tz::TimeZone::UTC)
+    {
+        return Ok(t.timestamp().as_second());
+    }
+    Err(format!(
+        "'{text}' is neither a duration (30m, 2h, 7d) nor a date (2026-12-03, 2026-12-03T14:00:00Z)"
+    ))
+}
+
+/// `--all`: every kept version, newest first.
+fn run_all(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
-    let path = context.resolve(&ctx.cwd, &args.path)?;
+    let journal = context.journal();
+    let kept = journal.kept_since(args.since.unwrap_or(i64::MIN))?;
+    let size = |v: &Version| v.blob.and_then(|b| journal.blob_size(b).ok());
+    if args.json {
+        let list: Vec<_> = kept
+            .iter()
+            .map(|(path, v)| {
+                json!({
+                    "path": path.to_lossy(),
+                    "version": version_id(&v.digest),
+                    "blake3": v.digest.to_hex(),
+                    "time": format_time(v.time),
+                    "bytes": size(v),
+                    "session": v.session.as_str(),
+                    "step": v.step,
+                })
+            })
+            .collect();
+        print_json(out, &json!({ "kept": list }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if kept.is_empty() {
+        writeln!(
+            ctx.err,
+            "nothing was kept: no change replaced a file unseen"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{:<25}  {:<12}  {:>9}  {:<16}  PATH",
+        "TIME", "VERSION", "BYTES", "KEPT BY"
+    )?;
+    for (path, v) in &kept {
+        writeln!(
+            out,
+            "{:<25}  {:<12}  {:>9}  {:<16}  {}",
+            format_time(v.time),
+            version_id(&v.digest),
+            size(v).map_or("-".into(), |n| n.to_string()),
+            v.session.as_str(),
+            stella::text::escape_controls(&path.to_lossy())
+        )?;
+    }
+    writeln!(
+        ctx.err,
+        "get one back: git stella recover PATH --show VERSION > PATH.kept"
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    let Some(path) = &args.path else {
+        return run_all(ctx, args, out);
+    };
+    let context = ctx.open()?;
+    let path = context.resolve(&ctx.cwd, path)?;
     let journal = context.journal();
     let versions = journal.versions(&path)?;
     let wanted = args.show.as_deref().or(args.restore.as_deref());
@@ -69,7 +163,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         let id = ctx.session_id()?;
         ctx.resume_forgotten(&context, &id)?;
         return match context.session(&id).restore(&path, blob, version.digest)? {
-            Outcome::Done(_) => {
+            Outcome::Done(_, kept) => {
+                super::say_kept(ctx, &kept)?;
                 writeln!(
                     out,
                     "restored {path} to version {}",

@@ -32,7 +32,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let paths = ctx.resolve_all_named(&context, &args.paths)?;
     match context.session(&id).rm(&paths)? {
-        Outcome::Done(_) => Ok(ExitCode::SUCCESS),
+        Outcome::Done(_, kept) => {
+            super::say_kept(ctx, &kept)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Outcome::Refused(checks) => Ok(report_refusals(ctx, &context, &checks)),
     }
 }

@@ -19,6 +19,7 @@ use stella::session::format_time;
   git stella session start --id agent-1
   git stella session list
   git stella session show agent-1
+  git stella session end agent-1
   git stella session drop agent-1
 
 Exit status:
@@ -28,6 +29,7 @@ pub enum SessionCommand {
     Start(StartArgs),
     List(ListArgs),
     Show(ShowArgs),
+    End(EndArgs),
     Drop(DropArgs),
     Prune(PruneArgs),
 }
@@ -94,6 +96,25 @@ pub struct ShowArgs {
     /// How to show times (see 'git stella log --help')
     #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
     pub date: Option<super::term::DateFormat>,
+}
+
+/// End a session: its uncommitted writes stop being protected from other sessions
+///
+/// While a session is live, another session that never read a file it wrote cannot overwrite or
+/// delete those bytes until git's HEAD holds them (a commit). Ending it lifts that: its work is
+/// still kept in the journal ('git stella recover PATH'), and its own stale writes are still
+/// refused. Its next step (a read, a write, a command) makes it live again. Claude Code's
+/// SessionEnd hook ends its session.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session end agent-1
+
+Exit status:
+  0  ended (or it had ended already)
+  2  an error: no session given or an unknown one")]
+pub struct EndArgs {
+    /// The session (default: --session or STELLA_SESSION)
+    pub id: Option<String>,
 }
 
 /// Delete a session and its reflog, so gc can forget what it saw
@@ -314,6 +335,14 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     )?;
                 }
             }
+        }
+        SessionCommand::End(a) => {
+            let id = match &a.id {
+                Some(id) => parse_session_id(id)?,
+                None => ctx.session_id()?,
+            };
+            context.session(&id).end()?;
+            writeln!(ctx.err, "ended session {id}")?;
         }
         SessionCommand::Show(a) => {
             let id = match &a.id {

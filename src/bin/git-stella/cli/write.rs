@@ -41,7 +41,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let mut content = Vec::new();
     std::io::stdin().lock().read_to_end(&mut content)?;
     match context.session(&id).write(&named.path, &content)? {
-        Outcome::Done(_) => Ok(ExitCode::SUCCESS),
+        Outcome::Done(_, kept) => {
+            super::say_kept(ctx, &kept)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Outcome::Refused(mut checks) => {
             for c in &mut checks {
                 c.via = named.link.clone();

@@ -1,0 +1,199 @@
+//! The bytes a blind change replaces (a change of a file the session never read): kept in the
+//! journal first unless git's `HEAD` holds them, so `git stella recover PATH` gives back a
+//! person's uncommitted edit or an untracked file that a session overwrote or deleted unseen.
+//!
+//! Bounded: a file larger than [`FILE_MAX`], or past [`COMMAND_MAX`] kept by one command, is not
+//! kept, and the change is refused instead (fail closed: bytes Stella cannot keep are not lost
+//! quietly).
+
+use gix::ObjectId;
+
+use crate::digest::Digest;
+use crate::guard::{Allow, Check, Conflict, Others, Verdict};
+use crate::journal::{self, Journal, RootEdit, RootFile};
+use crate::paths::RelPath;
+
+/// The largest file kept before a blind change.
+pub const FILE_MAX: u64 = 64 << 20;
+
+/// The most one command (a shell command under the guard, one call of a tool) keeps.
+pub const COMMAND_MAX: u64 = 256 << 20;
+
+/// Bytes kept before a blind change of `path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    pub path: RelPath,
+    pub digest: Digest,
+    pub blob: ObjectId,
+}
+
+impl Kept {
+    /// The step's root files that keep them where `recover PATH` and `recover --all` find
+    /// them (see [`overwritten`]).
+    pub fn root_edits(&self, journal: &Journal<'_>) -> Result<Vec<RootEdit>, journal::Error> {
+        overwritten(
+            journal,
+            &self.path,
+            &format!("blind-{}", self.digest.to_hex()),
+            self.blob,
+        )
+    }
+
+    /// The one line that tells the caller ([`line`]).
+    pub fn line(&self) -> String {
+        line(&self.path)
+    }
+}
+
+/// The one line that says the bytes at `path` were kept before a blind change.
+pub fn line(path: &RelPath) -> String {
+    format!(
+        "kept the previous {path}: git stella recover {}",
+        shell_word(&path.to_lossy())
+    )
+}
+
+/// `text` as one word for a POSIX shell: as it is when it holds nothing a shell reads, else in
+/// single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,=@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// The root files that keep `blob`, the bytes at `path` that call `call` replaced unseen: the
+/// blob under the path's folder of overwritten bytes, and the path itself beside it.
+pub fn overwritten(
+    journal: &Journal<'_>,
+    path: &RelPath,
+    call: &str,
+    blob: ObjectId,
+) -> Result<Vec<RootEdit>, journal::Error> {
+    Ok(vec![
+        RootEdit::Put {
+            file: RootFile::Overwritten {
+                path: path.clone(),
+                call: call.to_owned(),
+            },
+            blob,
+        },
+        RootEdit::Put {
+            file: RootFile::OverwrittenPath(path.clone()),
+            blob: journal.write_blob(path.as_bytes())?,
+        },
+    ])
+}
+
+/// Why bytes could not be kept: the change is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "{path} is {size} bytes, and its bytes are not in git's HEAD; Stella keeps up to {max} bytes {what} before a change made without reading it. Nothing was changed: read {path} first, or commit it"
+    )]
+    TooLarge {
+        path: RelPath,
+        size: u64,
+        max: u64,
+        what: &'static str,
+    },
+    #[error("could not keep {path} before changing it: {source}")]
+    Io {
+        path: RelPath,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Journal(#[from] journal::Error),
+}
+
+/// After a check that allowed a blind change ([`Allow::Untracked`]): keep the bytes there
+/// ([`before_blind`]); bytes too large to keep turn the check into a refusal
+/// ([`Conflict::Unkept`]). Any other check is left alone.
+pub fn for_check(
+    check: &mut Check,
+    others: &Others<'_, '_>,
+    budget: &mut u64,
+) -> Result<Option<Kept>, Error> {
+    if check.verdict != Verdict::Allow(Allow::Untracked) {
+        return Ok(None);
+    }
+    match before_blind(others, &check.path, budget) {
+        Err(Error::TooLarge { .. }) => {
+            check.verdict = Verdict::Refuse(Conflict::Unkept);
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
+/// Before a blind change of `path` (for the session of `others`): keep the bytes there unless
+/// `HEAD` holds them, counting them against `budget` (what the command may still keep).
+/// `None` when there is nothing to keep: no file, not a regular file, or bytes git has.
+pub fn before_blind(
+    others: &Others<'_, '_>,
+    path: &RelPath,
+    budget: &mut u64,
+) -> Result<Option<Kept>, Error> {
+    let abs = path.under(&others.ws.root);
+    let size = match std::fs::symlink_metadata(&abs) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Ok(None),
+    };
+    let too_large = |max, what| Error::TooLarge {
+        path: path.clone(),
+        size,
+        max,
+        what,
+    };
+    if size > FILE_MAX {
+        // HEAD may hold them: only read back what git has, never the file whole.
+        if let Ok(digest) = Digest::of_file(&abs)
+            && others.head_holds(path, digest)
+        {
+            return Ok(None);
+        }
+        return Err(too_large(FILE_MAX, "of one file"));
+    }
+    let bytes = match crate::fsutil::read_regular(&abs) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(Error::Io {
+                path: path.clone(),
+                source,
+            });
+        }
+    };
+    let digest = Digest::of(&bytes);
+    if others.head_holds(path, digest) {
+        return Ok(None);
+    }
+    let size = bytes.len() as u64;
+    if size > *budget {
+        return Err(Error::TooLarge {
+            path: path.clone(),
+            size,
+            max: COMMAND_MAX,
+            what: "in one command",
+        });
+    }
+    let blob = others.journal.write_blob(&bytes)?;
+    *budget -= size;
+    Ok(Some(Kept {
+        path: path.clone(),
+        digest,
+        blob,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_path_is_one_shell_word() {
+        assert_eq!(super::shell_word("src/api.rs"), "src/api.rs");
+        assert_eq!(super::shell_word("my file's.rs"), "'my file'\\''s.rs'");
+    }
+}
