@@ -204,9 +204,29 @@ pub struct Others<'a, 'j> {
     /// The session making the change.
     pub me: &'a SessionId,
     pub ws: &'a crate::workspace::Workspace,
+    /// The user's repository, opened when first needed and kept: a command under the shell
+    /// guard may change thousands of files (`HEAD` itself is read again each time).
+    repo: std::cell::OnceCell<Option<gix::Repository>>,
 }
 
-impl Others<'_, '_> {
+impl<'a, 'j> Others<'a, 'j> {
+    pub fn new(
+        journal: &'a Journal<'j>,
+        me: &'a SessionId,
+        ws: &'a crate::workspace::Workspace,
+    ) -> Self {
+        Others {
+            journal,
+            me,
+            ws,
+            repo: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn repo(&self) -> Option<&gix::Repository> {
+        self.repo.get_or_init(|| self.ws.user_repo().ok()).as_ref()
+    }
+
     /// Each other live session whose last word on `path` is a write: who, when, and the bytes.
     /// A session that ended ([`ENDED`]) no longer protects its writes. A session whose journal
     /// cannot be read protects nothing until it is repaired (its own next command repairs it):
@@ -243,31 +263,26 @@ impl Others<'_, '_> {
         Ok(out)
     }
 
+    /// The blob `HEAD` has at `path`, if any (an unborn branch has none).
+    fn head_blob(&self, path: &RelPath) -> Option<gix::ObjectId> {
+        let tree = self.repo()?.head_tree().ok()?;
+        let entry = tree.lookup_entry_by_path(path.as_path()).ok()??;
+        entry.mode().is_blob().then(|| entry.object_id())
+    }
+
     /// Whether git's `HEAD` has a file at `path` at all.
     pub fn head_tracks(&self, path: &RelPath) -> bool {
-        self.ws.user_repo().ok().is_some_and(|repo| {
-            repo.head_tree()
-                .ok()
-                .and_then(|t| t.lookup_entry_by_path(path.as_path()).ok()?)
-                .is_some()
-        })
+        self.head_blob(path).is_some()
     }
 
     /// Whether git's `HEAD` holds bytes `now` at `path` (read when asked: a command may move
-    /// `HEAD` while it runs). An unborn branch holds nothing.
+    /// `HEAD` while it runs).
     pub fn head_holds(&self, path: &RelPath, now: Digest) -> bool {
-        let Ok(repo) = self.ws.user_repo() else {
+        let (Some(repo), Some(blob)) = (self.repo(), self.head_blob(path)) else {
             return false;
         };
-        let Ok(tree) = repo.head_tree() else {
-            return false;
-        };
-        let Ok(Some(entry)) = tree.lookup_entry_by_path(path.as_path()) else {
-            return false;
-        };
-        entry
-            .object()
-            .is_ok_and(|o| o.kind == gix::object::Kind::Blob && Digest::of(&o.data) == now)
+        repo.find_object(blob)
+            .is_ok_and(|o| Digest::of(&o.data) == now)
     }
 }
 

@@ -624,11 +624,7 @@ impl Session<'_> {
 
     /// What a blind change of this session consults ([`guard::Check::respect`]).
     pub(crate) fn others<'a, 'j>(&'a self, journal: &'a Journal<'j>) -> guard::Others<'a, 'j> {
-        guard::Others {
-            journal,
-            me: self.id,
-            ws: &self.ctx.ws,
-        }
+        guard::Others::new(journal, self.id, &self.ctx.ws)
     }
 
     /// A guarded write: check, store the step's objects, write atomically beneath the workspace

@@ -60,7 +60,7 @@ pub fn run(
     );
     let mut sup = Supervisor {
         root: context.ws.root.clone(),
-        ws: &context.ws,
+        others: guard::Others::new(&journal, id, &context.ws),
         journal: &journal,
         tree: start.tree,
         known: HashMap::new(),
@@ -111,6 +111,8 @@ pub fn run(
         views: HashMap::new(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
+        ignore_query: None,
+        ignored_folders: HashMap::new(),
         kept_files: Vec::new(),
         err,
     };
@@ -539,8 +541,8 @@ enum Located {
 
 struct Supervisor<'a, 'j> {
     root: PathBuf,
-    /// The workspace, for what a blind change consults ([`guard::Check::respect`]).
-    ws: &'a crate::workspace::Workspace,
+    /// What a blind change consults ([`guard::Check::respect`]).
+    others: guard::Others<'a, 'j>,
     journal: &'a Journal<'j>,
     /// The session's map when the command started.
     tree: ObjectId,
@@ -614,6 +616,10 @@ struct Supervisor<'a, 'j> {
     kept: u64,
     /// What the command may still keep of files it changes blind ([`crate::keep`]).
     keep_budget: u64,
+    /// The command's `git check-ignore`, started when first needed.
+    ignore_query: Option<IgnoreQuery>,
+    /// Whether git ignores each folder asked about (by its path with a trailing `/`).
+    ignored_folders: HashMap<Vec<u8>, bool>,
     /// Files whose bytes were kept before the command changed them blind, for the next step.
     kept_files: Vec<crate::keep::Kept>,
     err: &'a mut dyn Write,
@@ -1074,26 +1080,23 @@ impl Supervisor<'_, '_> {
             return Err(Answer::Fail(libc::EBUSY));
         }
         let mut check = guard::check_entry(entry, &self.root, &path, intent);
-        let others = guard::Others {
-            journal: self.journal,
-            me: self.id,
-            ws: self.ws,
-        };
-        if let Err(e) = check.respect(&others) {
+        let others = &self.others;
+        if let Err(e) = check.respect(others) {
             let _ = writeln!(
                 self.err,
                 "stella: refusing to change {path}: what other sessions wrote cannot be read: {e}"
             );
             return Err(Answer::Fail(libc::EACCES));
         }
-        // A blind change of a file git tracks whose bytes HEAD lacks (someone's uncommitted
-        // edit): kept first. Untracked files are not kept here: telling an ignored one (a build
-        // output, a package folder) from someone's new file would cost a git call per file.
+        // A blind change of bytes HEAD lacks (someone's uncommitted edit, or an untracked
+        // file): kept first, unless git ignores the file (a build output, a package folder).
         if !check.refused()
             && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked)
-            && others.head_tracks(&path)
+            && path.under(&self.root).is_file()
+            && (self.others.head_tracks(&path) || !self.git_ignores(&path))
         {
-            match crate::keep::for_check(&mut check, &others, &mut self.keep_budget) {
+            let others = &self.others;
+            match crate::keep::for_check(&mut check, others, &mut self.keep_budget) {
                 Ok(Some(kept)) => {
                     let line = format!("stella: {}\n", kept.line());
                     if !notify::write_stderr_of(req.pid, line.as_bytes()) {
@@ -1138,6 +1141,43 @@ impl Supervisor<'_, '_> {
             _ => Disk::probe(&path.under(&self.root)).digest(),
         };
         Ok(Some((path, before, tracked)))
+    }
+
+    /// Whether git ignores `path` (asked of one `git check-ignore` kept for the command). A
+    /// path git cannot be asked about is not ignored: its bytes are kept.
+    ///
+    /// Each folder above the path is asked first, once per command: a file in an ignored folder
+    /// (a package folder, a build tree) costs a lookup, not a question.
+    fn git_ignores(&mut self, path: &RelPath) -> bool {
+        let bytes = path.as_bytes();
+        for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            let folder = &bytes[..=i];
+            let ignored = match self.ignored_folders.get(folder) {
+                Some(known) => *known,
+                None => {
+                    // With its trailing `/`: git matches a folder's patterns (`build/`) only so.
+                    let answer = self.ask_ignored(folder);
+                    self.ignored_folders.insert(folder.to_vec(), answer);
+                    answer
+                }
+            };
+            if ignored {
+                return true;
+            }
+        }
+        self.ask_ignored(bytes)
+    }
+
+    /// [`Supervisor::git_ignores`] asked of git for `path` alone (a path of the workspace).
+    fn ask_ignored(&mut self, path: &[u8]) -> bool {
+        if self.ignore_query.is_none() {
+            self.ignore_query = IgnoreQuery::start(&self.root);
+        }
+        let answer = self.ignore_query.as_mut().and_then(|q| q.ignores(path));
+        if answer.is_none() {
+            self.ignore_query = None;
+        }
+        answer.unwrap_or(false)
     }
 
     /// After an allowed change that is done once its call returns, settle it at the next look.
@@ -1717,7 +1757,7 @@ impl Supervisor<'_, '_> {
             }
         }
         self.log = later;
-        if due.is_empty() && self.refusals.is_empty() {
+        if due.is_empty() && self.refusals.is_empty() && self.kept_files.is_empty() {
             return Ok(());
         }
         // Within what is due, a path's last reading or writing is what counts, up to a rename.
@@ -1937,7 +1977,7 @@ impl Supervisor<'_, '_> {
                 }
             }
         }
-        if edits.is_empty() && refused.is_empty() {
+        if edits.is_empty() && refused.is_empty() && self.kept_files.is_empty() {
             return Ok(());
         }
         let n_refused = refused.len();
@@ -2032,6 +2072,59 @@ fn ignored(root: &Path, paths: &[RelPath]) -> HashSet<RelPath> {
         Vec::new(),
     ));
     matched.difference(&tracked).cloned().collect()
+}
+
+/// One `git check-ignore --stdin` kept running for a command, asked one path at a time (git
+/// answers each path at once when its output is a pipe): about 40 µs a path, where a `git` per
+/// path costs milliseconds.
+struct IgnoreQuery {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl IgnoreQuery {
+    fn start(root: &Path) -> Option<IgnoreQuery> {
+        let mut child = crate::child::die_with_parent(&mut Command::new("git"))
+            .args(["check-ignore", "--stdin", "-z", "-n", "-v", "--no-index"])
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take()?;
+        let stdout = std::io::BufReader::new(child.stdout.take()?);
+        Some(IgnoreQuery {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// Whether git's ignore rules match `path` (`None`: git did not answer).
+    fn ignores(&mut self, path: &[u8]) -> Option<bool> {
+        use std::io::BufRead as _;
+        self.stdin.write_all(path).ok()?;
+        self.stdin.write_all(b"\0").ok()?;
+        self.stdin.flush().ok()?;
+        // Four fields: the rule's source (empty when nothing matched), line, pattern, path.
+        let mut source = Vec::new();
+        self.stdout.read_until(0, &mut source).ok()?;
+        for _ in 0..3 {
+            let mut field = Vec::new();
+            self.stdout.read_until(0, &mut field).ok()?;
+            field.last().is_some_and(|b| *b == 0).then_some(())?;
+        }
+        Some(source.len() > 1)
+    }
+}
+
+impl Drop for IgnoreQuery {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A NUL-separated list of paths, as git prints it with `-z`.

@@ -523,11 +523,7 @@ impl Hook {
         let journal = ctx.journal();
         let mut refused = Vec::new();
         let mut allowed = Vec::new();
-        let others = guard::Others {
-            journal: &journal,
-            me: &id,
-            ws: &ctx.ws,
-        };
+        let others = guard::Others::new(&journal, &id, &ctx.ws);
         for (path, intent) in checks {
             let check = match guard::check(&others, path, *intent) {
                 Ok(c) => c,

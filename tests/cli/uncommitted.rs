@@ -345,4 +345,28 @@ fn a_persons_uncommitted_edit_replaced_blind_is_kept_and_said() {
         assert!(kept_for_recover(&w, "api.rs", &text), "{how}");
         assert_ne!(w.read("api.rs"), text, "{how}");
     }
+    // An untracked file `git clean` removes is kept; one git ignores (a build output) is not.
+    w.write(".gitignore", "build/\n");
+    w.write("draft.md", "a person's new file\n");
+    w.write("build/out.o", "built\n");
+    let out = w.run(&[
+        "--session",
+        &w.start(),
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "git clean -fdq; rm -r build",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!w.repo.join("draft.md").exists() && !w.repo.join("build").exists());
+    let said = stderr(&out);
+    assert!(
+        said.contains("stella: kept the previous draft.md: git stella recover draft.md\n"),
+        "{said}"
+    );
+    assert!(!said.contains("build/"), "{said}");
+    assert!(kept_for_recover(&w, "draft.md", "a person's new file\n"));
+    let v: Value = serde_json::from_str(&w.ok(&["recover", "--all", "--json"])).unwrap();
+    assert!(!v.to_string().contains("build/out.o"), "{v}");
 }
