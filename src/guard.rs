@@ -270,11 +270,6 @@ impl<'a, 'j> Others<'a, 'j> {
         entry.mode().is_blob().then(|| entry.object_id())
     }
 
-    /// Whether git's `HEAD` has a file at `path` at all.
-    pub fn head_tracks(&self, path: &RelPath) -> bool {
-        self.head_blob(path).is_some()
-    }
-
     /// Whether git's `HEAD` holds bytes `now` at `path` (read when asked: a command may move
     /// `HEAD` while it runs).
     pub fn head_holds(&self, path: &RelPath, now: Digest) -> bool {

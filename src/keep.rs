@@ -112,15 +112,19 @@ pub enum Error {
 /// After a check that allowed a blind change ([`Allow::Untracked`]): keep the bytes there
 /// ([`before_blind`]); bytes too large to keep turn the check into a refusal
 /// ([`Conflict::Unkept`]). Any other check is left alone.
+///
+/// `wanted` is asked, once git's `HEAD` is known not to hold the bytes, whether the caller keeps
+/// this path at all (the shell guard does not keep what git ignores).
 pub fn for_check(
     check: &mut Check,
     others: &Others<'_, '_>,
     budget: &mut u64,
+    wanted: &mut dyn FnMut(&RelPath) -> bool,
 ) -> Result<Option<Kept>, Error> {
     if check.verdict != Verdict::Allow(Allow::Untracked) {
         return Ok(None);
     }
-    match before_blind(others, &check.path, budget) {
+    match before_blind(others, &check.path, budget, wanted) {
         Err(Error::TooLarge { .. }) => {
             check.verdict = Verdict::Refuse(Conflict::Unkept);
             Ok(None)
@@ -136,6 +140,7 @@ pub fn before_blind(
     others: &Others<'_, '_>,
     path: &RelPath,
     budget: &mut u64,
+    wanted: &mut dyn FnMut(&RelPath) -> bool,
 ) -> Result<Option<Kept>, Error> {
     let abs = path.under(&others.ws.root);
     let size = match std::fs::symlink_metadata(&abs) {
@@ -150,9 +155,8 @@ pub fn before_blind(
     };
     if size > FILE_MAX {
         // HEAD may hold them: only read back what git has, never the file whole.
-        if let Ok(digest) = Digest::of_file(&abs)
-            && others.head_holds(path, digest)
-        {
+        let held = Digest::of_file(&abs).is_ok_and(|digest| others.head_holds(path, digest));
+        if held || !wanted(path) {
             return Ok(None);
         }
         return Err(too_large(FILE_MAX, "of one file"));
@@ -168,7 +172,7 @@ pub fn before_blind(
         }
     };
     let digest = Digest::of(&bytes);
-    if others.head_holds(path, digest) {
+    if others.head_holds(path, digest) || !wanted(path) {
         return Ok(None);
     }
     let size = bytes.len() as u64;

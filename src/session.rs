@@ -663,9 +663,13 @@ impl Session<'_> {
         let others = self.others(&journal);
         let mut check = guard::check(&others, path, intent)?;
         // Bytes a blind write replaces that git's HEAD lacks are kept first, for `recover`.
-        let kept =
-            crate::keep::for_check(&mut check, &others, &mut crate::keep::COMMAND_MAX.clone())
-                .map_err(|e| kept_error(e, path))?;
+        let kept = crate::keep::for_check(
+            &mut check,
+            &others,
+            &mut crate::keep::COMMAND_MAX.clone(),
+            &mut |_| true,
+        )
+        .map_err(|e| kept_error(e, path))?;
         if check.refused() {
             return Ok(Outcome::Refused(vec![check]));
         }
@@ -800,7 +804,7 @@ impl Session<'_> {
             check.via = named.link.clone();
             // A link is removed, not what it reaches: only a file itself has bytes to keep.
             if named.link.is_none()
-                && let Some(k) = crate::keep::for_check(check, &others, &mut budget)
+                && let Some(k) = crate::keep::for_check(check, &others, &mut budget, &mut |_| true)
                     .map_err(|e| kept_error(e, &named.path))?
             {
                 kept.push(k);

@@ -111,8 +111,7 @@ pub fn run(
         views: HashMap::new(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
-        ignore_query: None,
-        ignored_folders: HashMap::new(),
+        ignores: Ignores::new(&context.ws.root),
         kept_files: Vec::new(),
         err,
     };
@@ -616,10 +615,8 @@ struct Supervisor<'a, 'j> {
     kept: u64,
     /// What the command may still keep of files it changes blind ([`crate::keep`]).
     keep_budget: u64,
-    /// The command's `git check-ignore`, started when first needed.
-    ignore_query: Option<IgnoreQuery>,
-    /// Whether git ignores each folder asked about (by its path with a trailing `/`).
-    ignored_folders: HashMap<Vec<u8>, bool>,
+    /// What git ignores, for files changed blind (not kept).
+    ignores: Ignores,
     /// Files whose bytes were kept before the command changed them blind, for the next step.
     kept_files: Vec<crate::keep::Kept>,
     err: &'a mut dyn Write,
@@ -1090,13 +1087,18 @@ impl Supervisor<'_, '_> {
         }
         // A blind change of bytes HEAD lacks (someone's uncommitted edit, or an untracked
         // file): kept first, unless git ignores the file (a build output, a package folder).
-        if !check.refused()
-            && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked)
-            && path.under(&self.root).is_file()
-            && (self.others.head_tracks(&path) || !self.git_ignores(&path))
-        {
-            let others = &self.others;
-            match crate::keep::for_check(&mut check, others, &mut self.keep_budget) {
+        // Git is asked only about bytes HEAD lacks: a tool rewriting committed files (a
+        // formatter) never waits on it. A file git tracks although a rule ignores it (`git add
+        // -f`) is taken for ignored.
+        if !check.refused() && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked) {
+            let ignores = &mut self.ignores;
+            let mut wanted = |p: &RelPath| !ignores.ignores(p);
+            match crate::keep::for_check(
+                &mut check,
+                &self.others,
+                &mut self.keep_budget,
+                &mut wanted,
+            ) {
                 Ok(Some(kept)) => {
                     let line = format!("stella: {}\n", kept.line());
                     if !notify::write_stderr_of(req.pid, line.as_bytes()) {
@@ -1141,43 +1143,6 @@ impl Supervisor<'_, '_> {
             _ => Disk::probe(&path.under(&self.root)).digest(),
         };
         Ok(Some((path, before, tracked)))
-    }
-
-    /// Whether git ignores `path` (asked of one `git check-ignore` kept for the command). A
-    /// path git cannot be asked about is not ignored: its bytes are kept.
-    ///
-    /// Each folder above the path is asked first, once per command: a file in an ignored folder
-    /// (a package folder, a build tree) costs a lookup, not a question.
-    fn git_ignores(&mut self, path: &RelPath) -> bool {
-        let bytes = path.as_bytes();
-        for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'/') {
-            let folder = &bytes[..=i];
-            let ignored = match self.ignored_folders.get(folder) {
-                Some(known) => *known,
-                None => {
-                    // With its trailing `/`: git matches a folder's patterns (`build/`) only so.
-                    let answer = self.ask_ignored(folder);
-                    self.ignored_folders.insert(folder.to_vec(), answer);
-                    answer
-                }
-            };
-            if ignored {
-                return true;
-            }
-        }
-        self.ask_ignored(bytes)
-    }
-
-    /// [`Supervisor::git_ignores`] asked of git for `path` alone (a path of the workspace).
-    fn ask_ignored(&mut self, path: &[u8]) -> bool {
-        if self.ignore_query.is_none() {
-            self.ignore_query = IgnoreQuery::start(&self.root);
-        }
-        let answer = self.ignore_query.as_mut().and_then(|q| q.ignores(path));
-        if answer.is_none() {
-            self.ignore_query = None;
-        }
-        answer.unwrap_or(false)
     }
 
     /// After an allowed change that is done once its call returns, settle it at the next look.
@@ -2072,6 +2037,63 @@ fn ignored(root: &Path, paths: &[RelPath]) -> HashSet<RelPath> {
         Vec::new(),
     ));
     matched.difference(&tracked).cloned().collect()
+}
+
+/// What git ignores, asked for a command: of one `git check-ignore` kept running
+/// ([`IgnoreQuery`]), each folder once.
+struct Ignores {
+    root: PathBuf,
+    /// Started when first needed.
+    query: Option<IgnoreQuery>,
+    /// Whether git ignores each folder asked about (by its path with a trailing `/`).
+    folders: HashMap<Vec<u8>, bool>,
+}
+
+impl Ignores {
+    fn new(root: &Path) -> Ignores {
+        Ignores {
+            root: root.to_owned(),
+            query: None,
+            folders: HashMap::new(),
+        }
+    }
+
+    /// Whether git ignores `path` (asked of one `git check-ignore` kept for the command). A
+    /// path git cannot be asked about is not ignored: its bytes are kept.
+    ///
+    /// Each folder above the path is asked first, once per command: a file in an ignored folder
+    /// (a package folder, a build tree) costs a lookup, not a question.
+    fn ignores(&mut self, path: &RelPath) -> bool {
+        let bytes = path.as_bytes();
+        for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            let folder = &bytes[..=i];
+            let ignored = match self.folders.get(folder) {
+                Some(known) => *known,
+                None => {
+                    // With its trailing `/`: git matches a folder's patterns (`build/`) only so.
+                    let answer = self.ask_ignored(folder);
+                    self.folders.insert(folder.to_vec(), answer);
+                    answer
+                }
+            };
+            if ignored {
+                return true;
+            }
+        }
+        self.ask_ignored(bytes)
+    }
+
+    /// [`Ignores::ignores`] asked of git for `path` alone (a path of the workspace).
+    fn ask_ignored(&mut self, path: &[u8]) -> bool {
+        if self.query.is_none() {
+            self.query = IgnoreQuery::start(&self.root);
+        }
+        let answer = self.query.as_mut().and_then(|q| q.ignores(path));
+        if answer.is_none() {
+            self.query = None;
+        }
+        answer.unwrap_or(false)
+    }
 }
 
 /// One `git check-ignore --stdin` kept running for a command, asked one path at a time (git

@@ -163,7 +163,9 @@ fn bash_completes_git_stella_and_git_dash_stella() {
     assert_eq!(r[3], ["session"]);
     assert_eq!(
         words(&r[4]),
-        ["start ", "list ", "show ", "drop ", "prune ", "help "]
+        [
+            "start ", "list ", "show ", "end ", "drop ", "prune ", "help "
+        ]
     );
     assert_eq!(r[5], ["start"]);
     assert_eq!(r[6], ["--delete "]);
