@@ -1090,7 +1090,10 @@ impl Supervisor<'_, '_> {
         // Git is asked only about bytes HEAD lacks: a tool rewriting committed files (a
         // formatter) never waits on it. A file git tracks although a rule ignores it (`git add
         // -f`) is taken for ignored.
-        if !check.refused() && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked) {
+        if !check.refused()
+            && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked)
+            && !self.ignores.in_ignored_folder(&path)
+        {
             let ignores = &mut self.ignores;
             let mut wanted = |p: &RelPath| !ignores.ignores(p);
             match crate::keep::for_check(
@@ -2050,6 +2053,17 @@ struct Ignores {
 }
 
 impl Ignores {
+    /// Whether a folder above `path` is already known to be ignored: no file is read, and git
+    /// is not asked (a package folder being removed file by file).
+    fn in_ignored_folder(&self, path: &RelPath) -> bool {
+        let bytes = path.as_bytes();
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .any(|(i, _)| self.folders.get(&bytes[..=i]) == Some(&true))
+    }
+
     fn new(root: &Path) -> Ignores {
         Ignores {
             root: root.to_owned(),

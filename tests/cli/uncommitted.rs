@@ -134,6 +134,24 @@ fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_everywhere() 
         says_theirs(&stderr(&out), path, &a);
         untouched(how);
     }
+    // A command that carries on past the refusal and reports success is told it did not.
+    w.write("template.rs", "fn template() {}\n");
+    let out = w.run(&[
+        "--session",
+        &b,
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "cp template.rs api.rs; true",
+    ]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("stella: the command reported success, but Stella refused 1 change, left as it was: api.rs"),
+        "{}",
+        stderr(&out)
+    );
+    untouched("a command that carried on");
     let out = w.run(&["--session", &b, "exec", "--", "git", "checkout", "--", "."]);
     assert!(
         stderr(&out).contains("unable to unlink old 'api.rs'"),

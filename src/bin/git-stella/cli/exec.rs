@@ -225,6 +225,40 @@ fn bash_command(snippet: &std::ffi::OsStr) -> Option<String> {
     )
 }
 
+/// A command that carried on past a refused change and reported success (git switching a
+/// branch, a reset) did not do all it says: say so plainly, naming the files left as they were.
+fn say_left_behind(ctx: &mut Ctx<'_>, report: &exec::Report) {
+    if report.code() != 0 || report.refused.is_empty() {
+        return;
+    }
+    let mut names: Vec<String> = report
+        .refused
+        .iter()
+        .take(10)
+        .map(|p| stella::text::escape_controls(&p.to_lossy()).into_owned())
+        .collect();
+    if report.refused.len() > 10 {
+        names.push(format!("and {} more", report.refused.len() - 10));
+    }
+    // Even under -q: it says where someone's work stands.
+    let _ = writeln!(
+        ctx.err,
+        "stella: the command reported success, but Stella refused {}, left as {} {}: {} (its work is incomplete; 'git status' shows what differs, 'git stella log' the refusals)",
+        stella::text::count(report.refused.len() as u64, "change"),
+        if report.refused.len() == 1 {
+            "it"
+        } else {
+            "they"
+        },
+        if report.refused.len() == 1 {
+            "was"
+        } else {
+            "were"
+        },
+        names.join(", ")
+    );
+}
+
 /// Run `command` under the guard; where this machine cannot guard, run it unguarded with a
 /// warning, or not at all under fail-closed.
 fn guarded(
@@ -237,7 +271,10 @@ fn guarded(
     let command = make();
     let program = command.get_program().to_owned();
     match exec::run(context, id, command, label, ctx.err) {
-        Ok(report) => Ok(ExitCode::from(report.code())),
+        Ok(report) => {
+            say_left_behind(ctx, &report);
+            Ok(ExitCode::from(report.code()))
+        }
         // Already under Stella's guard: the outer one sees every call of this command too.
         Err(exec::Error::Nested) => {
             let outer = std::env::var_os(exec::SESSION_ENV);
