@@ -457,7 +457,8 @@ fn the_real_codex_cli_is_guarded_by_stella() {
         "the Codex thread is a Stella session, each patch one step"
     );
 
-    // (4) A file the session never read is patched, and a new one added: both allowed. Under
+    // (4) A file the session never read is patched, and a new one added: both allowed, the
+    // untracked bytes the blind patch replaced kept first (a step of their own). Under
     // strace, when installed: nothing but the mock is contacted, by Codex, the hooks it runs or
     // a command under the shell guard.
     w.write("other.txt", "one\ntwo\n");
@@ -508,6 +509,7 @@ fn the_real_codex_cli_is_guarded_by_stella() {
             "exec cat README (1 read, 0 changed)",
             "wrote fresh.txt",
             "wrote other.txt",
+            "keep before a blind change: other.txt",
             "session start"
         ]
     );
