@@ -210,7 +210,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l session
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: {session, files: [{path, state, seen}], refused}; with --all, {sessions: [{session, last, steps, tracked, changed, refused}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: {session, files: [{path, state, seen}], refused, left_behind: [{path, intent, writer}]}; with --all, {sessions: [{session, last, steps, tracked, changed, refused, left_behind}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l all -d 'Every session of the workspace, one line each'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l verbose -d 'Say more on stderr (repeat for more)'

@@ -20,7 +20,14 @@ pub struct Refused {
     /// What the step that last changed this file refused.
     #[serde(default)]
     pub last: Vec<Record>,
+    /// The newest refusal of each path, newest first, at most [`LEFT_MAX`]: where a refused
+    /// change may have left a file behind while the command that wanted it went on.
+    #[serde(default)]
+    pub left: Vec<Record>,
 }
+
+/// How many refused paths `refused.toml` remembers for [`left_behind`].
+pub const LEFT_MAX: usize = 256;
 
 /// One refused write or delete.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,11 +90,60 @@ pub fn edit(
     records: Vec<Record>,
 ) -> Result<RootEdit, journal::Error> {
     let before = read(journal, tree);
+    let mut left = records.clone();
+    left.extend(
+        before
+            .left
+            .into_iter()
+            .filter(|old| !records.iter().any(|r| r.path == old.path)),
+    );
+    left.truncate(LEFT_MAX);
     let now = Refused {
         count: before.count + records.len() as u64,
         last: records,
+        left,
     };
     journal.toml_edit(RootFile::Refused, &now)
+}
+
+/// The files a refused change of session `id` left as they were and that still stand so: the
+/// bytes on disk are still those found when the change was refused (or the file is still gone),
+/// and the session has not read or written them since. A command that went on past a refusal
+/// (a branch switch half done) left exactly these files behind. Newest refusal first.
+pub fn left_behind(
+    journal: &Journal<'_>,
+    root: &std::path::Path,
+    id: &SessionId,
+) -> Result<Vec<Record>, journal::Error> {
+    let tip = journal.tip(id)?;
+    let mut left = Vec::new();
+    for record in read(journal, tip.tree).left {
+        let Some(found) = record.found.as_deref() else {
+            continue;
+        };
+        // A name that was not UTF-8 is recorded lossily: it cannot be found again.
+        let Some(path) = RelPath::from_bytes(record.path.as_bytes())
+            .filter(|_| !record.path.contains(char::REPLACEMENT_CHARACTER))
+        else {
+            continue;
+        };
+        let now = match Disk::probe(&path.under(root)) {
+            Disk::Present(d) => d,
+            Disk::Missing if found == "gone" => {
+                left.push(record);
+                continue;
+            }
+            _ => continue,
+        };
+        if now.to_hex() != found {
+            continue;
+        }
+        let seen = journal.lookup_at(tip.tree, &path)?.map(|e| e.seen);
+        if seen != Some(journal::Seen::Digest(now)) {
+            left.push(record);
+        }
+    }
+    Ok(left)
 }
 
 /// Record the refused `checks` as one step of session `id`. A session that does not exist yet

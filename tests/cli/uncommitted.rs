@@ -152,6 +152,41 @@ fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_everywhere() 
         stderr(&out)
     );
     untouched("a command that carried on");
+    // `status` and `doctor` show the file left behind, until the session reads it.
+    let left = |w: &World| -> Value {
+        let status: Value =
+            serde_json::from_str(&w.ok(&["--session", &b, "status", "--json"])).unwrap();
+        status["left_behind"].clone()
+    };
+    assert_eq!(
+        left(&w),
+        serde_json::json!([
+            { "path": "api.rs", "intent": "write", "writer": a },
+            { "path": "new.rs", "intent": "delete", "writer": a },
+        ])
+    );
+    let out = w.run(&["--session", &b, "status"]);
+    assert!(
+        stderr(&out).contains(&format!(
+            "note: refused changes left 2 files as they were: api.rs (holds what session {a} wrote), new.rs (holds what session {a} wrote);"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let doctor: Value = serde_json::from_str(&stdout(&w.run(&["doctor", "--json"]))).unwrap();
+    let found: Vec<&Value> = doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "left-behind")
+        .collect();
+    assert_eq!(found.len(), 1, "{doctor}");
+    assert!(
+        found[0]["message"].as_str().unwrap().starts_with(&format!(
+            "session {b}: refused changes left 2 files as they were: api.rs (holds what session {a} wrote), new.rs"
+        )),
+        "{doctor}"
+    );
     let out = w.run(&["--session", &b, "exec", "--", "git", "checkout", "--", "."]);
     assert!(
         stderr(&out).contains("unable to unlink old 'api.rs'"),
@@ -164,6 +199,13 @@ fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_everywhere() 
     let out = w.run(&["--session", &b, "exec", "--", "git", "stash", "-q"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.git(&["show", "stash@{0}:api.rs"]), THEIRS.trim_end());
+    // The stash changed api.rs: the refusal no longer stands there. A read settles new.rs.
+    assert_eq!(
+        left(&w),
+        serde_json::json!([{ "path": "new.rs", "intent": "delete", "writer": a }])
+    );
+    w.ok(&["--session", &b, "read", "new.rs"]);
+    assert_eq!(left(&w), serde_json::json!([]));
 }
 
 #[test]
@@ -387,4 +429,50 @@ fn a_persons_uncommitted_edit_replaced_blind_is_kept_and_said() {
     assert!(kept_for_recover(&w, "draft.md", "a person's new file\n"));
     let v: Value = serde_json::from_str(&w.ok(&["recover", "--all", "--json"])).unwrap();
     assert!(!v.to_string().contains("build/out.o"), "{v}");
+}
+
+#[test]
+fn a_branch_switch_half_done_names_the_file_it_left_behind() {
+    let w = World::new();
+    w.write("api.rs", "fn api() {}\n");
+    w.git(&["add", "api.rs"]);
+    w.git(&["commit", "-q", "-m", "api"]);
+    w.git(&["checkout", "-q", "-b", "feature"]);
+    w.write("api.rs", "fn api() { feature }\n");
+    w.git(&["commit", "-q", "-am", "feature"]);
+    w.git(&["checkout", "-q", "-"]);
+    let a = w.start();
+    w.ok_stdin(&["--session", &a, "write", "api.rs"], THEIRS.as_bytes());
+    let b = w.start();
+    let out = w.run(&[
+        "--session",
+        &b,
+        "exec",
+        "--",
+        "git",
+        "checkout",
+        "-f",
+        "feature",
+    ]);
+    // git goes on to the branch past the file it could not replace.
+    assert!(
+        stderr(&out).contains("unable to unlink old 'api.rs'"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.git(&["branch", "--show-current"]), "feature");
+    assert_eq!(w.read("api.rs"), THEIRS);
+    let status: Value =
+        serde_json::from_str(&w.ok(&["--session", &b, "status", "--json"])).unwrap();
+    assert_eq!(
+        status["left_behind"],
+        serde_json::json!([{ "path": "api.rs", "intent": "delete", "writer": a }])
+    );
+    let doctor = stdout(&w.run(&["doctor"]));
+    assert!(
+        doctor.contains(&format!(
+            "warn  session {b}: refused changes left 1 file as it was: api.rs (holds what session {a} wrote)"
+        )),
+        "{doctor}"
+    );
 }

@@ -15,8 +15,9 @@ use stella::hooks::{codex, cursor, gemini, install};
 /// and `stella.*` git config are valid; no host has Stella's hooks installed twice (it would run
 /// each one twice: a project's, its local and the user's settings all count); Claude Code runs
 /// Bash through Stella's shell guard (its CLAUDE_CODE_SHELL_PREFIX); Codex trusts Stella's hooks (it skips untrusted ones silently); the data dir
-/// is writable; the shell guard can run here; and which journal stores belong to checkouts that
-/// no longer exist. One line per finding (`ok`, `warn` or `error`), with a hint for each problem.
+/// is writable; the shell guard can run here; which files a refused change left as they were
+/// while the command that wanted them changed went on; and which journal stores belong to
+/// checkouts that no longer exist. One line per finding (`ok`, `warn` or `error`), with a hint for each problem.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella doctor
@@ -233,6 +234,19 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     }
 
+    // Files a refused change left behind, while the command that wanted them changed went on.
+    if root.is_some() {
+        match ctx.open() {
+            Ok(context) => left_behind(&context, &mut findings),
+            Err(e) => findings.push(finding(
+                Level::Warn,
+                "left-behind",
+                format!("the journal store could not be read: {}", e.message),
+                Some("'git stella verify' says what is wrong with it".into()),
+            )),
+        }
+    }
+
     // The data dir.
     let data = &ctx.settings.data_dir;
     let writable = stella::fsutil::create_private_dir(data, 0o700)
@@ -335,6 +349,48 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One warning per live session that a refused change left files behind for
+/// ([`stella::refusals::left_behind`]).
+fn left_behind(context: &stella::session::Context, findings: &mut Vec<Finding>) {
+    let journal = context.journal();
+    let Ok(sessions) = journal.sessions() else {
+        return;
+    };
+    for (id, tip) in sessions {
+        if stella::guard::ended(&tip) {
+            continue;
+        }
+        let Ok(left) = stella::refusals::left_behind(&journal, context.root(), &id) else {
+            continue;
+        };
+        if left.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = left
+            .iter()
+            .map(|r| match &r.writer {
+                Some(w) => format!("{} (holds what session {w} wrote)", r.path),
+                None => r.path.clone(),
+            })
+            .collect();
+        findings.push(finding(
+            Level::Warn,
+            "left-behind",
+            format!(
+                "session {id}: refused changes left {} as {}: {}; what wanted {} changed may have gone on without {}",
+                stella::text::count(left.len() as u64, "file"),
+                if left.len() == 1 { "it was" } else { "they were" },
+                names.join(", "),
+                if left.len() == 1 { "it" } else { "them" },
+                if left.len() == 1 { "it" } else { "them" },
+            ),
+            Some(format!(
+                "'git stella status --session {id}' lists them and 'git status' what differs from HEAD; the session reads a file ('git stella read') to settle it"
+            )),
+        ));
+    }
 }
 
 /// A host's settings file, to read it as the host does.

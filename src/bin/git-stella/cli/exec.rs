@@ -243,7 +243,7 @@ fn say_left_behind(ctx: &mut Ctx<'_>, report: &exec::Report) {
     // Even under -q: it says where someone's work stands.
     let _ = writeln!(
         ctx.err,
-        "stella: the command reported success, but Stella refused {}, left as {} {}: {} (its work is incomplete; 'git status' shows what differs, 'git stella log' the refusals)",
+        "stella: the command reported success, but Stella refused {}, left as {} {}: {} (its work is incomplete: 'git stella status' lists what was left behind, 'git status' what differs from HEAD)",
         stella::text::count(report.refused.len() as u64, "change"),
         if report.refused.len() == 1 {
             "it"

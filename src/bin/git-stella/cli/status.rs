@@ -10,7 +10,9 @@ use stella::session::{Freshness, format_time};
 /// Show every tracked file of the session: fresh, changed or gone since the session saw it
 ///
 /// A changed or gone file is one a write would be refused for: re-read it first. A note on stderr
-/// counts the writes the session had refused, when there were any (`git stella log` lists them).
+/// counts the writes the session had refused, when there were any (`git stella log` lists them),
+/// and names the files a refused change left as they were while the command that wanted them
+/// changed went on (a branch switch half done): until the session reads them again.
 /// Paths are shown from the current folder, as git status shows them; --json gives them from
 /// the workspace root.
 /// With --all, one line per session of the workspace instead: when it last acted, how many files
@@ -25,8 +27,9 @@ Exit status:
   0  listed (changed files are not an error)
   2  an error: no session given or an unknown one")]
 pub struct Args {
-    /// Print JSON: {session, files: [{path, state, seen}], refused}; with --all, {sessions: [{session,
-    /// last, steps, tracked, changed, refused}]}
+    /// Print JSON: {session, files: [{path, state, seen}], refused, left_behind: [{path, intent,
+    /// writer}]}; with --all, {sessions: [{session, last, steps, tracked, changed, refused,
+    /// left_behind}]}
     #[arg(long)]
     pub json: bool,
     /// Every session of the workspace, one line each
@@ -44,6 +47,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let status = context.session(&id).status()?;
     let refused =
         stella::refusals::read(&context.journal(), context.journal().tip(&id)?.tree).count;
+    let left = stella::refusals::left_behind(&context.journal(), context.root(), &id)?;
     if args.json {
         let list: Vec<_> = status
             .iter()
@@ -57,7 +61,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             .collect();
         print_json(
             out,
-            &json!({ "session": id.as_str(), "files": list, "refused": refused }),
+            &json!({
+                "session": id.as_str(),
+                "files": list,
+                "refused": refused,
+                "left_behind": left_json(&left),
+            }),
         )?;
     } else {
         // Paths as seen from the current folder, as git status shows them (JSON stays
@@ -81,8 +90,41 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 if refused == 1 { "" } else { "s" }
             )?;
         }
+        if !left.is_empty() {
+            let names: Vec<String> = left
+                .iter()
+                .map(|r| {
+                    let shown = stella::paths::RelPath::from_bytes(r.path.as_bytes())
+                        .map_or_else(|| r.path.clone(), |p| ctx.shown(&p, &here));
+                    match &r.writer {
+                        Some(w) => format!("{shown} (holds what session {w} wrote)"),
+                        None => shown,
+                    }
+                })
+                .collect();
+            let names = stella::text::escape_controls(&names.join(", ")).into_owned();
+            if left.len() == 1 {
+                writeln!(
+                    ctx.err,
+                    "note: a refused change left {names} as it was; the command that wanted it changed may have gone on without it: read it ('git stella read') before you build on it"
+                )?;
+            } else {
+                writeln!(
+                    ctx.err,
+                    "note: refused changes left {} as they were: {names}; the commands that wanted them changed may have gone on without them: read them ('git stella read') before you build on them",
+                    stella::text::count(left.len() as u64, "file")
+                )?;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The files a refused change left behind, for JSON.
+fn left_json(left: &[stella::refusals::Record]) -> Vec<serde_json::Value> {
+    left.iter()
+        .map(|r| json!({ "path": r.path, "intent": r.intent, "writer": r.writer }))
+        .collect()
 }
 
 /// `status --all`: every session, newest activity first.
@@ -100,12 +142,13 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
             .map(|(e, _)| e.path.to_lossy().into_owned())
             .collect();
         let refused = stella::refusals::read(&journal, tip.tree).count;
-        rows.push((id, tip, changed, refused));
+        let left = stella::refusals::left_behind(&journal, context.root(), id)?;
+        rows.push((id, tip, changed, refused, left));
     }
     if args.json {
         let list: Vec<_> = rows
             .iter()
-            .map(|(id, tip, changed, refused)| {
+            .map(|(id, tip, changed, refused, left)| {
                 json!({
                     "session": id.as_str(),
                     "last": format_time(tip.time),
@@ -113,6 +156,7 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
                     "tracked": tip.tracked,
                     "changed": changed,
                     "refused": refused,
+                    "left_behind": left_json(left),
                 })
             })
             .collect();
@@ -137,7 +181,7 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
         "{:<width$}  {:<25}  {:>7}  {:>7}  {:>7}",
         "SESSION", "LAST ACTED", "TRACKED", "CHANGED", "REFUSED"
     )?;
-    for (id, tip, changed, refused) in &rows {
+    for (id, tip, changed, refused, _) in &rows {
         writeln!(
             out,
             "{:<width$}  {:<25}  {:>7}  {:>7}  {:>7}",
