@@ -152,6 +152,17 @@ impl Workspace {
     pub fn user_repo(&self) -> Result<gix::Repository, gix::Error> {
         open_user_repo(self.git_env_overrides, &self.root)
     }
+
+    /// The user's repository, to read `HEAD` and objects only: without git's environment
+    /// overrides it is opened at the root, isolated from the system's and the user's git config
+    /// (which say nothing about where objects are and cost most of an open), else as
+    /// [`Workspace::user_repo`] opens it.
+    pub fn user_objects(&self) -> Result<gix::Repository, gix::Error> {
+        if self.git_env_overrides {
+            return self.user_repo();
+        }
+        gix::open_opts(&self.root, gix::open::Options::isolated())
+    }
 }
 
 /// Whether the repository's own config could put its work tree elsewhere: it mentions
