@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::install::{HooksFile, Shape};
+use super::install::{HooksFile, Launch, Shape};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
@@ -374,16 +374,16 @@ pub fn deny(reason: &str) -> Answer {
 
 /// Codex's hooks file at `path` ([`SETTINGS`] in a project or the home folder), and Stella's
 /// entries there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command});
     let events = [
-        ("PreToolUse", Some(MATCHER)),
-        ("PostToolUse", Some(MATCHER)),
+        ("PreToolUse", Some(MATCHER), true),
+        ("PostToolUse", Some(MATCHER), false),
     ];
     HooksFile {
         // Before the shell was guarded, only the patch tool was matched.
         former_matchers: &["apply_patch"],
-        ..HooksFile::new(path, Shape::Grouped, "codex", exe, handler, &events)
+        ..HooksFile::new(path, Shape::Grouped, "codex", launch, handler, &events)
     }
 }
 

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::install::{HooksFile, Shape};
+use super::install::{HooksFile, Launch, Shape};
 use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Cursor reads hooks, relative to the repository's root (or the home folder).
@@ -212,16 +212,20 @@ pub fn deny(reason: &str) -> Answer {
 
 /// Cursor's hooks file at `path` ([`SETTINGS`] in a project or the home folder, with its
 /// `version`), and Stella's entries there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let events = [
-        ("preToolUse", Some("Write|Edit|StrReplace|MultiEdit|Delete")),
-        ("postToolUse", Some("Write|Delete")),
-        ("beforeReadFile", None),
-        ("afterFileEdit", None),
+        (
+            "preToolUse",
+            Some("Write|Edit|StrReplace|MultiEdit|Delete"),
+            true,
+        ),
+        ("postToolUse", Some("Write|Delete"), false),
+        ("beforeReadFile", None, false),
+        ("afterFileEdit", None, false),
     ];
     let handler = |command: &str| json!({"command": command});
     HooksFile {
         header: Some(("version", json!(1))),
-        ..HooksFile::new(path, Shape::Flat, "cursor", exe, handler, &events)
+        ..HooksFile::new(path, Shape::Flat, "cursor", launch, handler, &events)
     }
 }

@@ -14,12 +14,12 @@
 //! adapter never uses it: an internal error exits 1, which Gemini CLI reports as a warning and
 //! lets the tool run.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::install::{HooksFile, Shape};
+use super::install::{HooksFile, Launch, Shape};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
@@ -218,14 +218,17 @@ pub fn deny(reason: &str) -> Answer {
 
 /// Gemini CLI's settings file at `path` ([`SETTINGS`] in a project or the home folder), and
 /// Stella's hooks there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command, "name": "stella"});
-    let events = [("BeforeTool", Some(MATCHER)), ("AfterTool", Some(MATCHER))];
+    let events = [
+        ("BeforeTool", Some(MATCHER), true),
+        ("AfterTool", Some(MATCHER), false),
+    ];
     HooksFile {
         // Before the shell was guarded, only the file tools were matched.
         former_matchers: &["^(read_file|write_file|replace)$"],
         // Gemini CLI strips comments from its settings before it parses them.
         comments: true,
-        ..HooksFile::new(path, Shape::Grouped, "gemini", exe, handler, &events)
+        ..HooksFile::new(path, Shape::Grouped, "gemini", launch, handler, &events)
     }
 }

@@ -97,6 +97,79 @@ pub fn hook_command(exe: &Path, agent: &str) -> String {
     format!("{} hook {agent}", quoted(exe))
 }
 
+/// How the hooks an install writes find `git-stella`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Launch {
+    /// By this machine's path of the binary: for the settings files that are this machine's
+    /// (a user's, Claude Code's `settings.local.json`).
+    At(PathBuf),
+    /// By looking on `PATH`, then in [`USUAL_PLACES`], when the hook runs: for a project's
+    /// settings, committed and run on every teammate's machine ([`portable_command`]).
+    Found,
+}
+
+/// Where a project's hooks look for `git-stella` after `PATH`, in order: where `cargo install`,
+/// `pip`-style user installs, a system-wide install and Homebrew put programs. `$HOME` is the
+/// user's, expanded by the shell the host runs the hook in.
+pub const USUAL_PLACES: [&str; 4] = [
+    "$HOME/.cargo/bin",
+    "$HOME/.local/bin",
+    "/usr/local/bin",
+    "/opt/homebrew/bin",
+];
+
+/// What a portable hook says when it finds no `git-stella` (on stderr, which the host shows).
+/// It goes between single quotes in the shell: it holds none.
+pub const NOT_INSTALLED: &str = "Stella is not installed: the hooks of this project run git-stella, and there is none on PATH or in ~/.cargo/bin, ~/.local/bin, /usr/local/bin or /opt/homebrew/bin. Install Stella, or take its hooks out of the settings of this project";
+
+/// The hook command a project's settings hold: one line of POSIX shell that runs the
+/// `git-stella` found on `PATH` or in [`USUAL_PLACES`] as `hook <agent>`, and names no path of
+/// the machine that wrote it (an empty `PATH` adds no empty entry, which would search the
+/// current folder: a checkout cannot plant its own `git-stella`). Where there is none, it says so ([`NOT_INSTALLED`]) and exits 1,
+/// which the hosts report and go on from; on an event that can refuse a tool call (`blocks`), a
+/// project that chose fail-closed (`hooks.on-error = "deny"` in `.stella/config.toml`, or `git
+/// config stella.hookOnError deny`) gets exit 2 instead, which the hosts take as a refusal.
+pub fn portable_command(agent: &str, blocks: bool) -> String {
+    let places = USUAL_PLACES.join(":");
+    let missing = if blocks {
+        "if [ \"$(git config --get stella.hookOnError)\" = deny ] || grep -Eqs '^[[:space:]]*on-error[[:space:]]*=[[:space:]]*\"deny\"' \"$(git rev-parse --show-toplevel 2>/dev/null)/.stella/config.toml\"; then echo 'This project refuses writes when Stella cannot check them (fail-closed): nothing was done.' >&2; exit 2; fi; exit 1"
+    } else {
+        "exit 1"
+    };
+    format!(
+        "s=$(PATH=\"${{PATH:+$PATH:}}{places}\"; command -v git-stella) && exec \"$s\" hook {agent}; echo '{NOT_INSTALLED}.' >&2; {missing}"
+    )
+}
+
+/// The marker a [`portable_command`] for `agent` holds, whatever its version wrote around it.
+fn portable_marker(agent: &str) -> String {
+    format!("command -v git-stella) && exec \"$s\" hook {agent};")
+}
+
+/// Whether a hook command is a [`portable_command`] (of any host).
+pub fn is_portable(command: &str) -> bool {
+    command.contains("command -v git-stella) && exec \"$s\" hook ")
+}
+
+/// The `git-stella` a [`portable_command`] would run here: the first on `path_var`, then in
+/// [`USUAL_PLACES`] under `home`. `None` when there is none.
+pub fn find_portable(path_var: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut dirs: Vec<PathBuf> = path_var
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    for place in USUAL_PLACES {
+        match place.strip_prefix("$HOME/") {
+            Some(rest) => dirs.extend(home.map(|h| h.join(rest))),
+            None => dirs.push(PathBuf::from(place)),
+        }
+    }
+    dirs.into_iter()
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("git-stella"))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))
+}
+
 /// The shell prefix Claude Code runs every Bash command through (`CLAUDE_CODE_SHELL_PREFIX`):
 /// the shell guard, in the Claude session's Stella session. Names the binary by the same path as
 /// [`hook_command`].
@@ -104,8 +177,12 @@ pub fn hook_command(exe: &Path, agent: &str) -> String {
 /// Claude Code 2.1 quotes everything before the prefix's last ` -` as one word, the program, so
 /// the prefix is the program and one flag (`git-stella --claude-code-shell`, which the command
 /// line rewrites to `exec --host claude-code`), and the path is left unquoted for it to quote.
-pub fn shell_prefix(exe: &Path) -> String {
-    format!("{} {PREFIX_ARGS}", exe.to_string_lossy())
+pub fn shell_prefix(launch: &Launch) -> String {
+    match launch {
+        Launch::At(exe) => format!("{} {PREFIX_ARGS}", exe.to_string_lossy()),
+        // Claude Code runs the prefix's program by name: found on PATH.
+        Launch::Found => format!("git-stella {PREFIX_ARGS}"),
+    }
 }
 
 /// The flag of the shell prefix.
@@ -137,10 +214,11 @@ fn quoted(exe: &Path) -> String {
 /// Whether a hook command is Stella's hook for `agent`, whatever path named the binary then
 /// (`git stella hook codex` included, the form older versions wrote).
 pub fn is_stella_command(command: &str, agent: &str) -> bool {
-    command
-        .strip_suffix(agent)
-        .and_then(|c| c.strip_suffix(" hook "))
-        .is_some_and(is_stella_program)
+    command.contains(&portable_marker(agent))
+        || command
+            .strip_suffix(agent)
+            .and_then(|c| c.strip_suffix(" hook "))
+            .is_some_and(is_stella_program)
 }
 
 /// Whether a program, as a hook command names it, is git-stella.
@@ -161,12 +239,17 @@ pub enum Shape {
     Flat,
 }
 
-/// One hook Stella wants: the event, the matcher, and the handler object (holding the command).
+/// One hook Stella wants: the event, the matcher, and the handler object (holding `command`).
 pub struct Wanted {
     pub event: &'static str,
     pub matcher: Option<&'static str>,
+    pub command: String,
     pub handler: Value,
 }
+
+/// One event Stella hooks: its name, its matcher, and whether the host lets a hook on it refuse
+/// the tool call (what a portable hook's fail-closed answer needs).
+pub type Event = (&'static str, Option<&'static str>, bool);
 
 /// A host's hook settings file: where it is, how it nests entries, and Stella's entries there.
 pub struct HooksFile {
@@ -175,8 +258,6 @@ pub struct HooksFile {
     /// The word after `hook` in Stella's command for this host: a handler that runs
     /// `<git-stella> hook <agent>` is Stella's, whatever path named the binary.
     pub agent: &'static str,
-    /// The command line Stella's handlers run, as this install writes it.
-    pub command: String,
     pub wanted: Vec<Wanted>,
     /// A top-level key the file must have (Cursor's `version`), added when missing.
     pub header: Option<(&'static str, Value)>,
@@ -221,48 +302,61 @@ pub fn user_settings(
     })
 }
 
-/// Claude Code's settings file at `path`, with Stella's hooks and shell prefix for `exe`.
-pub fn claude_hooks_file(path: PathBuf, exe: &Path) -> HooksFile {
+/// Claude Code's settings file at `path`, with Stella's hooks and shell prefix run as `launch`
+/// says.
+pub fn claude_hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let events = [
-        ("SessionStart", None),
-        ("UserPromptSubmit", None),
-        ("PreToolUse", Some(TOOL_MATCHER)),
-        ("PostToolUse", Some(TOOL_MATCHER)),
-        ("Stop", None),
-        ("SessionEnd", None),
+        ("SessionStart", None, false),
+        ("UserPromptSubmit", None, false),
+        ("PreToolUse", Some(TOOL_MATCHER), true),
+        ("PostToolUse", Some(TOOL_MATCHER), false),
+        ("Stop", None, false),
+        ("SessionEnd", None, false),
     ];
     let handler = |command: &str| json!({ "type": "command", "command": command });
     HooksFile {
-        shell_prefix: Some(shell_prefix(exe)),
-        ..HooksFile::new(path, Shape::Grouped, "claude-code", exe, handler, &events)
+        shell_prefix: Some(shell_prefix(launch)),
+        ..HooksFile::new(
+            path,
+            Shape::Grouped,
+            "claude-code",
+            launch,
+            handler,
+            &events,
+        )
     }
 }
 
 impl HooksFile {
     /// The hooks file at `path` for the host `agent`, one handler (built by `handler` from the
-    /// command line that runs `exe`) on each of `events` (event, matcher).
+    /// command line that runs Stella as `launch` says) on each of `events`.
     pub fn new(
         path: PathBuf,
         shape: Shape,
         agent: &'static str,
-        exe: &Path,
+        launch: &Launch,
         handler: impl Fn(&str) -> Value,
-        events: &[(&'static str, Option<&'static str>)],
+        events: &[Event],
     ) -> HooksFile {
-        let command = hook_command(exe, agent);
         let wanted = events
             .iter()
-            .map(|&(event, matcher)| Wanted {
-                event,
-                matcher,
-                handler: handler(&command),
+            .map(|&(event, matcher, blocks)| {
+                let command = match launch {
+                    Launch::At(exe) => hook_command(exe, agent),
+                    Launch::Found => portable_command(agent, blocks),
+                };
+                Wanted {
+                    event,
+                    matcher,
+                    handler: handler(&command),
+                    command,
+                }
             })
             .collect();
         HooksFile {
             path,
             shape,
             agent,
-            command,
             wanted,
             header: None,
             shell_prefix: None,
@@ -274,7 +368,7 @@ impl HooksFile {
 
 impl HooksFile {
     fn is_stella(&self, command: &str) -> bool {
-        command == self.command || is_stella_command(command, self.agent)
+        self.wanted.iter().any(|w| w.command == command) || is_stella_command(command, self.agent)
     }
 
     /// Whether `node` is a handler running Stella's command.
@@ -452,7 +546,7 @@ fn merge_one(doc: &mut Doc, file: &HooksFile, w: &Wanted) -> Result<(), Error> {
                     entry,
                     handler: (file.shape == Shape::Grouped).then_some(i),
                     matcher_ok,
-                    command_ok: command.as_ref().and_then(Value::as_str) == Some(&file.command),
+                    command_ok: command.as_ref().and_then(Value::as_str) == Some(&w.command),
                 });
             }
         }
@@ -489,7 +583,7 @@ fn merge_one(doc: &mut Doc, file: &HooksFile, w: &Wanted) -> Result<(), Error> {
             at.extend(json_path!["hooks", h]);
         }
         at.push(Step::from("command"));
-        doc.set(&at, &json!(file.command)).map_err(edit)?;
+        doc.set(&at, &json!(w.command)).map_err(edit)?;
     }
     // Another copy of Stella's handler: taken out, last first so the positions found stay right.
     for (i, f) in found.iter().enumerate().rev() {
@@ -922,6 +1016,106 @@ mod tests {
             "/usr/bin/git-stella hook claude-code --x",
             "claude-code"
         ));
+    }
+
+    /// Run a portable hook command as a host does (`sh -c`), in `dir`, with `path` and `home`.
+    fn run_portable(command: &str, dir: &Path, path: &str, home: &Path) -> (i32, String, String) {
+        let out = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", home)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn a_portable_hook_finds_stella_on_path_or_in_the_usual_places_and_says_when_it_cannot() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let repo = base.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let git = |args: &[&str]| {
+            assert!(
+                Command::new("git")
+                    .args(args)
+                    .current_dir(&repo)
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .env("HOME", &base)
+                    .output()
+                    .unwrap()
+                    .status
+                    .success()
+            )
+        };
+        git(&["init", "-q"]);
+        // git and sh from the system; no git-stella there.
+        let system = "/usr/bin:/bin";
+        let fake = |dir: &Path, said: &str| {
+            std::fs::create_dir_all(dir).unwrap();
+            let f = dir.join("git-stella");
+            std::fs::write(&f, format!("#!/bin/sh\necho {said} \"$@\"\n")).unwrap();
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        let home = base.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        // A git-stella in the checkout is never run, even with an empty PATH.
+        fake(&repo, "planted");
+        let (code, out, _) = run_portable(&portable_command("codex", false), &repo, "", &home);
+        assert_eq!((code, out.as_str()), (1, ""));
+        std::fs::remove_file(repo.join("git-stella")).unwrap();
+        for blocks in [false, true] {
+            let command = portable_command("codex", blocks);
+            assert!(is_portable(&command) && is_stella_command(&command, "codex"));
+            assert!(!is_stella_command(&command, "gemini"));
+            // Nowhere: said, exit 1 (the hosts go on).
+            let (code, out, err) = run_portable(&command, &repo, system, &home);
+            assert_eq!((code, out.as_str()), (1, ""), "{err}");
+            assert_eq!(err, format!("{NOT_INSTALLED}.\n"));
+        }
+        // A project that chose fail-closed: exit 2 where the event can refuse, by either switch.
+        std::fs::create_dir_all(repo.join(".stella")).unwrap();
+        std::fs::write(
+            repo.join(".stella/config.toml"),
+            "[hooks]\n  on-error = \"deny\"\n",
+        )
+        .unwrap();
+        let (code, _, err) = run_portable(&portable_command("codex", true), &repo, system, &home);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("fail-closed"), "{err}");
+        let (code, ..) = run_portable(&portable_command("codex", false), &repo, system, &home);
+        assert_eq!(code, 1);
+        std::fs::remove_file(repo.join(".stella/config.toml")).unwrap();
+        let (code, ..) = run_portable(&portable_command("codex", true), &repo, system, &home);
+        assert_eq!(code, 1);
+        git(&["config", "stella.hookOnError", "deny"]);
+        let (code, ..) = run_portable(&portable_command("codex", true), &repo, system, &home);
+        assert_eq!(code, 2);
+        // In a usual place under HOME: found, run with the host's payload untouched.
+        fake(&home.join(".cargo/bin"), "cargo");
+        let (code, out, err) = run_portable(&portable_command("codex", true), &repo, system, &home);
+        assert_eq!((code, out.as_str()), (0, "cargo hook codex\n"), "{err}");
+        assert_eq!(
+            find_portable(Some(OsStr::new(system)), Some(&home)),
+            Some(home.join(".cargo/bin/git-stella"))
+        );
+        // On PATH: PATH comes first.
+        fake(&base.join("bin"), "path");
+        let path = format!("{}:{system}", base.join("bin").display());
+        let (_, out, _) = run_portable(&portable_command("gemini", false), &repo, &path, &home);
+        assert_eq!(out, "path hook gemini\n");
+        assert_eq!(
+            find_portable(Some(OsStr::new(&path)), Some(&home)),
+            Some(base.join("bin/git-stella"))
+        );
     }
 
     #[test]

@@ -577,13 +577,9 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
         &serde_json::to_string_pretty(&user).unwrap(),
     );
     let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
-    // The hooks name this binary by the path it was run by.
-    let cmd = |agent: &str| {
-        format!(
-            "{} hook {agent}",
-            assert_cmd::cargo::cargo_bin("git-stella").display()
-        )
-    };
+    // A project's hooks find git-stella on each machine; the event that can refuse a tool
+    // call refuses it where the project chose fail-closed and Stella is missing.
+    let cmd = |agent: &str, blocks: bool| stella::hooks::install::portable_command(agent, blocks);
 
     let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     let said = stderr(&out);
@@ -609,7 +605,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     assert_eq!(
         installed["hooks"]["BeforeTool"][1],
         json!({"matcher": "^(read_file|write_file|replace|run_shell_command)$",
-            "hooks": [{"type": "command", "command": cmd("gemini"), "name": "stella"}]})
+            "hooks": [{"type": "command", "command": cmd("gemini", true), "name": "stella"}]})
     );
     let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     assert_eq!(
@@ -625,18 +621,18 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     assert_eq!(
         read(".codex/hooks.json"),
         json!({"hooks": {
-            "PreToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex")}]}],
-            "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex")}]}],
+            "PreToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex", true)}]}],
+            "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex", false)}]}],
         }})
     );
     w.ok(&["hooks", "install", "--agent", "cursor"]);
     assert_eq!(
         read(".cursor/hooks.json"),
         json!({"version": 1, "hooks": {
-            "preToolUse": [{"command": cmd("cursor"), "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
-            "postToolUse": [{"command": cmd("cursor"), "matcher": "Write|Delete"}],
-            "beforeReadFile": [{"command": cmd("cursor")}],
-            "afterFileEdit": [{"command": cmd("cursor")}],
+            "preToolUse": [{"command": cmd("cursor", true), "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
+            "postToolUse": [{"command": cmd("cursor", false), "matcher": "Write|Delete"}],
+            "beforeReadFile": [{"command": cmd("cursor", false)}],
+            "afterFileEdit": [{"command": cmd("cursor", false)}],
         }})
     );
     for agent in ["codex", "cursor"] {

@@ -163,6 +163,7 @@ impl Client<'_> {
         let mut cmd = Command::new(&self.bin);
         clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
         cmd.current_dir(&self.w.repo)
+            .env("PATH", path_with_stella())
             .env(
                 "ANTHROPIC_BASE_URL",
                 format!("http://127.0.0.1:{}", self.mock.port),
@@ -433,10 +434,8 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     let settings: Value =
         serde_json::from_slice(&std::fs::read(w.repo.join(".claude/settings.json")).unwrap())
             .unwrap();
-    assert!(
-        settings["env"]["CLAUDE_CODE_SHELL_PREFIX"]
-            .as_str()
-            .is_some_and(|p| p.ends_with("/git-stella --claude-code-shell")),
+    assert_eq!(
+        settings["env"]["CLAUDE_CODE_SHELL_PREFIX"], "git-stella --claude-code-shell",
         "{settings}"
     );
     let bash = |command: &str| json!({"command": command, "description": "shell"});

@@ -194,17 +194,12 @@ trust_level = "trusted"
         };
         let mut cmd = Command::new(program);
         clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
-        let built = assert_cmd::cargo::cargo_bin("git-stella");
-        let mut path = vec![built.parent().unwrap().to_owned()];
-        path.extend(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        ));
         cmd.args(wrapped);
         if !wrapper.is_empty() {
             cmd.arg(&self.bin);
         }
         cmd.current_dir(&self.w.repo)
-            .env("PATH", std::env::join_paths(path).unwrap())
+            .env("PATH", path_with_stella())
             .env("CODEX_HOME", self.home.path())
             .env("MOCK_API_KEY", "sk-offline-test")
             .args(["exec", "--json", "--skip-git-repo-check", "-C"])

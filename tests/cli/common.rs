@@ -38,6 +38,16 @@ pub fn clean_env(cmd: &mut Command, home: &Path, stella_home: &Path) {
     }
 }
 
+/// `PATH` with the built `git-stella`'s folder first: where a project's hooks, run by a real
+/// host, find Stella, as they would where it is installed.
+pub fn path_with_stella() -> std::ffi::OsString {
+    let built = assert_cmd::cargo::cargo_bin("git-stella");
+    std::env::join_paths(std::iter::once(built.parent().unwrap().to_owned()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap()
+}
+
 impl World {
     /// A fresh repository with one commit.
     pub fn new() -> World {
@@ -845,14 +855,16 @@ pub fn wrap_hook_with_other_writer(
     )
     .unwrap();
     let settings = w.repo.join(settings);
-    let text = std::fs::read_to_string(&settings).unwrap();
-    let hook = format!("{stella} hook {agent}");
-    assert!(text.contains(&hook), "{text}");
-    std::fs::write(
-        &settings,
-        text.replace(&hook, &wrapper.display().to_string()),
-    )
-    .unwrap();
+    let mut text = std::fs::read_to_string(&settings).unwrap();
+    // A project's hooks, as JSON strings: each of the two a host's events hold.
+    let wrapped = serde_json::to_string(&wrapper.display().to_string()).unwrap();
+    for blocks in [true, false] {
+        let hook = stella::hooks::install::portable_command(agent, blocks);
+        let hook = serde_json::to_string(&hook).unwrap();
+        assert!(text.contains(&hook), "{text}");
+        text = text.replace(&hook, &wrapped);
+    }
+    std::fs::write(&settings, text).unwrap();
 }
 
 /// Milliseconds from `<times>.before` to `<times>.after` (see [`wrap_hook_with_other_writer`]).

@@ -4,9 +4,25 @@ use serde_json::Value;
 
 use crate::common::*;
 
+/// `doctor` and `doctor --json` where Stella is installed on PATH (a project's hooks find it
+/// there).
 fn doctor(w: &World) -> (i32, String, Vec<Value>) {
-    let out = w.run(&["doctor"]);
-    let json = w.run(&["doctor", "--json"]);
+    let installed = w.base().join("installed");
+    if !installed.exists() {
+        std::fs::create_dir_all(&installed).unwrap();
+        std::os::unix::fs::symlink(
+            assert_cmd::cargo::cargo_bin("git-stella"),
+            installed.join("git-stella"),
+        )
+        .unwrap();
+    }
+    let path = std::env::join_paths(std::iter::once(installed).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let run = |args: &[&str]| w.stella().env("PATH", &path).args(args).output().unwrap();
+    let out = run(&["doctor"]);
+    let json = run(&["doctor", "--json"]);
     assert_eq!(code(&out), code(&json));
     let list: Value = serde_json::from_str(stdout(&json).trim()).unwrap();
     let findings = list["findings"].as_array().unwrap().clone();
@@ -32,7 +48,7 @@ fn green_on_a_good_install_and_red_naming_the_command_when_the_binary_is_gone() 
     let mut install = std::process::Command::new(&copy);
     clean_env(&mut install, &w.home, &w.stella_home);
     let ok = install
-        .args(["hooks", "install", "--agent", "claude-code"])
+        .args(["hooks", "install", "--agent", "claude-code", "--local"])
         .current_dir(&w.repo)
         .status()
         .unwrap();
@@ -40,10 +56,10 @@ fn green_on_a_good_install_and_red_naming_the_command_when_the_binary_is_gone() 
 
     let (status, text, list) = doctor(&w);
     assert_eq!(status, 0, "{text}");
-    let settings = w.repo.join(".claude/settings.json");
+    let settings = w.repo.join(".claude/settings.local.json");
     assert!(
         text.contains(&format!(
-            "ok    claude-code (project, {}): hooks run {} (git-stella {})",
+            "ok    claude-code (local, {}): hooks run {} (git-stella {})",
             settings.display(),
             copy.display(),
             env!("CARGO_PKG_VERSION")
@@ -82,6 +98,58 @@ fn green_on_a_good_install_and_red_naming_the_command_when_the_binary_is_gone() 
         list.iter()
             .any(|f| f["level"] == "error" && f["check"] == "hooks")
     );
+}
+
+#[test]
+fn a_projects_hooks_are_checked_with_the_git_stella_this_machine_would_run() {
+    let w = World::new();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    let settings = w.repo.join(".claude/settings.json");
+    let run = |path: &str| {
+        let out = w.stella().env("PATH", path).arg("doctor").output().unwrap();
+        (code(&out), stdout(&out))
+    };
+    // No git-stella on PATH or in the usual places: the hooks and the shell prefix are off.
+    let (status, text) = run("/usr/bin:/bin");
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "error claude-code (project, {}): the hooks find no git-stella on PATH or in ~/.cargo/bin",
+            settings.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("'git-stella --claude-code-shell' runs git-stella by name, and there is none on PATH: every Bash command fails"),
+        "{text}"
+    );
+    // In cargo's folder, off PATH: the hooks find it; the shell prefix still needs PATH.
+    let cargo_bin = w.home.join(".cargo/bin");
+    std::fs::create_dir_all(&cargo_bin).unwrap();
+    std::os::unix::fs::symlink(
+        assert_cmd::cargo::cargo_bin("git-stella"),
+        cargo_bin.join("git-stella"),
+    )
+    .unwrap();
+    let (status, text) = run("/usr/bin:/bin");
+    assert_eq!(status, 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "ok    claude-code (project, {}): hooks run {} (git-stella {})",
+            settings.display(),
+            cargo_bin.join("git-stella").display(),
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("there is none on PATH: every Bash command fails"),
+        "{text}"
+    );
+    // On PATH: all on.
+    let (status, text) = run(&format!("{}:/usr/bin:/bin", cargo_bin.display()));
+    assert_eq!(status, 0, "{text}");
+    assert!(!text.contains("error"), "{text}");
 }
 
 #[test]

@@ -104,14 +104,8 @@ impl Client<'_> {
     fn command(&self, prompt: &str) -> Command {
         let mut cmd = Command::new(self.bin);
         clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
-        let stella = assert_cmd::cargo::cargo_bin("git-stella");
-        let path =
-            std::env::join_paths(std::iter::once(stella.parent().unwrap().to_owned()).chain(
-                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-            ))
-            .unwrap();
         cmd.current_dir(&self.w.repo)
-            .env("PATH", path)
+            .env("PATH", path_with_stella())
             .env("GEMINI_API_KEY", "x")
             .env(
                 "GOOGLE_GEMINI_BASE_URL",

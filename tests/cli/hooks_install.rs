@@ -17,24 +17,37 @@ fn settings(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// The shell prefix Stella sets, for the binary at `exe`.
-fn stella_env(exe: &Path) -> Value {
-    json!({ "CLAUDE_CODE_SHELL_PREFIX": format!("{} --claude-code-shell", exe.display()) })
+/// The shell prefix Stella sets: for the binary at `exe` (a user's or a checkout's own
+/// settings), or by name (a project's, committed).
+fn stella_env(exe: Option<&Path>) -> Value {
+    let program = exe.map_or("git-stella".into(), |e| e.display().to_string());
+    json!({ "CLAUDE_CODE_SHELL_PREFIX": format!("{program} --claude-code-shell") })
 }
 
-/// The entries Stella adds, for the binary at `exe`.
-fn stella_entries(exe: &Path) -> Value {
-    let cmd = format!("{} hook claude-code", exe.display());
-    let plain = json!([{ "hooks": [{ "type": "command", "command": cmd }] }]);
-    let tools = json!([{
-        "matcher": "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*",
-        "hooks": [{ "type": "command", "command": cmd }]
-    }]);
+/// The command of Stella's hook for `agent` in a project's settings; `blocks` for the event
+/// that can refuse a tool call.
+fn hook(agent: &str, blocks: bool) -> String {
+    stella::hooks::install::portable_command(agent, blocks)
+}
+
+/// The entries Stella adds, for the binary at `exe`, or (`None`) a project's.
+fn stella_entries(exe: Option<&Path>) -> Value {
+    let cmd = |blocks| match exe {
+        Some(exe) => format!("{} hook claude-code", exe.display()),
+        None => hook("claude-code", blocks),
+    };
+    let plain = json!([{ "hooks": [{ "type": "command", "command": cmd(false) }] }]);
+    let tools = |blocks| {
+        json!([{
+            "matcher": "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*",
+            "hooks": [{ "type": "command", "command": cmd(blocks) }]
+        }])
+    };
     json!({
         "SessionStart": plain,
         "UserPromptSubmit": plain,
-        "PreToolUse": tools,
-        "PostToolUse": tools,
+        "PreToolUse": tools(true),
+        "PostToolUse": tools(false),
         "Stop": plain,
         "SessionEnd": plain,
     })
@@ -53,7 +66,7 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     );
     assert_eq!(
         settings(&path),
-        json!({ "env": stella_env(&exe()), "hooks": stella_entries(&exe()) })
+        json!({ "env": stella_env(None), "hooks": stella_entries(None) })
     );
     // Uninstall removes exactly that: the file Stella created goes.
     w.ok(&["hooks", "uninstall", "--agent", "claude-code"]);
@@ -79,7 +92,7 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     assert_eq!(merged["permissions"], json!({ "allow": ["Bash(ls:*)"] }));
     assert_eq!(
         merged["env"],
-        json!({ "FOO": "bar", "CLAUDE_CODE_SHELL_PREFIX": stella_env(&exe())["CLAUDE_CODE_SHELL_PREFIX"] })
+        json!({ "FOO": "bar", "CLAUDE_CODE_SHELL_PREFIX": stella_env(None)["CLAUDE_CODE_SHELL_PREFIX"] })
     );
     let keys: Vec<&String> = merged["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(
@@ -100,7 +113,7 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     );
     assert_eq!(
         merged["hooks"]["PreToolUse"][1],
-        stella_entries(&exe())["PreToolUse"][0]
+        stella_entries(None)["PreToolUse"][0]
     );
     // Twice is once: not a byte changes.
     let before = std::fs::read(&path).unwrap();
@@ -166,7 +179,7 @@ fn user_settings_live_in_home() {
     let path = w.home.join(".claude/settings.json");
     assert_eq!(
         settings(&path),
-        json!({ "env": stella_env(&exe()), "hooks": stella_entries(&exe()) })
+        json!({ "env": stella_env(Some(&exe())), "hooks": stella_entries(Some(&exe())) })
     );
     assert!(!w.repo.join(".claude").exists());
     w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--user"]);
@@ -204,7 +217,7 @@ fn a_shell_prefix_that_is_not_stellas_is_kept_and_named() {
     );
     let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
-    assert_eq!(settings(&path)["env"], stella_env(&exe()));
+    assert_eq!(settings(&path)["env"], stella_env(None));
 }
 
 fn mode(path: &Path) -> u32 {
@@ -242,11 +255,6 @@ const HAND_FORMATTED: [(&str, &str, &str); 4] = [
     ),
 ];
 
-/// The command Stella's hook for `agent` runs.
-fn hook(agent: &str) -> String {
-    format!("{} hook {agent}", exe().display())
-}
-
 #[test]
 fn hand_formatted_settings_come_back_byte_for_byte_for_every_host() {
     let w = World::new();
@@ -262,7 +270,8 @@ fn hand_formatted_settings_come_back_byte_for_byte_for_every_host() {
                 assert_eq!(&v[key], value, "{agent}: {key}");
             }
         }
-        assert!(installed.contains(&hook(agent)), "{agent}: {installed}");
+        let ours = serde_json::to_string(&hook(agent, false)).unwrap();
+        assert!(installed.contains(&ours), "{agent}: {installed}");
         assert_eq!(installed.contains('\r'), original.contains('\r'), "{agent}");
         w.ok(&["hooks", "install", "--agent", agent]);
         assert_eq!(w.read(rel), installed, "{agent}: twice is once");
@@ -318,7 +327,8 @@ fn a_private_settings_file_keeps_its_mode_and_its_empty_object() {
         set_mode(&path, 0o600);
         w.ok(&["hooks", "install", "--agent", agent]);
         assert_eq!(mode(&path), 0o600, "{agent}");
-        assert!(w.read(rel).contains(&hook(agent)));
+        let ours = serde_json::to_string(&hook(agent, true)).unwrap();
+        assert!(w.read(rel).contains(&ours), "{agent}");
         // The file was there before: uninstall gives it back, mode and all, and does not
         // take an empty settings file for one Stella created.
         w.ok(&["hooks", "uninstall", "--agent", agent]);
@@ -344,7 +354,10 @@ fn a_users_hook_in_stellas_group_survives_install_and_uninstall() {
             "PreToolUse"
         };
         let text = w.read(rel);
-        let ours = format!("\"command\": \"{}\"", hook(agent));
+        let ours = format!(
+            "\"command\": {}",
+            serde_json::to_string(&hook(agent, true)).unwrap()
+        );
         let at = text.find(&format!("\"{event}\"")).unwrap();
         let at = at + text[at..].find(&ours).unwrap() + ours.len();
         let at = at + text[at..].find('}').unwrap() + 1;
@@ -452,26 +465,26 @@ fn folders_stella_created_go_and_folders_that_were_there_stay() {
 }
 
 #[test]
-fn the_hooks_name_the_binary_by_the_symlink_it_was_run_by() {
+fn the_hooks_of_this_machine_name_the_binary_by_the_symlink_it_was_run_by() {
     let w = World::new();
     let bin = w.base().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let link = bin.join("git-stella");
     std::os::unix::fs::symlink(exe(), &link).unwrap();
-    // Run by its absolute path.
+    // Run by its absolute path, into Claude Code's settings for this checkout.
     let mut cmd = Command::new(&link);
     clean_env(&mut cmd, &w.home, &w.stella_home);
     let out = cmd
         .current_dir(&w.repo)
-        .args(["hooks", "install", "--agent", "claude-code"])
+        .args(["hooks", "install", "--agent", "claude-code", "--local"])
         .output()
         .unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
-        settings(&w.repo.join(".claude/settings.json")),
-        json!({ "env": stella_env(&link), "hooks": stella_entries(&link) })
+        settings(&w.repo.join(".claude/settings.local.json")),
+        json!({ "env": stella_env(Some(&link)), "hooks": stella_entries(Some(&link)) })
     );
-    // Run by git, which finds it on the PATH: `git stella`.
+    // Run by git, which finds it on the PATH (`git stella`), into the user's settings.
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     for agent in ["codex", "gemini", "cursor"] {
         let mut cmd = Command::new("git");
@@ -479,33 +492,181 @@ fn the_hooks_name_the_binary_by_the_symlink_it_was_run_by() {
         let out = cmd
             .env("PATH", &path)
             .current_dir(&w.repo)
-            .args(["stella", "hooks", "install", "--agent", agent])
+            .args(["stella", "hooks", "install", "--agent", agent, "--user"])
             .output()
             .unwrap();
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
-    let codex = settings(&w.repo.join(".codex/hooks.json"));
+    let codex = settings(&w.home.join(".codex/hooks.json"));
     let command = format!("{} hook codex", link.display());
     assert_eq!(
         codex["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         command
     );
-    let gemini = settings(&w.repo.join(".gemini/settings.json"));
+    let gemini = settings(&w.home.join(".gemini/settings.json"));
     let command = format!("{} hook gemini", link.display());
     assert_eq!(
         gemini["hooks"]["AfterTool"][0]["hooks"][0]["command"],
         command
     );
-    let cursor = settings(&w.repo.join(".cursor/hooks.json"));
+    let cursor = settings(&w.home.join(".cursor/hooks.json"));
     let command = format!("{} hook cursor", link.display());
     assert_eq!(cursor["hooks"]["beforeReadFile"][0]["command"], command);
     // Installing from the real path later rewrites the command where it stands.
-    w.ok(&["hooks", "install", "--agent", "codex"]);
-    let codex = settings(&w.repo.join(".codex/hooks.json"));
+    w.ok(&["hooks", "install", "--agent", "codex", "--user"]);
+    let codex = settings(&w.home.join(".codex/hooks.json"));
+    let command = format!("{} hook codex", exe().display());
     assert_eq!(
         codex["hooks"]["PreToolUse"],
-        json!([{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": hook("codex")}]}])
+        json!([{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": command}]}])
     );
+    // A project's settings, installed over a hook of this machine's, name no path of it.
+    std::fs::copy(
+        w.home.join(".codex/hooks.json"),
+        w.repo.join(".codex/hooks.json"),
+    )
+    .or_else(|_| {
+        std::fs::create_dir_all(w.repo.join(".codex"))?;
+        std::fs::copy(
+            w.home.join(".codex/hooks.json"),
+            w.repo.join(".codex/hooks.json"),
+        )
+    })
+    .unwrap();
+    w.ok(&["hooks", "install", "--agent", "codex"]);
+    let text = w.read(".codex/hooks.json");
+    assert!(!text.contains(&*exe().to_string_lossy()), "{text}");
+    assert_eq!(
+        settings(&w.repo.join(".codex/hooks.json"))["hooks"]["PreToolUse"],
+        json!([{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": hook("codex", true)}]}])
+    );
+}
+
+/// A project's hooks as a teammate's machine runs them: the first `git-stella` on PATH or in the
+/// usual places, whoever installed them and wherever; where there is none, the host is told so,
+/// and a project that chose fail-closed refuses the tool call.
+#[test]
+fn a_projects_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    // A git-stella that says where it was found, then is Stella.
+    let install = |dir: &Path, name: &str| {
+        std::fs::create_dir_all(dir).unwrap();
+        let f = dir.join("git-stella");
+        std::fs::write(
+            &f,
+            format!(
+                "#!/bin/sh\necho {name} >> '{}'\nexec '{}' \"$@\"\n",
+                w.base().join("ran").display(),
+                exe().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // Two teammates: one with cargo's folder off PATH, one with Stella in a folder on PATH.
+    let cargo_home = w.base().join("home-cargo");
+    install(&cargo_home.join(".cargo/bin"), "cargo");
+    let path_home = w.base().join("home-path");
+    std::fs::create_dir_all(&path_home).unwrap();
+    install(&w.base().join("tools"), "path");
+    let bare_home = w.base().join("home-bare");
+    std::fs::create_dir_all(&bare_home).unwrap();
+    let system = "/usr/bin:/bin";
+    let on_path = format!("{}:{system}", w.base().join("tools").display());
+    let payload = claude_fixture_text(&w, "PreToolUse-Write.json");
+    // Each host's event that can refuse a tool call, as its settings file holds it.
+    let hosts = [
+        (
+            "claude-code",
+            ".claude/settings.json",
+            "/hooks/PreToolUse/0/hooks/0/command",
+        ),
+        (
+            "codex",
+            ".codex/hooks.json",
+            "/hooks/PreToolUse/0/hooks/0/command",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "/hooks/BeforeTool/0/hooks/0/command",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "/hooks/preToolUse/0/command",
+        ),
+    ];
+    for (agent, rel, pointer) in hosts {
+        w.ok(&["hooks", "install", "--agent", agent]);
+        let text = w.read(rel);
+        assert!(
+            !text.contains(&*w.base().to_string_lossy()),
+            "{agent}: {text}"
+        );
+        let command = settings(&w.repo.join(rel))
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        let run = |home: &Path, path: &str| {
+            let mut child = Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&command)
+                .current_dir(&w.repo)
+                .env_clear()
+                .env("HOME", home)
+                .env("PATH", path)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        };
+        let _ = std::fs::remove_file(w.base().join("ran"));
+        for (home, path) in [(&cargo_home, system), (&path_home, on_path.as_str())] {
+            let out = run(home, path);
+            assert!(
+                !stderr(&out).contains("Stella is not installed"),
+                "{agent}: {}",
+                stderr(&out)
+            );
+            if agent == "claude-code" {
+                // Stella itself answered: a new file may be written.
+                assert_eq!(code(&out), 0, "{}", stderr(&out));
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(w.base().join("ran")).unwrap(),
+            "cargo\npath\n",
+            "{agent}"
+        );
+        // Nowhere: said plainly; the host goes on (exit 1), or refuses under fail-closed (2).
+        let out = run(&bare_home, system);
+        assert_eq!(code(&out), 1, "{agent}");
+        assert!(
+            stderr(&out).starts_with("Stella is not installed: "),
+            "{agent}: {}",
+            stderr(&out)
+        );
+        w.git(&["config", "stella.hookOnError", "deny"]);
+        let out = run(&bare_home, system);
+        w.git(&["config", "--unset", "stella.hookOnError"]);
+        assert_eq!(code(&out), 2, "{agent}: {}", stderr(&out));
+        assert!(stderr(&out).contains("(fail-closed)"), "{agent}");
+        // Uninstalled by its command, as any other Stella hook.
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+        assert!(!w.repo.join(rel).exists(), "{agent}");
+    }
 }
 
 #[test]
@@ -522,7 +683,7 @@ fn local_installs_go_to_settings_local_json() {
     );
     assert_eq!(
         settings(&local),
-        json!({ "env": stella_env(&exe()), "hooks": stella_entries(&exe()) })
+        json!({ "env": stella_env(Some(&exe())), "hooks": stella_entries(Some(&exe())) })
     );
     assert!(!w.repo.join(".claude/settings.json").exists());
     let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);

@@ -395,12 +395,12 @@ fn left_behind(context: &stella::session::Context, findings: &mut Vec<Finding>) 
 
 /// A host's settings file, to read it as the host does.
 fn settings_file(host: &str, path: PathBuf) -> install::HooksFile {
-    let exe = Path::new("git-stella");
+    let launch = install::Launch::Found;
     match host {
-        "codex" => codex::hooks_file(path, exe),
-        "gemini" => gemini::hooks_file(path, exe),
-        "cursor" => cursor::hooks_file(path, exe),
-        _ => install::claude_hooks_file(path, exe),
+        "codex" => codex::hooks_file(path, &launch),
+        "gemini" => gemini::hooks_file(path, &launch),
+        "cursor" => cursor::hooks_file(path, &launch),
+        _ => install::claude_hooks_file(path, &launch),
     }
 }
 
@@ -505,7 +505,43 @@ fn program(command: &str) -> String {
 /// Whether a hook command runs, and runs this version.
 fn check_command(f: &HostFile, command: &str) -> Finding {
     let where_ = format!("{} ({}, {})", f.host, f.scope, f.path.display());
-    let program = program(command);
+    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
+    let path_var = std::env::var_os("PATH");
+    // A project's portable hooks look on PATH and in the usual places; Claude Code's shell
+    // prefix names the program, which the shell finds on PATH.
+    let found = if install::is_portable(command) {
+        Some(install::find_portable(path_var.as_deref(), home.as_deref()))
+    } else if program(command) == "git-stella" {
+        Some(
+            std::env::split_paths(&path_var.clone().unwrap_or_default())
+                .map(|d| d.join("git-stella"))
+                .find(|p| p.is_absolute() && p.is_file()),
+        )
+    } else {
+        None
+    };
+    let program = match &found {
+        Some(Some(p)) => p.display().to_string(),
+        Some(None) => {
+            let portable = install::is_portable(command);
+            return finding(
+                Level::Error,
+                "hooks",
+                if portable {
+                    format!(
+                        "{where_}: the hooks find no git-stella on PATH or in ~/.cargo/bin, ~/.local/bin, /usr/local/bin or /opt/homebrew/bin: each hook says 'Stella is not installed' and {} goes on unguarded (a fail-closed project refuses its writes)",
+                        f.host
+                    )
+                } else {
+                    format!(
+                        "{where_}: '{command}' runs git-stella by name, and there is none on PATH: every Bash command fails",
+                    )
+                },
+                Some("install Stella where PATH finds it (or in one of those folders)".into()),
+            );
+        }
+        None => program(command),
+    };
     let mut cmd = if program == "git" {
         let mut c = Command::new("git");
         c.args(["stella", "--version"]);

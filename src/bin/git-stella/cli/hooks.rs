@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use stella::hooks::install::{self, HooksFile, Ledger, Outcome};
+use stella::hooks::install::{self, HooksFile, Launch, Ledger, Outcome};
 use stella::hooks::{codex, cursor, gemini};
 
 /// The exit status of `hooks install` and `hooks uninstall`.
@@ -24,9 +24,13 @@ pub enum HooksCommand {
     /// or CODEX_HOME moves it, as Claude Code and Codex read them; with --local, Claude Code's
     /// '.claude/settings.local.json', which is for this checkout only). Only Stella's own
     /// entries are edited: every other byte of the file stays as it was, and running it twice
-    /// changes nothing more. The command written is the absolute path this git-stella was run by
-    /// (a symbolic link is kept as a link), so the hooks need no PATH lookup: run install again
-    /// after moving the binary. When Stella's hooks are also in another of the agent's settings
+    /// changes nothing more. In a project's settings, meant to be committed, the hooks name no
+    /// path of this machine: each runs the git-stella found on PATH or in ~/.cargo/bin,
+    /// ~/.local/bin, /usr/local/bin or /opt/homebrew/bin, and where there is none says "Stella is
+    /// not installed" (and refuses the tool call in a project that chose fail-closed). With
+    /// --user or --local the command is the absolute path this git-stella was run by (a symbolic
+    /// link is kept as a link): run install again after moving the binary. When Stella's hooks are
+    /// also in another of the agent's settings
     /// files, install warns: the agent would run each hook twice. What install changed is kept
     /// in '.stella/private/hooks-installed.json' (for --user, in Stella's data dir), for
     /// uninstall.
@@ -99,12 +103,12 @@ impl Agent {
         }
     }
 
-    fn hooks_file(self, path: PathBuf, exe: &Path) -> HooksFile {
+    fn hooks_file(self, path: PathBuf, launch: &Launch) -> HooksFile {
         match self {
-            Agent::ClaudeCode => install::claude_hooks_file(path, exe),
-            Agent::Codex => codex::hooks_file(path, exe),
-            Agent::Gemini => gemini::hooks_file(path, exe),
-            Agent::Cursor => cursor::hooks_file(path, exe),
+            Agent::ClaudeCode => install::claude_hooks_file(path, launch),
+            Agent::Codex => codex::hooks_file(path, launch),
+            Agent::Gemini => gemini::hooks_file(path, launch),
+            Agent::Cursor => cursor::hooks_file(path, launch),
         }
     }
 
@@ -180,7 +184,12 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         (_, true) => Scope::Local,
         _ => Scope::Project,
     };
-    let exe = this_binary(installing)?;
+    // A project's settings are committed: its hooks find git-stella on each machine. A user's
+    // and a checkout's own settings name this machine's binary.
+    let launch = match scope {
+        Scope::Project => Launch::Found,
+        Scope::User | Scope::Local => Launch::At(this_binary(installing)?),
+    };
     let home = || {
         directories::BaseDirs::new()
             .map(|d| d.home_dir().to_owned())
@@ -205,7 +214,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (ws.root, ledger)
     };
-    let file = agent.hooks_file(agent.settings_at(scope, &base), &exe);
+    let file = agent.hooks_file(agent.settings_at(scope, &base), &launch);
     let outcome = if installing {
         let installed = install::install(&file, &ledger).map_err(failed)?;
         if let Some(prefix) = installed.foreign_prefix {
@@ -216,7 +225,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
                 install::PREFIX_KEY
             );
         }
-        warn_twice(ctx, agent, scope, &file.path, &exe);
+        warn_twice(ctx, agent, scope, &file.path, &launch);
         installed.outcome
     } else {
         install::uninstall(&file, &ledger).map_err(failed)?
@@ -290,7 +299,7 @@ fn this_binary(installing: bool) -> Result<PathBuf> {
 
 /// Warn when the host also reads Stella's hooks from another of its settings files: it would
 /// run each of them twice.
-fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, exe: &Path) {
+fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, launch: &Launch) {
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
     let mut others = Vec::new();
@@ -303,7 +312,7 @@ fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, e
             continue;
         };
         let path = agent.settings_at(other, base);
-        if path != installed && agent.hooks_file(path.clone(), exe).has_stella_hooks() {
+        if path != installed && agent.hooks_file(path.clone(), launch).has_stella_hooks() {
             others.push((path, other));
         }
     }
