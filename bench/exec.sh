@@ -3,7 +3,7 @@
 # supervisor that only reads each trapped call's path and answers "continue"), under the floor of
 # a guard whose check and write are one step (`floor --one-step`: it opens a file for writing
 # itself, under its folder's flock, and hands the caller the descriptor), and under
-# `git stella exec`, in alternation in the same run. Prints a Markdown table for the README:
+# `git stella exec`, in alternation in the same run. Prints a Markdown table for docs/performance.md:
 # the median of ROUNDS mean times of RUNS runs for each side, and both ratios.
 #
 #   bash bench/exec.sh                    # builds the release binary first, as install.sh does

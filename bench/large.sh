@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One large file: what `read` and `checkpoint` cost in memory and time, against git doing the
-# same with the same file (measured in the same run). Prints two Markdown tables for the README.
+# same with the same file (measured in the same run). Prints two Markdown tables for docs/performance.md.
 #
 #   bash bench/large.sh                  # a 200 MB file of random bytes, then one of text
 #   SIZE=50000000 bash bench/large.sh    # another size

@@ -3,7 +3,7 @@
 # entry point (against the same write through an earlier build, BEFORE=<folder holding its
 # git-stella>, when given), and how many writes per second land with 1, 4 and 16 sessions
 # writing one file at once (each reads the file, appends a line, writes it back; a refused
-# write is counted apart). Prints Markdown tables for the README.
+# write is counted apart). Prints Markdown tables for docs/performance.md.
 #
 #   bash bench/race.sh                        # builds the release binary first, as install.sh does
 #   BEFORE=/tmp/old-build SECONDS_EACH=5 bash bench/race.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks: each number is a ratio against a reference measured in the same run on the same
-# files (git hash-object, git bundle create, b3sum). Prints a Markdown table for the README.
+# files (git hash-object, git bundle create, b3sum). Prints a Markdown table for docs/performance.md.
 # Each side's time is the best of ROUNDS mean times, the two sides measured in alternation.
 #
 #   bash bench/run.sh                     # builds the release binary first, as install.sh does

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Capture `git stella log` as a terminal shows it, colours and all, into docs/log-colour.svg.
-# Runs the README's walkthrough in a temporary repository, then `git stella log` on a real
+# Runs the walkthrough (docs/walkthrough.md) in a temporary repository, then `git stella log` on a real
 # pseudo-terminal (script(1)), and draws the bytes it printed, escape codes read as colours.
 # Usage: bash docs/capture-log.sh   (git-stella on the PATH)
 set -euo pipefail

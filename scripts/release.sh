@@ -7,7 +7,7 @@
 # libc6-dev; Fedora needs glibc-static), the binary is linked statically and not as a PIE. The
 # guard and the hook run before every edit an agent makes, and most of their time was start-up:
 # the dynamic loader mapping libc, then relocating 13,000 addresses, each page it touches a page
-# fault. A static non-PIE binary has neither (README, "Performance"). The cost: the binary's own
+# fault. A static non-PIE binary has neither (docs/performance.md). The cost: the binary's own
 # code sits at a fixed address (its heap, stack and mappings are still randomised), a trade
 # many static tools make. Static linking needs an explicit --target, so that proc-macro crates,
 # built for the host, stay dynamic. Elsewhere the build is cargo's default. A RUSTFLAGS in the

@@ -246,7 +246,7 @@ fn a_checkpoint_killed_at_any_point_leaves_no_file_and_no_git_running() {
             std::fs::remove_file(&output).unwrap();
         }
         // The fallback other systems run (no O_TMPFILE) writes a named temp file, which a kill
-        // leaves behind by design (README, Platforms); only under that test switch is it allowed.
+        // leaves behind by design (docs/install.md, Platforms); only under that test switch is it allowed.
         if std::env::var_os("STELLA_TEST_PORTABLE_FS").is_some() {
             after.retain(|(p, _)| {
                 let left = p
