@@ -327,7 +327,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s q -l qu
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l as -d 'Name the new session (an existing id is an error)' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l as -d 'Name the new session (an existing id is an error); without it, the session keeps the id it had where it was checkpointed when that id is free here, else gets a new one' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''

@@ -324,7 +324,17 @@ impl Context {
             return Ok(Outcome::Mismatch(mismatches));
         }
 
-        let id = options.as_id.clone().unwrap_or_else(SessionId::mint);
+        // Without --as, the session keeps the id it had where it was checkpointed, when that id
+        // is free here (a colleague's `log`, `status` and trailers then name it the same way);
+        // otherwise it gets a new one.
+        let original = SessionId::parse(&head.manifest.session)
+            .ok()
+            .filter(|_| options.as_id.is_none());
+        let id = match (&options.as_id, &original) {
+            (Some(id), _) => id.clone(),
+            (None, Some(id)) if self.journal().try_tip(id)?.is_none() => id.clone(),
+            _ => SessionId::mint(),
+        };
         let artifact_digest = Digest::of_file(file)?;
         let mut provenance = head.manifest.provenance.clone();
         provenance.push(Provenance {
@@ -374,7 +384,22 @@ impl Context {
             map,
             root,
         };
-        self.journal().start(&id, &session, Some(head.tip), &step)?;
+        let id = match self.journal().start(&id, &session, Some(head.tip), &step) {
+            // The original id was taken meanwhile: a new one, as when it was taken before.
+            Err(crate::journal::Error::SessionExists { .. })
+                if options.as_id.is_none() && original.as_ref() == Some(&id) =>
+            {
+                let id = SessionId::mint();
+                let session = SessionFile {
+                    id: id.to_string(),
+                    ..session
+                };
+                self.journal().start(&id, &session, Some(head.tip), &step)?;
+                id
+            }
+            Err(e) => return Err(e.into()),
+            Ok(_) => id,
+        };
         Ok(Outcome::Started(Box::new(Replayed {
             id,
             head,

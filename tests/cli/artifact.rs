@@ -592,3 +592,30 @@ keep    notes.txt  (already holds the session's bytes)\n"
     let out = b.run(&["replay", "--dry-run", art]);
     assert_eq!(code(&out), 2);
 }
+
+#[test]
+fn a_replay_keeps_the_sessions_id_where_it_is_free() {
+    let a = World::new();
+    a.write("f", "one\n");
+    a.git(&["add", "f"]);
+    a.git(&["commit", "-q", "-m", "f"]);
+    a.ok(&["session", "start", "--id", "agent-a"]);
+    a.ok(&["--session", "agent-a", "read", "f"]);
+    let artifact = a.base().join("a.stella.bundle");
+    a.checkpoint_to("agent-a", &artifact);
+    let art = artifact.to_str().unwrap();
+    // On a colleague's clone the id is free: the session keeps it.
+    let b = World::clone_of(&a);
+    assert_eq!(b.ok(&["replay", art]), "agent-a");
+    assert!(
+        b.ok(&["log", "agent-a"])
+            .contains("replay of session agent-a")
+    );
+    // Taken there now, and in the workspace it came from: a new id each time.
+    let again = b.ok(&["replay", art]);
+    assert!(again != "agent-a" && !again.is_empty(), "{again}");
+    let home = a.ok(&["replay", art]);
+    assert!(home != "agent-a" && home != again, "{home}");
+    // --as still names it.
+    assert_eq!(b.ok(&["replay", "--as", "mine", art]), "mine");
+}

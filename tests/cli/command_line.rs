@@ -94,6 +94,23 @@ fn log_n_diff_exit_code_and_a_tidy_output_path() {
     assert!(stdout(&out).contains("+changed"), "{}", stdout(&out));
     let out = w.run(&["--session", "s", "diff", "a.txt"]);
     assert_eq!(code(&out), 0);
+    // diff with no path: every tracked file that changed, as git diff; none, nothing.
+    w.write("b.txt", "b\n");
+    w.ok(&["--session", "s", "read", "b.txt"]);
+    let out = w.run(&["--session", "s", "diff", "--exit-code"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stdout(&out),
+        stdout(&w.run(&["--session", "s", "diff", "a.txt"])),
+        "only a.txt changed"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&w.ok(&["--session", "s", "diff", "--json"])).unwrap();
+    assert_eq!(json["files"].as_array().unwrap().len(), 1, "{json}");
+    assert_eq!(json["files"][0]["path"], "a.txt");
+    w.ok(&["--session", "s", "read", "a.txt"]);
+    let out = w.run(&["--session", "s", "diff", "--exit-code"]);
+    assert_eq!((code(&out), stdout(&out)), (0, String::new()));
     // checkpoint -o ../x names the file as a person would write it, without the '..'.
     let out = w.run(&["--session", "s", "checkpoint", "-o", "../s.bundle"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));

@@ -20,11 +20,15 @@ fn a_refusal_is_a_step_with_what_was_seen_found_and_who_wrote_it() {
     w.run_stdin(&["--session", "b", "write", "f"], b"by b\n");
     let refused = w.run_stdin(&["--session", "a", "write", "f"], b"by a\n");
     assert_eq!(code(&refused), 1);
-    // The guard's own refusal counts too; a delete is one.
+    // A refused delete is one too.
+    assert_eq!(code(&w.run(&["--session", "a", "rm", "f"])), 1);
+    // The check alone only asks: it answers as a refusal would, and leaves no trace.
+    let before = w.ok(&["log", "a"]);
     assert_eq!(
         code(&w.run(&["--session", "a", "guard", "--delete", "f"])),
         1
     );
+    assert_eq!(w.ok(&["log", "a"]), before);
     w.write("f", "by a person\n");
     assert_eq!(
         code(&w.run_stdin(&["--session", "c", "write", "f"], b"by c\n")),

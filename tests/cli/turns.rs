@@ -61,10 +61,10 @@ fn turns_open_and_retract_the_resume_point_and_keep_the_map() {
         .lines()
         .map(|l| l.splitn(3, ' ').nth(2).unwrap())
         .collect();
+    // The guard's refusal only answered: it is no step.
     assert_eq!(
         summaries,
         [
-            "refused write a",
             "turn end t2",
             "turn begin t2 (ended open turn t1)",
             "step 1 of turn t1: planned the change",

@@ -6,14 +6,17 @@ use serde_json::json;
 
 use super::{Ctx, Result, print_json};
 use stella::guard::{Intent, change_summary};
+use stella::session::Freshness;
 
 /// Show what changed on disk since the session saw these files
 ///
 /// A unified diff from the bytes the session last read or wrote to the bytes on disk now; the
 /// whole of it, where a refusal shows only the first lines. Prints nothing for a file that did
-/// not change.
+/// not change. With no path, every file the session tracks that changed or was deleted since it
+/// saw it, as 'git diff' shows every changed file.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
+  git stella diff
   git stella diff src/lib.rs
   git stella diff --exit-code --json src/*.rs | jq -r '.files[].state'
 
@@ -23,8 +26,8 @@ Exit status:
   2  an error: no session given or an unknown one, a path outside the
      workspace")]
 pub struct Args {
-    /// Tracked files, relative to the current folder or absolute
-    #[arg(required = true, value_name = "PATH")]
+    /// Tracked files, relative to the current folder or absolute (none: every changed one)
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Exit 1 when a file changed, 0 when none did, as 'git diff --exit-code'
     #[arg(long)]
@@ -37,7 +40,17 @@ pub struct Args {
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
-    let paths = ctx.resolve_all(&context, &args.paths)?;
+    let paths = if args.paths.is_empty() {
+        context
+            .session(&id)
+            .status()?
+            .into_iter()
+            .filter(|(_, f)| matches!(f, Freshness::Changed | Freshness::Gone))
+            .map(|(e, _)| e.path)
+            .collect()
+    } else {
+        ctx.resolve_all(&context, &args.paths)?
+    };
     let here = ctx.here(context.root());
     let mut changed = false;
     let mut files = Vec::new();

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{Ctx, Result, print_json, report_refusals};
+use super::{Ctx, Result, print_json, print_refusals};
 use stella::digest::Digest;
 use stella::guard::{Allow, Conflict, Disk, Intent, Verdict};
 
@@ -13,8 +13,9 @@ use stella::guard::{Allow, Conflict, Disk, Intent, Verdict};
 /// Refuses when the session read or wrote a path and its bytes changed since, or it was
 /// deleted since (a write would re-create it). Allows a path the session never touched, a
 /// create, a path it cannot read, a write whose bytes (--content) already equal the disk, and
-/// a delete of a path already gone. Nothing is written; a refusal is recorded as a step of the
-/// session (`git stella log` shows it), an allowed path records nothing.
+/// a delete of a path already gone. Nothing is written and nothing is recorded, whatever the
+/// answer: the check alone only asks (a refused `write`, `rm`, hook or MCP call is a step of the
+/// session, which `git stella log` shows; a refused `guard` is not).
 ///
 /// An agent host runs it before every tool that updates or deletes a file, and lets the tool run
 /// only on exit 0. Nothing is written, whatever the outcome: after the tool ran,
@@ -121,8 +122,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
         print_json(out, &json!({ "session": id.as_str(), "checks": list }))?;
     }
+    // The check alone asks and records nothing: a refusal is recorded where a write was refused.
     if checks.iter().any(|c| c.refused()) {
-        return Ok(report_refusals(ctx, &context, &checks));
+        return Ok(print_refusals(ctx, &context, &checks));
     }
     Ok(ExitCode::SUCCESS)
 }

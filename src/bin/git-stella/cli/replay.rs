@@ -65,7 +65,8 @@ pub struct Args {
     /// Replay even when the fingerprint does not match this tree
     #[arg(long)]
     pub ignore_fingerprint: bool,
-    /// Name the new session (an existing id is an error)
+    /// Name the new session (an existing id is an error); without it, the session keeps the id
+    /// it had where it was checkpointed when that id is free here, else gets a new one
     #[arg(long = "as", value_name = "ID")]
     pub as_id: Option<String>,
     /// Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written,
