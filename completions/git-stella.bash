@@ -2327,7 +2327,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__undo)
-            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
+            opts="-n -C -q -v -h --dry-run --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0

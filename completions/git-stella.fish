@@ -372,7 +372,8 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l session -
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, restored: [{path, version}], removed, refused, failed: [{path, why}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s n -l dry-run -d 'Say what would be restored, removed, refused or left, as the real run checks it; write and record nothing (exit status as the real run\'s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, dry_run, restored: [{path, version}], removed, refused, failed: [{path, why}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'

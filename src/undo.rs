@@ -70,7 +70,23 @@ impl crate::session::Session<'_> {
     /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
     /// done per path and the step recorded, if anything changed.
     pub fn undo(&self, only: &[RelPath]) -> Result<(Vec<Undone>, Option<Tip>), Error> {
-        self.ctx.config()?;
+        self.undo_or_plan(only, false)
+    }
+
+    /// What [`Session::undo`] would do to each path, checked as it would check it, with nothing
+    /// written and nothing recorded (`undo --dry-run`). Restored and removed mean "would be".
+    pub fn undo_plan(&self, only: &[RelPath]) -> Result<Vec<Undone>, Error> {
+        Ok(self.undo_or_plan(only, true)?.0)
+    }
+
+    fn undo_or_plan(
+        &self,
+        only: &[RelPath],
+        dry_run: bool,
+    ) -> Result<(Vec<Undone>, Option<Tip>), Error> {
+        if !dry_run {
+            self.ctx.config()?;
+        }
         let id = self.id;
         let journal = self.ctx.journal();
         let tip = journal.tip(id)?;
@@ -207,6 +223,8 @@ impl crate::session::Session<'_> {
 
         let mut done = Vec::new();
         let mut edits = Vec::new();
+        // Under a dry run, the paths that would be put back by the time a later one is judged.
+        let mut would_be_back: Vec<RelPath> = Vec::new();
         for (path, entry, target) in plan {
             let target = match target {
                 Ok(t) => t,
@@ -223,6 +241,7 @@ impl crate::session::Session<'_> {
             if let Some(from) = entry.as_ref().and_then(|e| e.moved_from.as_ref())
                 && !redo
                 && self.ctx.abs(from).symlink_metadata().is_err()
+                && !would_be_back.contains(from)
             {
                 done.push(Undone::Skipped {
                     path,
@@ -245,6 +264,26 @@ impl crate::session::Session<'_> {
             let check = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
             if check.refused() {
                 done.push(Undone::Refused(Box::new(check)));
+                continue;
+            }
+            let removed_why = if redo {
+                "the undo put it back"
+            } else if entry.as_ref().is_some_and(|e| e.moved_from.is_some()) {
+                "the session renamed it there"
+            } else {
+                "the session created it"
+            };
+            if dry_run {
+                done.push(match target {
+                    Target::Bytes(digest, _) => {
+                        would_be_back.push(path.clone());
+                        Undone::Restored { path, digest }
+                    }
+                    Target::Absent => Undone::Removed {
+                        path,
+                        why: removed_why,
+                    },
+                });
                 continue;
             }
             let mut late = None;
@@ -329,16 +368,15 @@ impl crate::session::Session<'_> {
                         Ok(Removed::Done | Removed::AlreadyGone) => {}
                     }
                     edits.push(record::deleted(&path));
-                    let why = if redo {
-                        "the undo put it back"
-                    } else if entry.as_ref().is_some_and(|e| e.moved_from.is_some()) {
-                        "the session renamed it there"
-                    } else {
-                        "the session created it"
-                    };
-                    done.push(Undone::Removed { path, why });
+                    done.push(Undone::Removed {
+                        path,
+                        why: removed_why,
+                    });
                 }
             }
+        }
+        if dry_run {
+            return Ok((done, None));
         }
         // Refusals leave a trace: in the undo's own step, or alone when nothing was undone.
         let refused: Vec<Check> = done

@@ -252,3 +252,49 @@ fn undo_of_deleted_files_skips_what_it_cannot_put_back_and_does_the_rest() {
     // What was undone is recorded: the file is the session's again.
     assert_eq!(w.ok(&["--session", "s", "status"]), "fresh      ok.txt");
 }
+
+#[test]
+fn a_dry_run_says_what_undo_would_do_and_changes_nothing() {
+    let w = World::new();
+    w.write("f", "one\n");
+    w.write("h", "aitch\n");
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "f", "h"]);
+    w.ok_stdin(&["--session", &s, "write", "f"], b"two\n");
+    w.ok_stdin(&["--session", &s, "write", "g"], b"new\n");
+    w.ok_stdin(&["--session", &s, "write", "h"], b"mine\n");
+    w.write("h", "a person's\n");
+    let log = w.ok(&["log", &s]);
+
+    let out = w.run(&["--session", &s, "undo", "--dry-run"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("would be restored f (version "), "{said}");
+    assert!(
+        said.contains("would be removed g (the session created it)"),
+        "{said}"
+    );
+    assert!(
+        stderr(&out).starts_with("refusing to write: h\n"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing written, nothing recorded.
+    assert_eq!(
+        (w.read("f"), w.read("g"), w.read("h")),
+        ("two\n".into(), "new\n".into(), "a person's\n".into())
+    );
+    assert_eq!(w.ok(&["log", &s]), log);
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&w.run(&["--session", &s, "undo", "-n", "--json"]))).unwrap();
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["removed"], serde_json::json!(["g"]));
+    assert_eq!(v["refused"], serde_json::json!(["h"]));
+
+    // The real run does what the dry run said.
+    let out = w.run(&["--session", &s, "undo"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(stdout(&out), said.replace("would be ", ""));
+    assert_eq!(w.read("f"), "one\n");
+    assert!(!w.repo.join("g").exists());
+}

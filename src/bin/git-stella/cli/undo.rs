@@ -21,6 +21,7 @@ use stella::undo::Undone;
 #[command(after_long_help = "Examples:
   git stella --session agent-1 undo
   git stella --session agent-1 undo src/lib.rs
+  git stella --session agent-1 undo --dry-run   # what it would do; nothing changes
   git stella --session agent-1 undo          # again, right after: undoes the undo
 
 Exit status:
@@ -35,7 +36,12 @@ pub struct Args {
     /// Only these files, inside the workspace
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Print JSON: {session, restored: [{path, version}], removed, refused, failed: [{path, why}]}
+    /// Say what would be restored, removed, refused or left, as the real run checks it; write and
+    /// record nothing (exit status as the real run's)
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    /// Print JSON: {session, dry_run, restored: [{path, version}], removed, refused, failed:
+    /// [{path, why}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -43,7 +49,12 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let only = ctx.resolve_all(&context, &args.paths)?;
-    let (done, _) = context.session(&id).undo(&only)?;
+    let done = if args.dry_run {
+        context.session(&id).undo_plan(&only)?
+    } else {
+        context.session(&id).undo(&only)?.0
+    };
+    let would = if args.dry_run { "would be " } else { "" };
     if done.is_empty() && !args.json {
         writeln!(out, "nothing to undo: session {id} wrote no file")?;
         return Ok(ExitCode::SUCCESS);
@@ -58,20 +69,24 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 let version = version_id(&digest);
                 if !args.json {
                     let shown = ctx.shown(&path, &here);
-                    writeln!(out, "restored {shown} (version {version})")?;
+                    writeln!(out, "{would}restored {shown} (version {version})")?;
                 }
                 restored.push(json!({"path": path.to_lossy(), "version": version}));
             }
             Undone::Removed { path, why } => {
                 if !args.json {
                     let shown = ctx.shown(&path, &here);
-                    writeln!(out, "removed {shown} ({why})")?;
+                    writeln!(out, "{would}removed {shown} ({why})")?;
                 }
                 removed.push(path.to_lossy().into_owned());
             }
             Undone::Skipped { path, why } => {
                 skipped = true;
-                writeln!(ctx.err, "error: could not undo '{path}': {why}")?;
+                if args.dry_run {
+                    writeln!(ctx.err, "error: would not undo '{path}': {why}")?;
+                } else {
+                    writeln!(ctx.err, "error: could not undo '{path}': {why}")?;
+                }
                 failed.push(json!({"path": path.to_lossy(), "why": why.to_string()}));
             }
             Undone::Refused(check) => refused.push(*check),
@@ -82,6 +97,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             out,
             &json!({
                 "session": id.as_str(),
+                "dry_run": args.dry_run,
                 "restored": restored,
                 "removed": removed,
                 "refused": refused.iter().map(|c| c.path.to_lossy()).collect::<Vec<_>>(),
