@@ -176,3 +176,40 @@ fn status_shows_paths_from_the_current_folder_and_json_from_the_root() {
     let json: serde_json::Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
     assert_eq!(json["files"][1]["path"], "sub/b.txt");
 }
+
+#[test]
+fn version_names_the_commit_and_the_build_date() {
+    let w = World::new();
+    let long = w.ok(&["--version"]);
+    assert_eq!(
+        long,
+        format!(
+            "git-stella {} ({} {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("STELLA_COMMIT"),
+            env!("STELLA_BUILD_DATE")
+        )
+    );
+    // Built from this checkout: a commit of it, named as git names it.
+    let commit = env!("STELLA_COMMIT");
+    if std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".git")
+        .is_dir()
+    {
+        let found = std::process::Command::new("git")
+            .args(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(found.success(), "{long}");
+    }
+    let date = env!("STELLA_BUILD_DATE").as_bytes();
+    assert!(
+        date.len() == 10 && date[4] == b'-' && date[7] == b'-',
+        "{long}"
+    );
+    assert_eq!(
+        w.ok(&["-V"]),
+        format!("git-stella {}", env!("CARGO_PKG_VERSION"))
+    );
+}

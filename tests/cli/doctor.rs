@@ -59,10 +59,12 @@ fn green_on_a_good_install_and_red_naming_the_command_when_the_binary_is_gone() 
     let settings = w.repo.join(".claude/settings.local.json");
     assert!(
         text.contains(&format!(
-            "ok    claude-code (local, {}): hooks run {} (git-stella {})",
+            "ok    claude-code (local, {}): hooks run {} (git-stella {} ({} {}))",
             settings.display(),
             copy.display(),
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            env!("STELLA_COMMIT"),
+            env!("STELLA_BUILD_DATE")
         )),
         "{text}"
     );
@@ -135,10 +137,12 @@ fn a_projects_hooks_are_checked_with_the_git_stella_this_machine_would_run() {
     assert_eq!(status, 1, "{text}");
     assert!(
         text.contains(&format!(
-            "ok    claude-code (project, {}): hooks run {} (git-stella {})",
+            "ok    claude-code (project, {}): hooks run {} (git-stella {} ({} {}))",
             settings.display(),
             cargo_bin.join("git-stella").display(),
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            env!("STELLA_COMMIT"),
+            env!("STELLA_BUILD_DATE")
         )),
         "{text}"
     );

@@ -161,9 +161,15 @@ fn listed_run_and_completed(h: &Home) {
 
     // The installed binary is the one git runs.
     let version = h.cmd("git").args(["stella", "--version"]).output().unwrap();
+    // With the commit it was built from and the day it was built.
     assert_eq!(
         text(&version).0,
-        format!("git-stella {}\n", env!("CARGO_PKG_VERSION"))
+        format!(
+            "git-stella {} ({} {})\n",
+            env!("CARGO_PKG_VERSION"),
+            env!("STELLA_COMMIT"),
+            env!("STELLA_BUILD_DATE")
+        )
     );
 
     // bash-completion loads the installed file by itself: for `git-stella <TAB>` by the command's

@@ -567,7 +567,7 @@ fn check_command(f: &HostFile, command: &str) -> Finding {
         c
     };
     let version = run_for(&mut cmd, Duration::from_secs(5));
-    let ours = format!("git-stella {}", env!("CARGO_PKG_VERSION"));
+    let ours = format!("git-stella {}", super::LONG_VERSION);
     match version {
         Some(v) if v.trim() == ours => finding(
             Level::Ok,

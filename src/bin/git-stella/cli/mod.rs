@@ -82,6 +82,17 @@ mod verify;
 mod write;
 mod wrote;
 
+/// What `--version` says: the package version, the commit it was built from and the date of the
+/// build (`build.rs`). `-V` says the package version alone.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("STELLA_COMMIT"),
+    " ",
+    env!("STELLA_BUILD_DATE"),
+    ")"
+);
+
 /// Refuse an AI agent's write when the file changed since the agent read it
 ///
 /// Each session remembers the digest of every file it read or wrote. Before an update or
@@ -104,6 +115,7 @@ mod wrote;
     name = "git-stella",
     bin_name = "git stella",
     version,
+    long_version = LONG_VERSION,
     max_term_width = 100,
     after_long_help = "Examples:
 Two agents share a working tree; each has its own session:
