@@ -249,7 +249,7 @@ git --git-dir "$("$BIN" store-path)" fsck --no-progress 2>&1 && echo "fsck=ok"
 "#;
     let out = sh_unshared(&w, script, &[]);
     let (text, errors) = (stdout(&out), stderr(&out));
-    assert!(text.contains("exec=2\n"), "{text}\n{errors}");
+    assert!(text.contains("exec=125\n"), "{text}\n{errors}");
     assert_eq!(
         errors.matches("trying again").count(),
         1,

@@ -57,10 +57,12 @@ included) runs unguarded.
 
 Exit status:
   the command's own (128 + N when a signal N ended it)
-  2    an error before the command ran: no session given or an unknown
-       one, not inside a git working tree, or this machine cannot
-       guard and the project chose fail-closed
+  125  exec's own error: no session given or an unknown one, not inside
+       a git working tree, this machine cannot guard and the project
+       chose fail-closed, or the command's steps could not be recorded
+       (as env and timeout use 125, so a command's own 1 or 2 stays its)
   126  the command could not be run; 127 it was not found
+  2    a usage error (a flag exec does not know), as every command
 "))]
 pub struct Args {
     /// Say whether this machine can guard a command, and why not, without running one
@@ -81,7 +83,21 @@ pub struct Args {
     pub command: Vec<OsString>,
 }
 
+/// Exec's own failure: what a command it runs never exits with by its own choice.
+pub const OWN_ERROR: u8 = 125;
+
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
+    // Its own errors on 125, not on the 2 a wrapped `sh` or `grep` may exit with.
+    guard_run(ctx, args, out).map_err(|e| {
+        if e.code == 2 {
+            e.with_code(OWN_ERROR)
+        } else {
+            e
+        }
+    })
+}
+
+fn guard_run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     if args.check {
         return Ok(match exec::probe() {
             Ok(()) => {
