@@ -401,3 +401,34 @@ fn checkpoint_replay_and_gc_show_progress_on_a_terminal_only() {
     let out = w.run(&["gc"]);
     assert_eq!(stderr(&out), "stella: store repacked\n");
 }
+
+#[test]
+fn a_refusal_is_coloured_as_git_colours_a_diff_and_only_where_colour_is_on() {
+    let w = World::new();
+    w.write("f", "alpha\nbeta\n");
+    w.ok(&["session", "start", "--id", "s"]);
+    w.ok(&["--session", "s", "read", "f"]);
+    w.write("f", "alpha\nbetamax\n");
+    // Into a pipe: plain text, as a script greps it.
+    let plain = w.run_stdin(&["--session", "s", "write", "f"], b"x\n");
+    assert_eq!(code(&plain), 1);
+    assert!(!stderr(&plain).contains('\x1b'), "{}", stderr(&plain));
+    // Asked for: the first line red, the diff as git diff colours it, the same words.
+    let out = w.run_stdin(&["--color=always", "--session", "s", "write", "f"], b"x\n");
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("\x1b[31mrefusing to write: f\x1b[m\n"),
+        "{err:?}"
+    );
+    assert!(err.contains("\x1b[31m-beta\x1b[m\n"), "{err:?}");
+    assert!(err.contains("\x1b[32m+betamax\x1b[m"), "{err:?}");
+    assert!(err.contains("\x1b[36m@@ "), "{err:?}");
+    let stripped = err
+        .replace("\x1b[31m", "")
+        .replace("\x1b[32m", "")
+        .replace("\x1b[36m", "")
+        .replace("\x1b[1m", "")
+        .replace("\x1b[m", "");
+    assert_eq!(stripped, stderr(&plain));
+}

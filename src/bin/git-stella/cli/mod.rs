@@ -440,6 +440,8 @@ pub struct Ctx<'a> {
     pub quiet: bool,
     /// Colours for standard output (off unless the command and the terminal call for them).
     pub paint: term::Paint,
+    /// `--color`, for what goes to stderr (a refusal), decided only when there is some.
+    pub color_flag: Option<term::When>,
     /// Progress lines on stderr: it is a terminal, and not `--quiet` (git's rule).
     pub progress: bool,
     pub err: &'a mut dyn Write,
@@ -663,6 +665,7 @@ pub fn main_with(
             session: cli.global.session.clone(),
             quiet: cli.global.quiet,
             paint: term::Paint { on: shown.color },
+            color_flag: cli.global.color,
             progress: !cli.global.quiet && io::IsTerminal::is_terminal(&io::stderr()),
             err,
         };
@@ -872,17 +875,41 @@ pub fn print_refusals(
     checks: &[stella::guard::Check],
 ) -> ExitCode {
     let journal = context.journal();
+    // Coloured as git colours a diff, when stderr is a terminal (or --color/color.* say so).
+    let paint = term::Paint {
+        on: term::stderr_color(ctx.color_flag, &ctx.cwd),
+    };
     for (i, c) in checks.iter().filter(|c| c.refused()).enumerate() {
         if i > 0 {
             let _ = writeln!(ctx.err);
         }
-        let _ = writeln!(
-            ctx.err,
-            "{}",
-            stella::guard::refusal_message(&journal, context.root(), c)
-        );
+        let message = stella::guard::refusal_message(&journal, context.root(), c);
+        let _ = writeln!(ctx.err, "{}", paint_refusal(&paint, &message));
     }
     ExitCode::from(1)
+}
+
+/// A refusal's first line in red and its diff coloured as `git diff` colours one.
+fn paint_refusal(paint: &term::Paint, message: &str) -> String {
+    if !paint.on {
+        return message.to_owned();
+    }
+    let (first, rest) = message.split_once('\n').unwrap_or((message, ""));
+    let (prose, diff) = match rest
+        .find("\n--- ")
+        .map(|i| i + 1)
+        .or_else(|| rest.starts_with("--- ").then_some(0))
+    {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let mut out = paint.paint(term::Slot::Bad, first);
+    if !rest.is_empty() {
+        out.push('\n');
+        out.push_str(prose);
+        out.push_str(&paint.diff(diff));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -163,6 +163,18 @@ pub fn decide(
     Output { color, pager }
 }
 
+/// Whether what goes to stderr is coloured: `flag` (`--color`), else `color.stella`/`color.ui`,
+/// else when stderr is a terminal (and `NO_COLOR` and `TERM=dumb` are not set). git's config is
+/// read only when asked: a refusal, never an allowed write.
+pub fn stderr_color(flag: Option<When>, cwd: &std::path::Path) -> bool {
+    let env = Surroundings {
+        stdout_is_terminal: io::stderr().is_terminal(),
+        pager_in_use: false,
+        ..Surroundings::of_process()
+    };
+    decide(flag, true, "", false, &GitConfig::read(cwd), &env).color
+}
+
 /// The pager `git var GIT_PAGER` names: `GIT_PAGER`, `core.pager`, `PAGER`, else `less`.
 fn pager_program(config: &GitConfig, env: &Surroundings) -> String {
     env.git_pager
