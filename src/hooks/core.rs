@@ -524,6 +524,11 @@ impl Hook {
         let mut refused = Vec::new();
         let mut allowed = Vec::new();
         let others = guard::Others::new(&journal, &id, &ctx.ws);
+        // When the checks began, before any reads the disk: a write that lands after a check
+        // read the file is recorded from this second on (commit times are whole seconds), so the
+        // after-event finds it. Taken after the checks, a write landing in the same second as
+        // the check, just before the clock ticked over, went unreported.
+        let checked_at = gix::date::Time::now_utc().seconds;
         for (path, intent) in checks {
             let check = match guard::check(&others, path, *intent) {
                 Ok(c) => c,
@@ -572,7 +577,7 @@ impl Hook {
                 self.record("keep before a blind change:", &paths, Vec::new(), root)?;
             }
             if let Some(key) = key {
-                let now = gix::date::Time::now_utc().seconds;
+                let now = checked_at;
                 for check in &allowed {
                     let disk = check.disk.digest().map_or("-".into(), |d| d.to_hex());
                     let file = self.check_note(key, &check.path);
