@@ -1669,7 +1669,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__recover)
-            opts="-C -q -v -h --all --since --show --restore --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --all --since --show --restore --json --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
@@ -1685,6 +1685,10 @@ _git__stella() {
                     ;;
                 --restore)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -2103,12 +2107,16 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__status)
-            opts="-C -q -v -h --json --all --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --json --all --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0

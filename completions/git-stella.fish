@@ -205,6 +205,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s q -l quiet 
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l date -d 'With --all: how to show when each session last acted: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -356,6 +357,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s h -l help 
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l since -d 'With --all: only what was kept since then: a duration back from now (30m, 2h, 7d) or a date (2026-12-03, 2026-12-03T14:00:00+01:00)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l show -d 'Print this version\'s bytes' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l restore -d 'Write this version back to the file, through the guard' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''

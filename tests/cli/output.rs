@@ -229,6 +229,31 @@ fn dates_follow_the_format_asked_for() {
         "{}",
         stderr(&out)
     );
+    // Every command that prints a time takes it: status --all and recover too.
+    let all = w.ok(&["status", "--all", "--date=unix"]);
+    let secs: i64 = all
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((now - secs).abs() < 600, "{all}");
+    let versions = w.ok(&["recover", "f", "--date=relative"]);
+    assert!(versions.contains(" ago"), "{versions}");
+    w.write("blind", "a person's\n");
+    w.ok(&["--session", "s", "rm", "blind"]);
+    let kept = w.ok(&["recover", "--all", "--date=short"]);
+    let day = kept
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    assert_eq!((day.len(), &day[4..5]), (10, "-"), "{kept}");
 }
 
 /// Parse `text` as exactly one JSON object on one line.

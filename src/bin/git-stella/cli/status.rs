@@ -35,6 +35,10 @@ pub struct Args {
     /// Every session of the workspace, one line each
     #[arg(long)]
     pub all: bool,
+    /// With --all: how to show when each session last acted: relative, local, iso, iso-strict
+    /// (the default), rfc, short, raw, unix, default; FORMAT-local for this machine's time zone
+    #[arg(long, value_name = "FORMAT", requires = "all", value_parser = super::term::parse_date_format)]
+    pub date: Option<super::term::DateFormat>,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
@@ -181,12 +185,16 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
         "{:<width$}  {:<25}  {:>7}  {:>7}  {:>7}",
         "SESSION", "LAST ACTED", "TRACKED", "CHANGED", "REFUSED"
     )?;
+    let (date, now) = (
+        args.date.unwrap_or_default(),
+        gix::date::Time::now_utc().seconds,
+    );
     for (id, tip, changed, refused, _) in &rows {
         writeln!(
             out,
             "{:<width$}  {:<25}  {:>7}  {:>7}  {:>7}",
             id.as_str(),
-            format_time(tip.time),
+            date.show(tip.time, now),
             tip.tracked,
             changed.len(),
             refused
