@@ -150,10 +150,11 @@ fn a_projects_hooks_are_checked_with_the_git_stella_this_machine_would_run() {
         text.contains("there is none on PATH: every Bash command fails"),
         "{text}"
     );
-    // On PATH: all on.
+    // On PATH: all on, said once for the hooks and the shell prefix that both run it.
     let (status, text) = run(&format!("{}:/usr/bin:/bin", cargo_bin.display()));
     assert_eq!(status, 0, "{text}");
     assert!(!text.contains("error"), "{text}");
+    assert_eq!(text.matches("hooks run ").count(), 1, "{text}");
 }
 
 #[test]

@@ -128,9 +128,15 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         installed.push((f.host, f.scope, f.path.clone()));
         // One finding per program (a host's hooks and its shell prefix run the same binary).
         let mut programs = std::collections::HashSet::new();
+        let mut said = std::collections::HashSet::new();
         for command in commands {
             if programs.insert(program(&command)) {
-                findings.push(check_command(f, &command));
+                let finding = check_command(f, &command);
+                // A project's hooks and its shell prefix find the same binary by two ways: one
+                // line when both lead to it.
+                if said.insert(finding.message.clone()) {
+                    findings.push(finding);
+                }
             }
         }
     }
