@@ -179,15 +179,14 @@ impl Check {
             self.verdict = Verdict::Allow(Allow::SameBytes);
             return Ok(());
         }
-        let Some(writer) = writes
+        let Some((writer, _, blob)) = writes
             .into_iter()
-            .filter(|(_, d)| *d == now)
-            .map(|(w, _)| w)
-            .max_by_key(|w| w.at)
+            .filter(|(_, d, _)| *d == now)
+            .max_by_key(|(w, _, _)| w.at)
         else {
             return Ok(());
         };
-        if others.head_holds(&self.path, now) {
+        if others.head_holds_blob(&self.path, now, blob) {
             return Ok(());
         }
         tracing::info!(path = %self.path, writer = %writer.session, "guard: their uncommitted write");
@@ -236,7 +235,11 @@ impl<'a, 'j> Others<'a, 'j> {
     ///
     /// Only the sessions the index of writers lists for the path are looked up
     /// ([`Journal::writers_of`]); an index that cannot be read fails closed, as an error.
-    pub fn writes(&self, path: &RelPath) -> Result<Vec<(Writer, Digest)>, journal::Error> {
+    /// With each, the blob that holds those bytes in the journal store, when it is known.
+    pub fn writes(
+        &self,
+        path: &RelPath,
+    ) -> Result<Vec<(Writer, Digest, Option<gix::ObjectId>)>, journal::Error> {
         let mut out = Vec::new();
         for id in self.journal.writers_of(path)? {
             if id == *self.me {
@@ -254,8 +257,9 @@ impl<'a, 'j> Others<'a, 'j> {
                 Ok(Some(Entry {
                     seen: Seen::Digest(d),
                     wrote: Some(at),
+                    bytes,
                     ..
-                })) => out.push((Writer { session: id, at }, d)),
+                })) => out.push((Writer { session: id, at }, d, bytes.map(|(blob, _)| blob))),
                 Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(session = %id, error = %e, "a session's journal cannot be read");
@@ -275,11 +279,27 @@ impl<'a, 'j> Others<'a, 'j> {
     /// Whether git's `HEAD` holds bytes `now` at `path` (read when asked: a command may move
     /// `HEAD` while it runs).
     pub fn head_holds(&self, path: &RelPath, now: Digest) -> bool {
+        self.head_holds_blob(path, now, None)
+    }
+
+    /// [`Others::head_holds`], given the id of a blob known to hold bytes `now` (the writer's
+    /// copy in the journal store): when both stores name objects the same way, the ids compare
+    /// and `HEAD`'s blob is not read.
+    pub fn head_holds_blob(
+        &self,
+        path: &RelPath,
+        now: Digest,
+        known: Option<gix::ObjectId>,
+    ) -> bool {
         let (Some(repo), Some(blob)) = (self.repo(), self.head_blob(path)) else {
             return false;
         };
-        repo.find_object(blob)
-            .is_ok_and(|o| Digest::of(&o.data) == now)
+        match known {
+            Some(known) if known.kind() == blob.kind() => known == blob,
+            _ => repo
+                .find_object(blob)
+                .is_ok_and(|o| Digest::of(&o.data) == now),
+        }
     }
 }
 
