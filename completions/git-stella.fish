@@ -41,7 +41,7 @@ complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "wrote" -d 'Re
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "guard" -d 'Check files before an update or delete; exit 1 when a write would clobber someone\'s work'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "write" -d 'Write stdin to a file, refused when the file changed since the session saw it'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "rm" -d 'Delete files, refused when any changed since the session saw it'
-complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "status" -d 'Show every tracked file of the session: fresh, changed or gone since the session saw it'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "status" -d 'Show every tracked file of the session: unchanged, changed or deleted since the session saw it'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "diff" -d 'Show what changed on disk since the session saw these files'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "exec" -d 'Run a command under the shell guard: its reads are recorded, its stale writes refused'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "turn" -d 'Open or end a turn (one prompt to the end of its answer)'
@@ -103,7 +103,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON: {sessions: [{id, started, origin, last_step, steps, tracked, tip}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON: {sessions: [{session, started, origin, last_step, step_count, tracked_count, tip}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -114,7 +114,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON: {id, started, origin, last_step, steps, tracked, tip}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON: {session, started, origin, last_step, step_count, tracked_count, tip}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -144,7 +144,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l dry-run -d 'Only list the sessions that would be dropped'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l json -d 'Print JSON: {dry_run, sessions: [{id, last_step}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l json -d 'Print JSON: {dry_run, sessions: [{session, last_step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -182,7 +182,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l color -d
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l delete -d 'Check for a delete instead of an update'
-complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l json -d 'Print JSON: {session, checks: [{path, decision, reason, seen, now}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l json -d 'Print JSON: {session, checks: [{path, decision, reason, seen, now, writer}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -211,7 +211,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l session
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: {session, files: [{path, state, seen}], refused, left_behind: [{path, intent, writer}]}; with --all, {sessions: [{session, last, steps, tracked, changed, refused, left_behind}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d 'Print JSON: {session, files: [{path, state, seen}], refused_count, left_behind: [{intent, path, seen, found, writer}]}; with --all, {sessions: [{session, last_step, step_count, tracked_count, changed: [{path, state}], refused_count, left_behind}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l all -d 'Every session of the workspace, one line each'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l verbose -d 'Say more on stderr (repeat for more)'
@@ -223,7 +223,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l color -d 
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l exit-code -d 'Exit 1 when a file changed, 0 when none did, as \'git diff --exit-code\''
-complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l json -d 'Print JSON: {session, files: [{path, state (unchanged, changed, deleted, untracked), diff}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l json -d 'Print JSON: {session, files: [{path, state (unchanged, changed, deleted, unreadable, untracked), diff}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -292,7 +292,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l session
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l json -d 'Print JSON: {session, turn, tracked, changed}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l json -d 'Print JSON: {session, turn, tracked_count, changed}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -303,7 +303,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l ses
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l json -d 'Print JSON: {artifact, session, tip, files, base, skipped_transcripts}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l json -d 'Print JSON: {artifact, session, tip, file_count, base, skipped_transcripts}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -313,7 +313,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l sessio
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l json -d 'Print JSON: {format, session, base, object_format, producer, started, last_step, steps, tip, objects, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts, warning}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l json -d 'Print JSON: {format, session, base, object_format, producer, started, last_step, step_count, tip, object_count, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts, warning}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -323,7 +323,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l session
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l json -d 'Print JSON: {session, matches, files: [{path, state (match, changed, missing, unreadable)}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l json -d 'Print JSON: {session, matches, files: [{path, state (unchanged, changed, deleted, unreadable)}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -337,7 +337,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l materialize -d 'Write the session\'s files into the tree first'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l dry-run -d 'With --materialize: print what would be written, kept and refused; write, import and start nothing'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l ignore-fingerprint -d 'Replay even when the fingerprint does not match this tree'
-complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l json -d 'Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written, mismatches, blocked, changed, write, keep}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l json -d 'Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written, mismatches, blocked, changed_path, write, keep}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -349,7 +349,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l session -d
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print JSON: {steps: [{session, commit, time, summary, refused?}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print JSON: {steps: [{session, commit, time, summary, paths, refused}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -364,7 +364,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l color 
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l all -d 'List every version kept because a change replaced it unseen, whatever the file, newest first'
-complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l json -d 'Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how, written_by, on_disk}]}; with --all: {kept: [{path, version, blake3, time, bytes, session, step}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l json -d 'Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how, writer, on_disk}]}; with --all: {kept: [{path, version, blake3, time, bytes, session, step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -375,7 +375,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l color -d 
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s n -l dry-run -d 'Say what would be restored, removed, refused or left, as the real run checks it; write and record nothing (exit status as the real run\'s)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, dry_run, restored: [{path, version}], removed, refused, failed: [{path, why}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, dry_run, restored: [{path, version}], removed, refused: [{intent, path, seen, found, writer}], failed: [{path, why}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -397,7 +397,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l all -d 'Also remove the stores of checkouts that are gone, from Stella\'s data dir'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l dry-run -d 'Only list what would be dropped or removed; change nothing'
-complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l json -d 'Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{id, last_step}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l json -d 'Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session, last_step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -540,7 +540,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fi
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "guard" -d 'Check files before an update or delete; exit 1 when a write would clobber someone\'s work'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "write" -d 'Write stdin to a file, refused when the file changed since the session saw it'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "rm" -d 'Delete files, refused when any changed since the session saw it'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "status" -d 'Show every tracked file of the session: fresh, changed or gone since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "status" -d 'Show every tracked file of the session: unchanged, changed or deleted since the session saw it'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "diff" -d 'Show what changed on disk since the session saw these files'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "exec" -d 'Run a command under the shell guard: its reads are recorded, its stale writes refused'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "turn" -d 'Open or end a turn (one prompt to the end of its answer)'

@@ -29,6 +29,9 @@ pub struct Refused {
 /// How many refused paths `refused.toml` remembers for [`left_behind`].
 pub const LEFT_MAX: usize = 256;
 
+/// What [`Record::found`] says of a file that was not there.
+pub const GONE: &str = "gone";
+
 /// One refused write or delete.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
@@ -52,7 +55,7 @@ impl Record {
     pub fn of(journal: &Journal<'_>, check: &Check) -> Record {
         let found = match &check.disk {
             Disk::Present(d) => Some(d.to_hex()),
-            Disk::Missing => Some("gone".into()),
+            Disk::Missing => Some(GONE.into()),
             Disk::Unreadable(_) => None,
         };
         let writer = check
@@ -129,7 +132,7 @@ pub fn left_behind(
         };
         let now = match Disk::probe(&path.under(root)) {
             Disk::Present(d) => d,
-            Disk::Missing if found == "gone" => {
+            Disk::Missing if found == GONE => {
                 left.push(record);
                 continue;
             }

@@ -45,7 +45,7 @@ impl Mismatch {
     pub fn as_str(self) -> &'static str {
         match self {
             Mismatch::Changed => "changed",
-            Mismatch::Missing => "missing",
+            Mismatch::Missing => "deleted",
             Mismatch::Unreadable => "unreadable",
         }
     }

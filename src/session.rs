@@ -155,9 +155,9 @@ pub enum Freshness {
 impl Freshness {
     pub fn as_str(self) -> &'static str {
         match self {
-            Freshness::Fresh => "fresh",
+            Freshness::Fresh => "unchanged",
             Freshness::Changed => "changed",
-            Freshness::Gone => "gone",
+            Freshness::Gone => "deleted",
             Freshness::Unreadable => "unreadable",
         }
     }

@@ -41,6 +41,9 @@ pub use layout::{RootFile, overwritten_dir};
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";
 
+/// One entry that differs between two map trees: (before, after), `None` where it is absent.
+pub type MapChange = (Option<Entry>, Option<Entry>);
+
 /// The ref of `id`.
 pub fn session_ref(id: &SessionId) -> String {
     format!("{SESSIONS}{id}")
@@ -1328,52 +1331,73 @@ impl<'s> Journal<'s> {
         // Each step's map tree, newest first, read once.
         let maps = history
             .iter()
-            .map(|(commit, _, _)| {
-                let tree = self.tree_of(*commit)?;
-                Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
-            })
+            .map(|(commit, _, _)| self.map_of(*commit))
             .collect::<Result<Vec<Option<ObjectId>>, Error>>()?;
         let now = maps[0];
-        let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::new();
+        let mut out: Vec<Entry> = Vec::new();
         for pair in maps.windows(2) {
-            let (child, parent) = (pair[0], pair[1]);
-            let Some(parent) = parent else {
+            for (had, has) in self.map_changes(pair[1], pair[0])? {
+                if let (Some(entry), None) = (had, has)
+                    && self.lookup_in(now, &entry.path)?.is_none()
+                    && !out.iter().any(|e| e.path == entry.path)
+                {
+                    out.push(entry);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The map tree of step `commit` (`None`: the step tracks nothing).
+    pub fn map_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
+        let tree = self.tree_of(commit)?;
+        Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
+    }
+
+    /// The entries that differ between two map trees, as (before, after) pairs: an entry added
+    /// is `(None, Some)`, dropped `(Some, None)`, changed `(Some, Some)`. Only the subtrees that
+    /// differ are read, so a step's changes cost what the step changed.
+    pub fn map_changes(
+        &self,
+        before: Option<ObjectId>,
+        after: Option<ObjectId>,
+    ) -> Result<Vec<MapChange>, Error> {
+        let mut out = Vec::new();
+        let mut stack = vec![(before, after, 0u8)];
+        while let Some((had, has, depth)) = stack.pop() {
+            if had == has {
                 continue;
-            };
-            // The entry folders (depth 3) of `parent` that `child` lacks.
-            let mut stack = vec![(parent, child, 0u8)];
-            while let Some((had, has, depth)) = stack.pop() {
-                if Some(had) == has {
-                    continue;
-                }
-                if depth == 3 {
-                    if has.is_none()
-                        && seen.insert(had)
-                        && let Some(entry) = self.decode_entry(&had, None)?
-                        && self.lookup_in(now, &entry.path)?.is_none()
-                        && !out.iter().any(|e: &Entry| e.path == entry.path)
-                    {
-                        out.push(entry);
-                    }
-                    continue;
-                }
+            }
+            if depth == 3 {
+                let decode = |folder: Option<ObjectId>| match folder {
+                    Some(f) => self.decode_entry(&f, None),
+                    None => Ok(None),
+                };
+                out.push((decode(had)?, decode(has)?));
+                continue;
+            }
+            let mut children: std::collections::BTreeMap<
+                Vec<u8>,
+                (Option<ObjectId>, Option<ObjectId>),
+            > = std::collections::BTreeMap::new();
+            for (side, tree) in [(0, had), (1, has)] {
+                let Some(tree) = tree else { continue };
                 let mut buf = Vec::new();
-                let mut now_entries = std::collections::HashMap::new();
-                if let Some(has) = has {
-                    for e in self.read_tree(&has, &mut buf)? {
-                        let e = Self::entry(&has, e)?;
-                        now_entries.insert(e.filename.to_owned(), e.oid.to_owned());
-                    }
-                }
-                let mut buf = Vec::new();
-                for e in self.read_tree(&had, &mut buf)? {
-                    let e = Self::entry(&had, e)?;
+                for e in self.read_tree(&tree, &mut buf)? {
+                    let e = Self::entry(&tree, e)?;
                     if e.mode.is_tree() {
-                        let was = e.oid.to_owned();
-                        stack.push((was, now_entries.get(e.filename).copied(), depth + 1));
+                        let slot = children.entry(e.filename.to_vec()).or_default();
+                        if side == 0 {
+                            slot.0 = Some(e.oid.to_owned());
+                        } else {
+                            slot.1 = Some(e.oid.to_owned());
+                        }
                     }
                 }
+            }
+            // Pushed in reverse so entries come out in the trees' order.
+            for (had, has) in children.into_values().rev() {
+                stack.push((had, has, depth + 1));
             }
         }
         Ok(out)

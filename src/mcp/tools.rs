@@ -439,7 +439,7 @@ impl Tools {
         }
     }
 
-    /// Every file the session tracks and whether it is fresh, changed or gone.
+    /// Every file the session tracks and whether it is unchanged, changed, deleted or unreadable.
     pub fn status(&self) -> Reply {
         match self.ctx.session(&self.id).status() {
             Ok(entries) => {

@@ -155,7 +155,7 @@ fn codex_refuses_a_patch_over_a_change_it_never_saw_and_parses_moves_and_deletes
     let session = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
     assert_eq!(
         w.ok(&["--session", session, "status"]),
-        "fresh      src/added.rs\nfresh      src/blind.rs\nfresh      src/moved.rs\nchanged    src/new.rs"
+        "unchanged  src/added.rs\nunchanged  src/blind.rs\nunchanged  src/moved.rs\nchanged    src/new.rs"
     );
     // Now someone edits the moved file: deleting it, or moving it on, is refused.
     w.write("src/moved.rs", "edited\n");
@@ -292,7 +292,7 @@ fn gemini_records_reads_and_denies_a_stale_write_with_decision_deny() {
         ),
     );
     let s = "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f";
-    assert_eq!(w.ok(&["--session", s, "status"]), "fresh      notes.txt");
+    assert_eq!(w.ok(&["--session", s, "status"]), "unchanged  notes.txt");
     // A file changed between BeforeTool and AfterTool of a ranged read: either version may have
     // been seen, so the next write needs a re-read.
     let ranged = json!({"file_path": path, "offset": 0, "limit": 1});
@@ -423,7 +423,7 @@ fn cursor_records_what_the_agent_saw_and_denies_with_agent_message() {
             json!({"file_path": path, "content": "const a = 4\n// theirs\n"}),
         ),
     );
-    assert_eq!(w.ok(&["--session", s, "status"]), "fresh      app.ts");
+    assert_eq!(w.ok(&["--session", s, "status"]), "unchanged  app.ts");
     // Content the agent saw that is not the disk (the file changed after Cursor read it) is
     // what is recorded: the next write is refused until it reads again.
     answer(

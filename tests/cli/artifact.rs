@@ -415,7 +415,7 @@ fn apply_refuses_a_changed_and_a_deleted_file_and_consumes_nothing() {
         assert_eq!(code(&out), 1, "{cmd}");
         assert!(
             stderr(&out).starts_with(
-                "the artifact does not match this tree: 2 of its files differ here\n  changed    src/lib.rs\n  missing    src/new.rs\n"
+                "the artifact does not match this tree: 2 of its files differ here\n  changed    src/lib.rs\n  deleted    src/new.rs\n"
             ),
             "{}",
             stderr(&out)

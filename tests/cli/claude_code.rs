@@ -73,7 +73,7 @@ Nothing was written. To recover, re-read notes.txt and redo the change against w
 fn a_stale_edit_is_denied_with_json_and_exit_0_and_a_fresh_one_passes() {
     let w = World::new();
     session_that_read(&w);
-    assert_eq!(w.ok(&["--session", SID, "status"]), "fresh      notes.txt");
+    assert_eq!(w.ok(&["--session", SID, "status"]), "unchanged  notes.txt");
     // Fresh: allowed, nothing said.
     assert_eq!(hook(&w, &fixture(&w, "PreToolUse-Edit.json")), "");
     // Another process turns beta into betamax: the client's own check would let `beta`→`BETA`
@@ -111,7 +111,7 @@ fn writes_of_new_and_never_read_files_pass_and_write_is_if_match() {
     w.write("new.txt", "fresh file\n");
     assert_eq!(hook(&w, &fixture(&w, "PostToolUse-Write-create.json")), "");
     let status = w.ok(&["--session", SID, "status"]);
-    assert_eq!(status, "fresh      new.txt\nfresh      notes.txt");
+    assert_eq!(status, "unchanged  new.txt\nunchanged  notes.txt");
     // A Write over a file the session read: recorded as the content written (the disk here).
     let mut update = fixture(&w, "PostToolUse-Write-update.json");
     update["session_id"] = json!(SID);
@@ -123,7 +123,7 @@ fn writes_of_new_and_never_read_files_pass_and_write_is_if_match() {
     assert_eq!(hook(&w, &update), "");
     assert_eq!(
         w.ok(&["--session", SID, "status"]),
-        "fresh      new.txt\nfresh      notes.txt"
+        "unchanged  new.txt\nunchanged  notes.txt"
     );
     // A file the session never read: allowed.
     w.write("other.txt", "someone's\n");
@@ -200,7 +200,7 @@ fn bytes_overwritten_between_guard_and_tool_are_kept_and_the_way_back_is_told() 
         "alpha\nbeta\ngamma (added by other agent)\n"
     );
     // And the session recorded originalFile with the edit applied.
-    assert_eq!(w.ok(&["--session", SID, "status"]), "fresh      notes.txt");
+    assert_eq!(w.ok(&["--session", SID, "status"]), "unchanged  notes.txt");
 }
 
 #[test]

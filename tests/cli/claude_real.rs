@@ -385,7 +385,7 @@ fn the_real_claude_code_client_is_guarded_by_stella() {
     let sid = result["session_id"].as_str().unwrap().to_owned();
     assert_eq!(
         w.ok(&["--session", &sid, "status"]),
-        "fresh      crlf.txt\nfresh      latin1.txt"
+        "unchanged  crlf.txt\nunchanged  latin1.txt"
     );
 
     // (h) A large file: the client shows five lines of a 12 MiB log; the hooks record the file

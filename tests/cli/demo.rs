@@ -77,7 +77,7 @@ fn the_readmes_by_hand_block_runs_as_pasted() {
     );
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("fresh      notes.txt"), "{text}");
+    assert!(text.contains("unchanged  notes.txt"), "{text}");
     assert!(
         text.contains("replay of session agent-a from artifact "),
         "{text}"

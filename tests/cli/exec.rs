@@ -38,7 +38,7 @@ fn sh(w: &World, s: &str, script: &str) -> std::process::Output {
     w.run(&["--session", s, "exec", "--", "sh", "-c", script])
 }
 
-/// The session's status lines (`fresh      a.txt`, …).
+/// The session's status lines (`unchanged  a.txt`, …).
 fn status(w: &World, s: &str) -> String {
     w.ok(&["--session", s, "status"])
 }
@@ -70,7 +70,7 @@ fn a_read_is_recorded_and_a_stale_overwrite_refused() {
     let out = w.run(&["--session", &s, "exec", "--", "cat", "a.txt"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "one\ntwo\n");
-    assert_eq!(status(&w, &s), "fresh      a.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
     let log = w.ok(&["--session", &s, "log", &s]);
     assert!(log.contains("exec cat a.txt (1 read, 0 changed)"), "{log}");
 
@@ -105,7 +105,7 @@ fn a_read_is_recorded_and_a_stale_overwrite_refused() {
     let out = sh(&w, &s, "cat a.txt >/dev/null && echo mine > a.txt");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("a.txt"), "mine\n");
-    assert_eq!(status(&w, &s), "fresh      a.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn the_commands_own_edit_is_its_own_and_the_next_edit_passes() {
     // What the agent's next Edit asks: allowed, nothing to re-read.
     let out = w.run(&["--session", &s, "guard", "a.txt"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(status(&w, &s), "fresh      a.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
     // sed's temp file was created and renamed away: nothing of it is tracked.
     assert!(!status(&w, &s).contains("sed"), "{}", status(&w, &s));
 }
@@ -138,7 +138,7 @@ fn never_read_files_and_creates_are_allowed_and_recorded() {
     let out = sh(&w, &s, "echo new > new.txt && echo over > b.txt");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("new.txt"), "new\n");
-    assert_eq!(status(&w, &s), "fresh      b.txt\nfresh      new.txt");
+    assert_eq!(status(&w, &s), "unchanged  b.txt\nunchanged  new.txt");
     // Recorded with the bytes the command left: someone else's later change is caught.
     w.write("new.txt", "theirs\n");
     let out = sh(&w, &s, "echo again > new.txt");
@@ -189,7 +189,7 @@ fn deletes_renames_truncates_and_links_are_checked() {
         "cat a.txt b.txt >/dev/null; rm b.txt; mv a.txt moved.txt",
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(status(&w, &s), "fresh      moved.txt\ngone       sub/x.txt");
+    assert_eq!(status(&w, &s), "unchanged  moved.txt\ndeleted    sub/x.txt");
 }
 
 #[test]
@@ -236,7 +236,7 @@ fn a_pipeline_of_processes_is_one_step() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("upper.txt"), "ONE\nTWO\n");
     assert_eq!(w.steps(&s), before + 1);
-    assert_eq!(status(&w, &s), "fresh      a.txt\nfresh      upper.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt\nunchanged  upper.txt");
 }
 
 #[test]
@@ -283,7 +283,7 @@ if (fd < 0) { perror(\"open\"); return 3; } write(fd, \"static\\n\", 7); return 
     let out = w.run(&["--session", &s, "exec", "--", bin, "b.txt"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("b.txt"), "static\n");
-    assert!(status(&w, &s).contains("fresh      b.txt"));
+    assert!(status(&w, &s).contains("unchanged  b.txt"));
 }
 
 #[test]
@@ -351,13 +351,13 @@ fn git_internals_ignored_paths_and_outside_files_are_not_recorded() {
     let out = sh(&w, &s, &script);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     // git read a.txt to hash it; nothing of build/, .git/ or outside is tracked.
-    assert_eq!(status(&w, &s), "fresh      a.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
     // A file the session already tracks is recorded even where git ignores it.
     w.write("build/keep", "k\n");
     w.ok(&["--session", &s, "read", "build/keep"]);
     let out = sh(&w, &s, "echo changed > build/keep");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(status(&w, &s).contains("fresh      build/keep"));
+    assert!(status(&w, &s).contains("unchanged  build/keep"));
 }
 
 #[test]
@@ -478,7 +478,7 @@ fn claude_codes_prefix_guards_bash_calls_only() {
     let out = prefix(&snippet("cat a.txt"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "one\ntwo\n");
-    assert_eq!(status(&w, "3f0c9a7e-claude"), "fresh      a.txt");
+    assert_eq!(status(&w, "3f0c9a7e-claude"), "unchanged  a.txt");
     let log = w.ok(&["log", "3f0c9a7e-claude"]);
     assert!(log.contains("exec cat a.txt (1 read, 0 changed)"), "{log}");
     // The working directory is written for the next call, as without a prefix.
@@ -490,7 +490,7 @@ fn claude_codes_prefix_guards_bash_calls_only() {
     let out = prefix("cat b.txt");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "bee\n");
-    assert_eq!(status(&w, "3f0c9a7e-claude"), "fresh      a.txt");
+    assert_eq!(status(&w, "3f0c9a7e-claude"), "unchanged  a.txt");
     // A stale write through Bash is refused.
     w.write("a.txt", "theirs\n");
     let out = prefix(&snippet("echo mine > a.txt"));
@@ -535,7 +535,7 @@ fn a_tool_reading_what_it_rewrites_is_not_a_read_of_the_session() {
     let out = w.run(&["--session", &s, "exec", "--", &python(), "-c", rmw]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("a.txt"), "alpha\nBETAmax\n");
-    assert_eq!(status(&w, &s), "fresh      a.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
 }
 
 #[test]
@@ -589,7 +589,7 @@ print('shell', shell.returncode, 'refusing to write: a.txt' in shell.stderr)
     // Nobody changed it: the patch is the agent's own, and so is the shell's write after it.
     assert_eq!(run(false), "patch passed\nshell 0 False\n");
     assert_eq!(w.read("a.txt"), "mine\n");
-    assert_eq!(status(&w, &s), "fresh      a.txt");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
 }
 
 #[test]
@@ -625,7 +625,7 @@ fn fifos_and_symlinks_neither_hang_nor_mislead_it() {
     assert_eq!(stdout(&out), "one\ntwo\n", "{}", stderr(&out));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     // Nothing of them was recorded: a FIFO is not a file the map can hold.
-    assert_eq!(status(&w, &s), "unreadable a.txt\nfresh      b.txt");
+    assert_eq!(status(&w, &s), "unreadable a.txt\nunchanged  b.txt");
 
     // A symlink inside the workspace leading to a tracked file is that file; one leading outside
     // is not the guard's business.

@@ -53,10 +53,10 @@ fn a_killed_supervisor_loses_nothing_older_than_a_moment() {
     let mut child = spawn_sh(&w, &s, "cat f > /dev/null; echo made > g; sleep 5");
     std::thread::sleep(Duration::from_secs(2));
     // While it runs, the session already shows what it did.
-    assert_eq!(status(&w, &s), "fresh      f\nfresh      g");
+    assert_eq!(status(&w, &s), "unchanged  f\nunchanged  g");
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(status(&w, &s), "fresh      f\nfresh      g");
+    assert_eq!(status(&w, &s), "unchanged  f\nunchanged  g");
     let log = w.ok(&["--session", &s, "log"]);
     assert!(log.contains("exec sh -c cat f"), "{log}");
 }
@@ -83,7 +83,7 @@ fn a_hosts_sigterm_ends_the_command_and_records_everything() {
     );
     // The command died of the signal, as a shell reports it.
     assert_eq!(code(&out), 128 + libc::SIGTERM, "{}", stderr(&out));
-    assert_eq!(status(&w, &s), "fresh      f\nfresh      g");
+    assert_eq!(status(&w, &s), "unchanged  f\nunchanged  g");
     assert!(!w.repo.join("h").exists());
 }
 
@@ -149,7 +149,7 @@ fn a_later_write_of_a_file_the_command_wrote_is_checked_too() {
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("f"), "4\n3\n");
-    assert_eq!(status(&w, &s), "fresh      f");
+    assert_eq!(status(&w, &s), "unchanged  f");
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn a_huge_sparse_file_costs_the_open_nothing_and_a_large_read_still_arms_the_gua
     let out = w.run(&["--session", &s, "exec", "--", "sh", "-c", "tail -c 17 big"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
-        status(&w, &s).contains("fresh      big"),
+        status(&w, &s).contains("unchanged  big"),
         "{}",
         status(&w, &s)
     );
@@ -264,8 +264,8 @@ git --git-dir "$("$BIN" store-path)" fsck --no-progress 2>&1 && echo "fsck=ok"
     assert!(text.contains("fsck=ok\n"), "{text}\n{errors}");
     assert!(text.contains("after=0\n"), "{text}\n{errors}");
     // The write it could not record is not the session's: a re-read is needed.
-    assert!(text.contains("fresh      f\n"), "{text}");
-    assert!(!text.contains("fresh      g"), "{text}");
+    assert!(text.contains("unchanged  f\n"), "{text}");
+    assert!(!text.contains("unchanged  g"), "{text}");
 }
 
 /// A command that keeps reading many files is journaled in fewer, larger steps as it goes (each

@@ -176,7 +176,7 @@ fn a_write_the_supervisor_carries_out_is_the_write_the_command_asked_for() {
         .unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("f"), "one\ntwo\nthree\nfour\n");
-    assert_eq!(w.ok(&["--session", &s, "status"]), "fresh      f");
+    assert_eq!(w.ok(&["--session", &s, "status"]), "unchanged  f");
     // A file the session knows is gone, made again: with the caller's umask, not Stella's.
     let out = w
         .stella()
@@ -196,7 +196,7 @@ fn a_write_the_supervisor_carries_out_is_the_write_the_command_asked_for() {
     assert_eq!(w.read("f"), "x");
     assert_eq!(
         w.ok(&["--session", &s, "status"]),
-        "fresh      f\nfresh      g"
+        "unchanged  f\nunchanged  g"
     );
 }
 

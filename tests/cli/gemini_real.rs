@@ -321,7 +321,7 @@ fn the_real_gemini_cli_is_guarded_by_stella() {
         b"one\r\nTWO\r\nthree\r\n".to_vec()
     );
     let sid = result["session_id"].as_str().unwrap().to_owned();
-    assert_eq!(w.ok(&["--session", &sid, "status"]), "fresh      crlf.txt");
+    assert_eq!(w.ok(&["--session", &sid, "status"]), "unchanged  crlf.txt");
 
     // (4) read_file → another process edits → a stale replace and a stale write_file are
     // refused; after a re-read the redone replace is allowed.

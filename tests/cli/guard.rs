@@ -291,7 +291,7 @@ fn every_stale_path_is_named_and_json_says_why() {
     assert_eq!(lines[0]["decision"], "refuse");
     assert_eq!(lines[0]["reason"], "changed");
     assert_eq!(lines[1]["decision"], "allow");
-    assert_eq!(lines[1]["reason"], "fresh");
+    assert_eq!(lines[1]["reason"], "unchanged");
     assert_eq!(lines[1]["seen"], lines[1]["now"]);
     assert_ne!(lines[0]["seen"], lines[0]["now"]);
 }
@@ -308,13 +308,13 @@ fn status_names_fresh_changed_and_gone() {
     std::fs::remove_file(w.repo.join("gone")).unwrap();
     assert_eq!(
         w.ok(&["--session", &s, "status"]),
-        "changed    changed\nfresh      fresh\ngone       gone"
+        "changed    changed\nunchanged  fresh\ndeleted    gone"
     );
     let v: serde_json::Value =
         serde_json::from_str(&w.ok(&["--session", &s, "status", "--json"])).unwrap();
     assert_eq!(v["files"][0]["state"], "changed");
-    assert_eq!(v["files"][2]["state"], "gone");
-    assert_eq!(v["refused"], 0);
+    assert_eq!(v["files"][2]["state"], "deleted");
+    assert_eq!(v["refused_count"], 0);
 }
 
 #[test]
@@ -339,7 +339,7 @@ fn paths_outside_the_workspace_are_errors() {
     w.write("real.txt", "real\n");
     std::os::unix::fs::symlink("real.txt", w.repo.join("alias")).unwrap();
     w.ok(&["--session", &s, "read", "alias"]);
-    assert_eq!(w.ok(&["--session", &s, "status"]), "fresh      real.txt");
+    assert_eq!(w.ok(&["--session", &s, "status"]), "unchanged  real.txt");
     // Relative to a sub-folder, and absolute.
     std::fs::create_dir(w.repo.join("sub")).unwrap();
     let out = w
@@ -458,7 +458,7 @@ fn thirty_two_parallel_reads_are_all_recorded() {
     }
     let status = w.ok(&["--session", &s, "status"]);
     assert_eq!(status.lines().count(), 32);
-    assert!(status.lines().all(|l| l.starts_with("fresh")));
+    assert!(status.lines().all(|l| l.starts_with("unchanged")));
 }
 
 #[test]

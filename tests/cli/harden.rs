@@ -236,7 +236,7 @@ fn a_torn_or_lost_ref_is_restored_from_its_reflog() {
             stderr(&out)
         );
         assert_eq!(w.store_git(&["rev-parse", "refs/stella/sessions/s"]), tip);
-        assert_eq!(w.ok(&["--session", &s, "status"]), "fresh      t.txt");
+        assert_eq!(w.ok(&["--session", &s, "status"]), "unchanged  t.txt");
     }
 }
 
@@ -395,7 +395,7 @@ fn rm_of_a_symlink_removes_the_link_and_keeps_its_target() {
     assert_eq!(w.read("real.txt"), "real\n");
     // The session still tracks the file it read, which is still there and fresh.
     let status = w.ok(&["--session", &s, "status"]);
-    assert_eq!(status, "fresh      real.txt");
+    assert_eq!(status, "unchanged  real.txt");
     fsck_clean(&w);
 }
 

@@ -772,7 +772,7 @@ fn strings_from_an_artifact_never_reach_the_terminal_raw() {
     assert_eq!(code(&out), 1);
     assert_tame("replay", &stderr(&out), 5);
     assert!(
-        stderr(&out).contains("  missing    nl\\n.txt\n"),
+        stderr(&out).contains("  deleted    nl\\n.txt\n"),
         "{}",
         stderr(&out)
     );

@@ -164,7 +164,7 @@ fn a_work_tree_set_in_the_repository_config_is_honoured() {
     ]);
     assert!(elsewhere.join(".stella/private/workspace.toml").is_file());
     assert!(!w.repo.join(".stella").exists());
-    assert_eq!(w.ok(&["--session", &s, "status"]), "fresh      notes.txt");
+    assert_eq!(w.ok(&["--session", &s, "status"]), "unchanged  notes.txt");
 }
 
 #[test]

@@ -54,8 +54,8 @@ fn sixteen_concurrent_writers_lose_no_step() {
     assert_eq!(w.steps(&s), 17);
     let show = w.ok(&["session", "show", &s, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&show).unwrap();
-    assert_eq!(v["tracked"], 16);
-    assert_eq!(v["steps"], 17);
+    assert_eq!(v["tracked_count"], 16);
+    assert_eq!(v["step_count"], 17);
 }
 
 #[test]

@@ -210,7 +210,7 @@ fn a_host_tools_partial_read_of_a_large_file_stays_within_the_budget() {
     let sid = post["session_id"].as_str().unwrap().to_owned();
     let status = w.ok(&["--session", &sid, "status", "--json"]);
     assert!(status.contains("\"notes.txt\""), "{status}");
-    assert!(status.contains("\"fresh\""), "{status}");
+    assert!(status.contains("\"unchanged\""), "{status}");
 
     // Someone appends: the session's next write to the file is refused.
     std::fs::write(w.repo.join("notes.txt"), format!("{text}theirs\n")).unwrap();
@@ -315,8 +315,8 @@ fn a_full_disk_stops_a_large_read_and_a_checkpoint_and_loses_nothing() {
         "left 0",
         "next 0",
         "steps 3",
-        "fresh      README",
-        "fresh      small.txt",
+        "unchanged  README",
+        "unchanged  small.txt",
     ] {
         assert!(lines.contains(&expected), "{expected:?} in:\n{said}");
     }
@@ -413,5 +413,5 @@ fn a_large_file_is_materialized_undone_and_shown_within_the_budget() {
     assert!(peak < BUDGET_KIB, "recover --restore peaked at {peak} KiB");
     assert!(std::fs::read(w.repo.join("big.bin")).unwrap() == bytes);
     let status = w.ok(&["--session", &blind, "status"]);
-    assert_eq!(status, "fresh      big.bin");
+    assert_eq!(status, "unchanged  big.bin");
 }

@@ -36,6 +36,7 @@ mod hostile;
 mod identity;
 mod install;
 mod journal;
+mod json_schema;
 mod large_file;
 mod mcp;
 mod model_mock;

@@ -145,7 +145,7 @@ fn the_python_sdk_client_gets_refusals_as_tool_errors_and_recovers_on_one_connec
     );
     assert_eq!(
         step(&steps, "status")["text"],
-        format!("session {session}\nfresh      notes.txt\n")
+        format!("session {session}\nunchanged  notes.txt\n")
     );
     assert_eq!(step(&steps, "ping")["ok"], true);
     assert_eq!(

@@ -72,7 +72,7 @@ fn colour_only_on_a_terminal_and_as_config_and_no_color_say() {
     let status = on_tty(&w, &["--session", "s", "status"], &[]);
     assert!(status.contains("\x1b[31mchanged\x1b[m    f"), "{status:?}");
     assert!(
-        status.contains("\x1b[32mfresh\x1b[m      sub/g"),
+        status.contains("\x1b[32munchanged\x1b[m  sub/g"),
         "{status:?}"
     );
     let diff = on_tty(&w, &["--no-pager", "--session", "s", "diff", "f"], &[]);
@@ -300,10 +300,10 @@ fn every_json_is_one_object_with_its_lists_inside() {
     );
     assert_eq!(diff["files"][1]["state"], "unchanged");
     assert_eq!(
-        json(&["session", "list", "--json"])["sessions"][0]["id"],
+        json(&["session", "list", "--json"])["sessions"][0]["session"],
         "s"
     );
-    assert_eq!(json(&["session", "show", "--json", "s"])["id"], "s");
+    assert_eq!(json(&["session", "show", "--json", "s"])["session"], "s");
     assert!(
         !json(&["recover", "--json", "f"])["versions"]
             .as_array()
@@ -314,7 +314,7 @@ fn every_json_is_one_object_with_its_lists_inside() {
     assert!(json(&["--session", "s", "resume", "--json"]).is_object());
     let cp = json(&["--session", "s", "checkpoint", "--json", "-o", bundle]);
     assert_eq!(
-        (cp["artifact"].as_str(), cp["files"].as_u64()),
+        (cp["artifact"].as_str(), cp["file_count"].as_u64()),
         (Some(bundle), Some(2))
     );
     assert_eq!(json(&["inspect", "--json", bundle])["session"], "s");
@@ -324,7 +324,7 @@ fn every_json_is_one_object_with_its_lists_inside() {
         verify["files"][0],
         serde_json::json!({"path": "f", "state": "changed"})
     );
-    assert_eq!(verify["files"][1]["state"], "match");
+    assert_eq!(verify["files"][1]["state"], "unchanged");
     // The artifact was made from the tree as it is: it matches, and replays.
     w.ok(&["--session", "s", "read", "f"]);
     w.ok(&["--session", "s", "checkpoint", "-q", "-o", bundle]);

@@ -37,14 +37,14 @@ fn every_version_is_listed_with_who_and_the_one_on_disk_is_marked() {
     let base = find("base\n");
     assert_eq!(base["how"], "read");
     assert_eq!(base["bytes"], 5);
-    assert_eq!(base["written_by"], serde_json::Value::Null);
+    assert_eq!(base["writer"], serde_json::Value::Null);
     assert_eq!(base["on_disk"], false);
     let b = find("by b\n");
     assert_eq!(
         (b["session"].as_str(), b["how"].as_str()),
         (Some("b"), Some("wrote"))
     );
-    assert_eq!(b["written_by"], "b");
+    assert_eq!(b["writer"]["session"], "b");
     assert_eq!(b["step"], 3);
     let person = find("by a person\n");
     assert_eq!(
@@ -91,7 +91,7 @@ fn show_prints_a_version_and_restore_goes_through_the_guard() {
     assert_eq!(code(&restored), 0, "{}", stderr(&restored));
     assert_eq!(stdout(&restored), format!("restored f to version {b}\n"));
     assert_eq!(w.read("f"), "by b\n");
-    assert_eq!(w.ok(&["--session", "a", "status"]), "fresh      f");
+    assert_eq!(w.ok(&["--session", "a", "status"]), "unchanged  f");
 }
 
 #[test]

@@ -46,18 +46,25 @@ fn a_refusal_is_a_step_with_what_was_seen_found_and_who_wrote_it() {
             "path": "f",
             "seen": b3(b"base\n"),
             "found": b3(b"by b\n"),
-            "writer": "b",
-            "writer_at": steps[1]["refused"][0]["writer_at"],
+            "writer": {"session": "b", "at": steps[1]["refused"][0]["writer"]["at"]},
         }])
     );
-    assert!(steps[1]["refused"][0]["writer_at"].as_i64().unwrap() > 1_700_000_000);
+    assert!(
+        steps[1]["refused"][0]["writer"]["at"]
+            .as_str()
+            .unwrap()
+            .starts_with("20"),
+        "{}",
+        steps[1]
+    );
     assert_eq!(steps[0]["refused"][0]["intent"], "delete");
     assert_eq!(steps[2]["summary"], "read f");
-    assert!(steps[2].get("refused").is_none(), "{}", steps[2]);
+    assert_eq!(steps[2]["refused"], serde_json::json!([]), "{}", steps[2]);
+    assert_eq!(steps[2]["paths"], serde_json::json!(["f"]), "{}", steps[2]);
     // A person's change names no writer.
     let c = json(&w.ok(&["log", "c", "--json"]))["steps"].clone();
     assert_eq!(c[0]["refused"][0]["found"], b3(b"by a person\n"));
-    assert!(c[0]["refused"][0].get("writer").is_none(), "{}", c[0]);
+    assert!(c[0]["refused"][0]["writer"].is_null(), "{}", c[0]);
     // The plain log shows the refusal as a step.
     assert!(
         w.ok(&["log", "a"])
@@ -103,19 +110,22 @@ fn status_all_shows_every_session_with_what_changed_and_refusals() {
     };
     let a = row("a");
     assert_eq!(
-        (a["tracked"].as_u64(), a["refused"].as_u64()),
+        (a["tracked_count"].as_u64(), a["refused_count"].as_u64()),
         (Some(2), Some(1))
     );
-    assert_eq!(a["changed"], serde_json::json!(["f"]));
+    assert_eq!(
+        a["changed"],
+        serde_json::json!([{"path": "f", "state": "changed"}])
+    );
     let b = row("b");
     assert_eq!(
-        (b["tracked"].as_u64(), b["refused"].as_u64()),
+        (b["tracked_count"].as_u64(), b["refused_count"].as_u64()),
         (Some(1), Some(0))
     );
     assert_eq!(b["changed"], serde_json::json!([]));
     let c = row("c");
     assert_eq!(
-        (c["tracked"].as_u64(), c["steps"].as_u64()),
+        (c["tracked_count"].as_u64(), c["step_count"].as_u64()),
         (Some(0), Some(1))
     );
 

@@ -75,7 +75,7 @@ fn a_codex_shell_command_runs_under_the_guard_in_the_hooks_session() {
     assert_eq!((code(&ran), stdout(&ran)), (0, "alpha\nbeta\n".to_owned()));
     assert_eq!(
         w.ok(&["--session", session, "status"]),
-        "fresh      notes.txt"
+        "unchanged  notes.txt"
     );
     // Someone edits it; the model's shell overwrite is refused, their bytes kept, and the
     // refusal is in the command's output, which the host gives the model.
@@ -158,7 +158,7 @@ fn a_codex_apply_patch_heredoc_is_checked_and_recorded_by_the_next_call() {
     );
     assert_eq!(
         w.ok(&["--session", &session, "status"]),
-        "fresh      notes.txt"
+        "unchanged  notes.txt"
     );
 }
 
@@ -196,7 +196,7 @@ fn a_gemini_shell_command_is_rewritten_through_its_tool_input() {
     assert_eq!(stdout(&ran), "alpha\n");
     assert_eq!(
         w.ok(&["--session", session, "status"]),
-        "fresh      notes.txt"
+        "unchanged  notes.txt"
     );
     // The after-event has nothing left to do.
     let post = captured(&w, "gemini-cli-0.61.0/AfterTool-run_shell_command-cat.json");
@@ -217,7 +217,7 @@ fn where_the_machine_cannot_guard_a_command_it_runs_as_it_is_and_a_cat_still_arm
     assert_eq!(hook(&w, "codex", &post, &no_guard), Value::Null);
     assert_eq!(
         w.ok(&["--session", &session, "status"]),
-        "fresh      notes.txt"
+        "unchanged  notes.txt"
     );
     // Someone edits it: the session's patch is refused; a `cat` re-read clears it.
     w.write("notes.txt", "alpha\nbeta\ngamma\ntheirs\n");
@@ -254,7 +254,7 @@ fn where_the_machine_cannot_guard_a_command_it_runs_as_it_is_and_a_cat_still_arm
     let session = post["session_id"].as_str().unwrap();
     assert_eq!(
         w.ok(&["--session", session, "status"]),
-        "fresh      notes.txt"
+        "unchanged  notes.txt"
     );
 }
 

@@ -31,7 +31,7 @@ fn turns_open_and_retract_the_resume_point_and_keep_the_map() {
     let v: serde_json::Value =
         serde_json::from_str(&w.ok(&["--session", &s, "resume", "--json"])).unwrap();
     assert_eq!(v["turn"]["id"], "t1");
-    assert_eq!(v["turn"]["steps"], 1);
+    assert_eq!(v["turn"]["step_count"], 1);
     assert_eq!(v["changed"][0]["path"], "a");
 
     // A second begin while t1 is open ends t1 and says so.
@@ -45,7 +45,7 @@ fn turns_open_and_retract_the_resume_point_and_keep_the_map() {
     let v: serde_json::Value =
         serde_json::from_str(&w.ok(&["--session", &s, "resume", "--json"])).unwrap();
     assert!(v["turn"].is_null());
-    assert_eq!(v["tracked"], 1);
+    assert_eq!(v["tracked_count"], 1);
     // The map stayed: the stale write is still refused.
     assert_eq!(code(&w.run(&["--session", &s, "guard", "a"])), 1);
     let out = w.run(&["--session", &s, "turn", "end"]);

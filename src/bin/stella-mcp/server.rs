@@ -213,7 +213,7 @@ impl Server {
     }
 
     #[tool(
-        description = "List every file this session has read or written and whether it is still as you saw it (fresh), changed by someone else (changed), or deleted (gone). Re-read changed files before writing them."
+        description = "List every file this session has read or written and whether it is still as you saw it (unchanged), changed by someone else (changed), deleted (deleted) or unreadable. Re-read changed files before writing them."
     )]
     async fn status(&self) -> CallToolResult {
         self.call(|t| t.status()).await

@@ -46,7 +46,7 @@ pub struct Args {
     /// Write the artifact here ('-' for stdout)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Print JSON: {artifact, session, tip, files, base, skipped_transcripts}
+    /// Print JSON: {artifact, session, tip, file_count, base, skipped_transcripts}
     #[arg(long)]
     pub json: bool,
 }
@@ -126,7 +126,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "artifact": path.to_string_lossy(),
                 "session": id.as_str(),
                 "tip": cp.tip.to_string(),
-                "files": cp.paths,
+                "file_count": cp.paths,
                 "base": cp.manifest.base_commit(),
                 "skipped_transcripts": cp.skipped_transcripts.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(),
             }),

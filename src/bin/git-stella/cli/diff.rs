@@ -32,8 +32,8 @@ pub struct Args {
     /// Exit 1 when a file changed, 0 when none did, as 'git diff --exit-code'
     #[arg(long)]
     pub exit_code: bool,
-    /// Print JSON: {session, files: [{path, state (unchanged, changed, deleted, untracked),
-    /// diff}]}
+    /// Print JSON: {session, files: [{path, state (unchanged, changed, deleted, unreadable,
+    /// untracked), diff}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -68,6 +68,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                     ));
                 }
                 ("untracked", None)
+            }
+            (Some(_), false) if matches!(check.disk, stella::guard::Disk::Unreadable(_)) => {
+                ("unreadable", None)
             }
             (Some(_), false) => ("unchanged", None),
             (Some(_), true) if !check.path.under(context.root()).exists() => ("deleted", None),

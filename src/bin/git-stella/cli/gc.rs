@@ -37,7 +37,7 @@ pub struct Args {
     /// Only list what would be dropped or removed; change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{id, last_step}]}
+    /// Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session, last_step}]}
     #[arg(long)]
     pub json: bool,
 }

@@ -50,7 +50,7 @@ pub struct Args {
     /// The bytes about to be written ('-' reads stdin): equal bytes on disk lose nothing
     #[arg(long, value_name = "FILE", conflicts_with = "delete")]
     pub content: Option<PathBuf>,
-    /// Print JSON: {session, checks: [{path, decision, reason, seen, now}]}
+    /// Print JSON: {session, checks: [{path, decision, reason, seen, now, writer}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -82,10 +82,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                     "allow",
                     match a {
                         Allow::Untracked => "untracked",
-                        Allow::Fresh => "fresh",
+                        Allow::Fresh => "unchanged",
                         Allow::Unreadable => "unreadable",
                         Allow::SameBytes => "same-bytes",
-                        Allow::AlreadyGone => "already-gone",
+                        Allow::AlreadyGone => "already-deleted",
                     },
                 ),
                 Verdict::Refuse(r) => (
@@ -105,19 +105,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 Disk::Present(d) => Some(d.to_hex()),
                 _ => None,
             };
-            let mut check = json!({
+            let check = json!({
                 "path": c.path.to_lossy(),
                 "decision": decision,
                 "reason": reason,
                 "seen": seen,
                 "now": now,
+                "writer": c.writer.as_ref().map(|w| super::writer_json(w.session.as_str(), w.at)),
             });
-            if let Some(w) = &c.writer {
-                check["writer"] = json!({
-                    "session": w.session.as_str(),
-                    "at": stella::session::format_time(gix::date::Time::new(w.at, 0)),
-                });
-            }
             list.push(check);
         }
         print_json(out, &json!({ "session": id.as_str(), "checks": list }))?;

@@ -37,8 +37,8 @@ pub struct Args {
     /// The artifact: a file, or a checkpoint ref in this repository
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Print JSON: {format, session, base, object_format, producer, started, last_step, steps,
-    /// tip, objects, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts,
+    /// Print JSON: {format, session, base, object_format, producer, started, last_step,
+    /// step_count, tip, object_count, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts,
     /// warning}
     #[arg(long)]
     pub json: bool,
@@ -58,9 +58,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "producer": m.producer,
                 "started": m.started,
                 "last_step": m.last_step,
-                "steps": m.steps,
+                "step_count": m.steps,
                 "tip": head.tip.to_string(),
-                "objects": head.objects,
+                "object_count": head.objects,
                 "provenance": m.provenance,
                 "fingerprint": head.fingerprint.iter().map(|(p, d)| json!({"path": p.to_lossy(), "blake3": d.to_hex()})).collect::<Vec<_>>(),
                 "needs_reread": m.needs_reread,

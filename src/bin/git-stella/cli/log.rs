@@ -30,7 +30,7 @@ Exit status:
 pub struct Args {
     /// The session (default: --session or STELLA_SESSION; none: every session)
     pub id: Option<String>,
-    /// Print JSON: {steps: [{session, commit, time, summary, refused?}]}
+    /// Print JSON: {steps: [{session, commit, time, summary, paths, refused}]}
     #[arg(long)]
     pub json: bool,
     /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
@@ -67,17 +67,32 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 .map(|t| journal.root_file_id(*t, &stella::refusals::FILE))
                 .collect::<std::result::Result<Vec<_>, _>>()?;
             for (i, (commit, time, summary)) in history.iter().enumerate() {
+                let parent = match journal.parent_of(*commit)? {
+                    Some(parent) => journal.map_of(parent)?,
+                    None => None,
+                };
+                let paths: Vec<String> = journal
+                    .map_changes(parent, journal.map_of(*commit)?)?
+                    .into_iter()
+                    .filter_map(|(had, has)| has.or(had))
+                    .map(|e| e.path.to_lossy().into_owned())
+                    .collect();
                 let mut step = serde_json::json!({
                     "session": id.as_str(),
                     "commit": commit.to_string(),
                     "time": format_time(*time),
                     "summary": summary,
+                    "paths": paths,
+                    "refused": [],
                 });
                 // This step changed the refusal record: it is a refusal.
                 if files[i].is_some() && files.get(i + 1).copied().flatten() != files[i] {
-                    step["refused"] =
-                        serde_json::to_value(stella::refusals::read(&journal, trees[i]).last)
-                            .expect("records serialise");
+                    let last = stella::refusals::read(&journal, trees[i]).last;
+                    step["paths"] = paths
+                        .into_iter()
+                        .chain(last.iter().map(|r| r.path.clone()))
+                        .collect();
+                    step["refused"] = last.iter().map(super::record_json).collect();
                 }
                 steps.push(step);
             }

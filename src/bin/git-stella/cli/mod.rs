@@ -202,6 +202,58 @@ enum HotCommand {
     Hook(hook::HookCommand),
 }
 
+impl Command {
+    /// Whether the command was asked for JSON (`--json`): its errors are JSON too.
+    fn json(&self) -> bool {
+        use session_cmd::SessionCommand as S;
+        match self {
+            Command::Guard(a) => a.json,
+            Command::Status(a) => a.json,
+            Command::Diff(a) => a.json,
+            Command::Resume(a) => a.json,
+            Command::Checkpoint(a) => a.json,
+            Command::Inspect(a) => a.json,
+            Command::Verify(a) => a.json,
+            Command::Replay(a) => a.json,
+            Command::Log(a) => a.json,
+            Command::Recover(a) => a.json,
+            Command::Undo(a) => a.json,
+            Command::Gc(a) => a.json,
+            Command::Doctor(a) => a.json,
+            Command::Session(S::List(a)) => a.json,
+            Command::Session(S::Show(a)) => a.json,
+            Command::Session(S::Prune(a)) => a.json,
+            _ => false,
+        }
+    }
+}
+
+/// Whether a command line that did not parse asked for JSON: `--json` among the options, before
+/// any `--` and before the command `exec` wraps.
+fn json_asked(args: &[OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--" && *a != "exec")
+        .any(|a| a == "--json")
+}
+
+/// A usage error (clap's), as Stella's: its first line the message, the rest a hint.
+fn usage_error(e: &clap::Error) -> CliError {
+    let text = e.render().to_string();
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let message = lines
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    let rest: Vec<&str> = lines.map(str::trim).collect();
+    let mut error = CliError::new(message);
+    if !rest.is_empty() {
+        error = error.hint(rest.join("; "));
+    }
+    error
+}
+
 impl Cli {
     /// Parse a command line, the hot commands without building the whole tree.
     pub fn parse_args(args: &[OsString]) -> std::result::Result<Cli, clap::Error> {
@@ -332,6 +384,21 @@ impl CliError {
         err.causes = report.causes;
         err.broken_pipe = chain_has_broken_pipe(e);
         err
+    }
+
+    /// Say it as one line of JSON on `err`, for a command run with `--json`:
+    /// `{"error": {kind, message, causes, hint, exit}}`.
+    fn print_json(&self, err: &mut dyn Write, kind: &str, exit: u8) {
+        let _ = print_json(
+            err,
+            &serde_json::json!({"error": {
+                "kind": kind,
+                "message": self.message,
+                "causes": self.causes,
+                "hint": self.hint,
+                "exit": exit,
+            }}),
+        );
     }
 
     fn print(&self, err: &mut dyn Write) {
@@ -548,6 +615,33 @@ pub fn parse_session_id(id: &str) -> Result<SessionId> {
     SessionId::parse(id).map_err(|e| CliError::from_error(&e))
 }
 
+/// The session that wrote some bytes, and when (Unix seconds), for JSON: `{session, at}`.
+pub fn writer_json(session: &str, at: i64) -> serde_json::Value {
+    serde_json::json!({
+        "session": session,
+        "at": session::format_time(gix::date::Time::new(at, 0)),
+    })
+}
+
+/// A refused write or delete, for JSON: `{intent, path, seen, found, writer}`; `found` is a
+/// digest, `deleted`, or `null` when the file could not be read.
+pub fn record_json(r: &stella::refusals::Record) -> serde_json::Value {
+    serde_json::json!({
+        "intent": r.intent,
+        "path": r.path,
+        "seen": r.seen,
+        "found": match r.found.as_deref() {
+            Some(stella::refusals::GONE) => Some("deleted"),
+            found => found,
+        },
+        "writer": match (&r.writer, r.writer_at) {
+            (Some(session), Some(at)) => writer_json(session, at),
+            (Some(session), None) => serde_json::json!({"session": session, "at": null}),
+            _ => serde_json::Value::Null,
+        },
+    })
+}
+
 /// Write `value` as one line of JSON.
 pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<()> {
     serde_json::to_writer(&mut *out, value)?;
@@ -615,13 +709,17 @@ pub fn main_with(
     let cli = match Cli::parse_args(&args) {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
             // To an agent host, 2 means "block": a hook command with bad arguments is 1.
             let code = match (e.use_stderr(), is_hook_call(&args)) {
                 (false, _) => 0,
                 (true, true) => 1,
                 (true, false) => 2,
             };
+            if e.use_stderr() && json_asked(&args) {
+                usage_error(&e).print_json(err, "usage", code);
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(code);
         }
     };
@@ -690,12 +788,17 @@ pub fn main_with(
         // A closed pipe (`git stella log | head`) ends quietly.
         Err(e) if e.broken_pipe => ExitCode::SUCCESS,
         Err(e) => {
-            e.print(err);
             // To an agent host, 2 means "block": a hook's own failure is 1 (SPEC §7).
-            match (&cli.command, e.code) {
-                (Command::Hook(_), 2) => ExitCode::from(1),
-                _ => ExitCode::from(e.code),
+            let code = match (&cli.command, e.code) {
+                (Command::Hook(_), 2) => 1,
+                _ => e.code,
+            };
+            if cli.command.json() {
+                e.print_json(err, if code == 1 { "refused" } else { "error" }, code);
+            } else {
+                e.print(err);
             }
+            ExitCode::from(code)
         }
     }
 }

@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long, value_name = "VERSION")]
     pub restore: Option<String>,
     /// Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how,
-    /// written_by, on_disk}]}; with --all: {kept: [{path, version, blake3, time, bytes,
+    /// writer, on_disk}]}; with --all: {kept: [{path, version, blake3, time, bytes,
     /// session, step}]}
     #[arg(long, conflicts_with_all = ["show", "restore"])]
     pub json: bool,
@@ -205,7 +205,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                         How::Wrote => "wrote",
                         How::Overwritten => "overwritten",
                     },
-                    "written_by": writer.map(|w| w.session.as_str()),
+                    "writer": writer.map(|w| super::writer_json(w.session.as_str(), w.time.seconds)),
                     "on_disk": Some(v.digest) == now,
                 })
             })

@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(long = "as", value_name = "ID")]
     pub as_id: Option<String>,
     /// Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written,
-    /// mismatches, blocked, changed, write, keep}
+    /// mismatches, blocked, changed_path, write, keep}
     #[arg(long)]
     pub json: bool,
 }
@@ -103,7 +103,7 @@ fn json_of(outcome: &Outcome) -> serde_json::Value {
         "written": [],
         "mismatches": [],
         "blocked": [],
-        "changed": null,
+        "changed_path": null,
         "write": [],
         "keep": [],
     });
@@ -118,7 +118,7 @@ fn json_of(outcome: &Outcome) -> serde_json::Value {
         }
         Outcome::Changed { path, written } => {
             value["outcome"] = "changed".into();
-            value["changed"] = path.to_lossy().into();
+            value["changed_path"] = path.to_lossy().into();
             value["written"] = paths(written).into();
         }
         Outcome::Plan {
@@ -129,7 +129,14 @@ fn json_of(outcome: &Outcome) -> serde_json::Value {
             value["outcome"] = "plan".into();
             value["write"] = write
                 .iter()
-                .map(|(p, over)| serde_json::json!({"path": p.to_lossy(), "over": over.as_str()}))
+                .map(|(p, over)| {
+                    let over = match over {
+                        stella::replay::Over::Nothing => "absent",
+                        stella::replay::Over::Origin => "origin",
+                        stella::replay::Over::Base => "base",
+                    };
+                    serde_json::json!({"path": p.to_lossy(), "over": over})
+                })
                 .collect::<Vec<_>>()
                 .into();
             value["keep"] = paths(keep).into();

@@ -21,7 +21,7 @@ Exit status:
   0  shown, whether or not a turn was left open
   2  an error: no session given or an unknown one, no such transcript")]
 pub struct Args {
-    /// Print JSON: {session, turn, tracked, changed}
+    /// Print JSON: {session, turn, tracked_count, changed}
     #[arg(long)]
     pub json: bool,
     /// Print the stored transcript NAME verbatim instead
@@ -59,10 +59,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             &json!({
                 "session": id.as_str(),
                 "turn": point.as_ref().map(|p| json!({
-                    "id": p.turn, "started": p.started, "steps": p.steps,
+                    "id": p.turn, "started": p.started, "step_count": p.steps,
                     "note": p.note, "updated": p.updated,
                 })),
-                "tracked": status.len(),
+                "tracked_count": status.len(),
                 "changed": changed.iter().map(|(e, f)| json!({
                     "path": e.path.to_lossy(), "state": f.as_str(),
                 })).collect::<Vec<_>>(),

@@ -69,7 +69,7 @@ Exit status:
   0  listed
   2  an error: not inside a git working tree")]
 pub struct ListArgs {
-    /// Print JSON: {sessions: [{id, started, origin, last_step, steps, tracked, tip}]}
+    /// Print JSON: {sessions: [{session, started, origin, last_step, step_count, tracked_count, tip}]}
     #[arg(long)]
     pub json: bool,
     /// How to show times (see 'git stella log --help')
@@ -79,7 +79,7 @@ pub struct ListArgs {
 
 /// Show one session: when it started, where it came from, its steps and how many files it tracks
 ///
-/// `git stella --session ID status` lists the files themselves, each with whether it is fresh.
+/// `git stella --session ID status` lists the files themselves, each with whether it is unchanged.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella session show agent-1
@@ -90,7 +90,7 @@ Exit status:
 pub struct ShowArgs {
     /// The session (default: --session or STELLA_SESSION)
     pub id: Option<String>,
-    /// Print JSON: {id, started, origin, last_step, steps, tracked, tip}
+    /// Print JSON: {session, started, origin, last_step, step_count, tracked_count, tip}
     #[arg(long)]
     pub json: bool,
     /// How to show times (see 'git stella log --help')
@@ -151,7 +151,7 @@ pub struct PruneArgs {
     /// Only list the sessions that would be dropped
     #[arg(long)]
     pub dry_run: bool,
-    /// Print JSON: {dry_run, sessions: [{id, last_step}]}
+    /// Print JSON: {dry_run, sessions: [{session, last_step}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -192,11 +192,11 @@ pub(crate) fn print_pruned(
     Ok(())
 }
 
-/// Pruned sessions in JSON: `[{id, last_step}]`.
+/// Pruned sessions in JSON: `[{session, last_step}]`.
 pub(crate) fn json_pruned(pruned: &[(stella::ids::SessionId, String)]) -> serde_json::Value {
     pruned
         .iter()
-        .map(|(id, last)| json!({"id": id.as_str(), "last_step": last}))
+        .map(|(id, last)| json!({"session": id.as_str(), "last_step": last}))
         .collect()
 }
 
@@ -255,12 +255,12 @@ pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::Session
 
 fn json_of(id: &str, meta: &Meta, tip: &Tip) -> serde_json::Value {
     json!({
-        "id": id,
+        "session": id,
         "started": meta.started,
         "origin": meta.origin.as_ref().map(|(s, a)| json!({"session": s, "artifact": a})),
         "last_step": format_time(tip.time),
-        "steps": tip.steps,
-        "tracked": tip.tracked,
+        "step_count": tip.steps,
+        "tracked_count": tip.tracked,
         "tip": tip.commit.to_string(),
     })
 }

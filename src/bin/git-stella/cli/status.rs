@@ -7,9 +7,9 @@ use super::term::Slot;
 use super::{Ctx, Result, print_json};
 use stella::session::{Freshness, format_time};
 
-/// Show every tracked file of the session: fresh, changed or gone since the session saw it
+/// Show every tracked file of the session: unchanged, changed or deleted since the session saw it
 ///
-/// A changed or gone file is one a write would be refused for: re-read it first. A note on stderr
+/// A changed or deleted file is one a write would be refused for: re-read it first. A note on stderr
 /// counts the writes the session had refused, when there were any (`git stella log` lists them),
 /// and names the files a refused change left as they were while the command that wanted them
 /// changed went on (a branch switch half done): until the session reads them again.
@@ -20,16 +20,16 @@ use stella::session::{Freshness, format_time};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella status
-  git stella status --json | jq -r '.files[] | select(.state != \"fresh\") | .path'
+  git stella status --json | jq -r '.files[] | select(.state != \"unchanged\") | .path'
   git stella status --all
 
 Exit status:
   0  listed (changed files are not an error)
   2  an error: no session given or an unknown one")]
 pub struct Args {
-    /// Print JSON: {session, files: [{path, state, seen}], refused, left_behind: [{path, intent,
-    /// writer}]}; with --all, {sessions: [{session, last, steps, tracked, changed, refused,
-    /// left_behind}]}
+    /// Print JSON: {session, files: [{path, state, seen}], refused_count, left_behind: [{intent,
+    /// path, seen, found, writer}]}; with --all, {sessions: [{session, last_step, step_count,
+    /// tracked_count, changed: [{path, state}], refused_count, left_behind}]}
     #[arg(long)]
     pub json: bool,
     /// Every session of the workspace, one line each
@@ -68,7 +68,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             &json!({
                 "session": id.as_str(),
                 "files": list,
-                "refused": refused,
+                "refused_count": refused,
                 "left_behind": left_json(&left),
             }),
         )?;
@@ -126,9 +126,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 
 /// The files a refused change left behind, for JSON.
 fn left_json(left: &[stella::refusals::Record]) -> Vec<serde_json::Value> {
-    left.iter()
-        .map(|r| json!({ "path": r.path, "intent": r.intent, "writer": r.writer }))
-        .collect()
+    left.iter().map(super::record_json).collect()
 }
 
 /// `status --all`: every session, newest activity first.
@@ -138,12 +136,11 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
     sessions.sort_by(|a, b| b.1.time.seconds.cmp(&a.1.time.seconds).then(a.0.cmp(&b.0)));
     let mut rows = Vec::new();
     for (id, tip) in &sessions {
-        let changed: Vec<String> = context
+        let changed: Vec<_> = context
             .session(id)
             .status()?
             .into_iter()
             .filter(|(_, f)| matches!(f, Freshness::Changed | Freshness::Gone))
-            .map(|(e, _)| e.path.to_lossy().into_owned())
             .collect();
         let refused = stella::refusals::read(&journal, tip.tree).count;
         let left = stella::refusals::left_behind(&journal, context.root(), id)?;
@@ -155,11 +152,14 @@ fn all(context: &stella::session::Context, args: &Args, out: &mut dyn Write) -> 
             .map(|(id, tip, changed, refused, left)| {
                 json!({
                     "session": id.as_str(),
-                    "last": format_time(tip.time),
-                    "steps": tip.steps,
-                    "tracked": tip.tracked,
-                    "changed": changed,
-                    "refused": refused,
+                    "last_step": format_time(tip.time),
+                    "step_count": tip.steps,
+                    "tracked_count": tip.tracked,
+                    "changed": changed
+                        .iter()
+                        .map(|(e, f)| json!({"path": e.path.to_lossy(), "state": f.as_str()}))
+                        .collect::<Vec<_>>(),
+                    "refused_count": refused,
                     "left_behind": left_json(left),
                 })
             })

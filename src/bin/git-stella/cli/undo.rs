@@ -40,8 +40,8 @@ pub struct Args {
     /// record nothing (exit status as the real run's)
     #[arg(long, short = 'n')]
     pub dry_run: bool,
-    /// Print JSON: {session, dry_run, restored: [{path, version}], removed, refused, failed:
-    /// [{path, why}]}
+    /// Print JSON: {session, dry_run, restored: [{path, version}], removed, refused: [{intent,
+    /// path, seen, found, writer}], failed: [{path, why}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -100,7 +100,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "dry_run": args.dry_run,
                 "restored": restored,
                 "removed": removed,
-                "refused": refused.iter().map(|c| c.path.to_lossy()).collect::<Vec<_>>(),
+                "refused": refused
+                    .iter()
+                    .map(|c| super::record_json(&stella::refusals::Record::of(&context.journal(), c)))
+                    .collect::<Vec<_>>(),
                 "failed": failed,
             }),
         )?;

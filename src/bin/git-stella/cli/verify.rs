@@ -26,8 +26,8 @@ pub struct Args {
     /// The artifact: a file, or a checkpoint ref in this repository
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Print JSON: {session, matches, files: [{path, state (match, changed, missing,
-    /// unreadable)}]}
+    /// Print JSON: {session, matches, files: [{path, state (unchanged, changed,
+    /// deleted, unreadable)}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -49,7 +49,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 let state = mismatches
                     .iter()
                     .find(|(m, _)| m == p)
-                    .map_or("match", |(_, how)| how.as_str());
+                    .map_or("unchanged", |(_, how)| how.as_str());
                 serde_json::json!({"path": p.to_lossy(), "state": state})
             })
             .collect();
