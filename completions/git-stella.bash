@@ -220,6 +220,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__session,start)
                 cmd="git__stella__subcmd__help__subcmd__session__subcmd__start"
                 ;;
+            git__stella__subcmd__help__subcmd__session,undrop)
+                cmd="git__stella__subcmd__help__subcmd__session__subcmd__undrop"
+                ;;
             git__stella__subcmd__help__subcmd__turn,begin)
                 cmd="git__stella__subcmd__help__subcmd__turn__subcmd__begin"
                 ;;
@@ -295,6 +298,9 @@ _git__stella() {
             git__stella__subcmd__session,start)
                 cmd="git__stella__subcmd__session__subcmd__start"
                 ;;
+            git__stella__subcmd__session,undrop)
+                cmd="git__stella__subcmd__session__subcmd__undrop"
+                ;;
             git__stella__subcmd__session__subcmd__help,drop)
                 cmd="git__stella__subcmd__session__subcmd__help__subcmd__drop"
                 ;;
@@ -315,6 +321,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__session__subcmd__help,start)
                 cmd="git__stella__subcmd__session__subcmd__help__subcmd__start"
+                ;;
+            git__stella__subcmd__session__subcmd__help,undrop)
+                cmd="git__stella__subcmd__session__subcmd__help__subcmd__undrop"
                 ;;
             git__stella__subcmd__turn,begin)
                 cmd="git__stella__subcmd__turn__subcmd__begin"
@@ -509,13 +518,17 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__gc)
-            opts="-C -q -v -h --grace --all --dry-run --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --grace --expire-dropped --all --dry-run --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expire-dropped)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -933,7 +946,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__session)
-            opts="start list show end drop prune"
+            opts="start list show end drop undrop prune"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1017,6 +1030,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__session__subcmd__start)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__session__subcmd__undrop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1797,7 +1824,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help start list show end drop prune help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help start list show end drop undrop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1823,7 +1850,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__drop)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            opts="-n -C -q -v -h --dry-run --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
@@ -1875,7 +1902,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__help)
-            opts="start list show end drop prune help"
+            opts="start list show end drop undrop prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1986,8 +2013,22 @@ _git__stella() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__stella__subcmd__session__subcmd__help__subcmd__undrop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__stella__subcmd__session__subcmd__list)
-            opts="-C -q -v -h --json --date --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --json --dropped --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2104,6 +2145,32 @@ _git__stella() {
                     ;;
             esac
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__session__subcmd__undrop)
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -d -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__status)

@@ -71,22 +71,23 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s q -l quie
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -s C -d 'Run as if started in DIR' -r -F
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "start" -d 'Start a session and print its id'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "list" -d 'List the sessions of this workspace'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "end" -d 'End a session: its uncommitted writes stop being protected from other sessions'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "start" -d 'Start a session and print its id'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "list" -d 'List the sessions of this workspace'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "end" -d 'End a session: its uncommitted writes stop being protected from other sessions'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "drop" -d 'Drop a session: it stops guarding anything, and its id is free again'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "undrop" -d 'Bring back a dropped session, exactly as it was when dropped'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l id -d 'Use this id instead of minting one ([A-Za-z0-9._-], 1 to 128 characters)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l session -d 'The session to act on' -r
@@ -103,7 +104,8 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON: {sessions: [{session, started, origin, last_step, step_count, tracked_count, tip}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON: {sessions: [{session, started, origin, last_step, step_count, tracked_count, tip}]}; with --dropped, {dropped: [{session, dropped, last_step, step_count, tracked_count, tip}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l dropped -d 'List the dropped sessions that \'session undrop\' can still bring back'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -133,10 +135,20 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s n -l dry-run -d 'Only say what the session guards; drop nothing'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l older-than -d 'Sessions idle longer than this: a whole number and a unit, s, m, h, d or w (30d, 2w)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l session -d 'The session to act on' -r
@@ -153,7 +165,8 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the sessions of this workspace'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "end" -d 'End a session: its uncommitted writes stop being protected from other sessions'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "drop" -d 'Drop a session: it stops guarding anything, and its id is free again'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "undrop" -d 'Bring back a dropped session, exactly as it was when dropped'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s C -d 'Run as if started in DIR' -r -F
@@ -390,6 +403,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s v -
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l grace -d 'Keep unreachable objects younger than this many seconds' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l expire-dropped -d 'Forget sessions dropped longer ago than this: a whole number and a unit (s, m, h, d, w), or now' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -397,7 +411,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l all -d 'Also remove the stores of checkouts that are gone, from Stella\'s data dir'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l dry-run -d 'Only list what would be dropped or removed; change nothing'
-complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l json -d 'Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session, last_step}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l json -d 'Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session, last_step}], expired: [{session, dropped}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
@@ -565,7 +579,8 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List the sessions of this workspace'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "end" -d 'End a session: its uncommitted writes stop being protected from other sessions'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "drop" -d 'Delete a session and its reflog, so gc can forget what it saw'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "drop" -d 'Drop a session: it stops guarding anything, and its id is free again'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "undrop" -d 'Bring back a dropped session, exactly as it was when dropped'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "prune" -d 'Drop every session whose last step is older than a duration'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'

@@ -284,12 +284,20 @@ impl Context {
         }
     }
 
-    /// Drop session `id`: its journal and its mark in the workspace. A dropped session protects
-    /// nothing any more, and one started again under its id starts new.
+    /// Drop session `id`: its journal is set aside and its mark in the workspace removed. A
+    /// dropped session protects nothing any more, and one started again under its id starts
+    /// new; until gc expires the drop, [`Context::undrop_session`] brings it back.
     pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
         self.journal().drop_session(id)?;
         self.ws.unmark_session(id);
         Ok(())
+    }
+
+    /// Bring back the last drop of session `id`, exactly as it was: it guards what it guarded.
+    pub fn undrop_session(&self, id: &SessionId) -> Result<journal::Dropped, Error> {
+        let dropped = self.journal().undrop(id)?;
+        self.ws.mark_session(id);
+        Ok(dropped)
     }
 
     /// Get the session, creating it when it does not exist (hook adapters name sessions after

@@ -637,6 +637,51 @@ impl Store {
         Ok(true)
     }
 
+    /// Give ref `from` the name `to`, which must not exist, in one transaction: `to` gets a
+    /// reflog saying `why`, `from` loses its own. Whether `from` existed; a torn `from` is
+    /// deleted (there is nothing to keep).
+    pub fn rename_ref(&self, from: &str, to: &str, why: &str) -> Result<bool, Error> {
+        {
+            let _lock = self.lock(WRITE_DEADLINE)?;
+            self.clear_stale_locks(from)?;
+            match self.tip(from) {
+                Ok(Some(old)) => {
+                    let edits = [
+                        RefEdit::new(
+                            self.full_name(to)?,
+                            Change::Update {
+                                log: LogChange {
+                                    mode: RefLog::AndReference,
+                                    force_create_reflog: true,
+                                    message: BString::from(why.replace('\n', " ")),
+                                },
+                                expected: PreviousValue::MustNotExist,
+                                new: Target::Object(old),
+                            },
+                        ),
+                        RefEdit::new(
+                            self.full_name(from)?,
+                            Change::Delete {
+                                expected: PreviousValue::MustExistAndMatch(Target::Object(old)),
+                                log: RefLog::AndReference,
+                            },
+                        ),
+                    ];
+                    let mut time_buf = Default::default();
+                    let sig = signature(gix::date::Time::now_utc());
+                    self.repo()?
+                        .edit_references_as(edits, Some(sig.to_ref(&mut time_buf)))
+                        .map_err(self.git_err("rename a ref"))?;
+                    return Ok(true);
+                }
+                Ok(None) => return Ok(false),
+                Err(Error::DamagedRef { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.delete_ref(from)
+    }
+
     /// Every ref under `prefix` with the commit it points at, sorted by name.
     pub fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
         let platform = self

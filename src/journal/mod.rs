@@ -41,6 +41,21 @@ pub use layout::{RootFile, overwritten_dir};
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";
 
+/// Where dropped sessions wait, until gc expires them: `<DROPPED><id>/<Unix second dropped>`,
+/// with `.N` after it for the Nth more drop of that id in the same second.
+pub const DROPPED: &str = "refs/stella/dropped/";
+
+/// A dropped session, which `undrop` can bring back until it expires.
+#[derive(Clone, Debug)]
+pub struct Dropped {
+    pub id: SessionId,
+    /// When it was dropped (Unix seconds), and which drop of that id in that second.
+    pub at: i64,
+    nth: u32,
+    pub tip: Tip,
+    ref_name: String,
+}
+
 /// One entry that differs between two map trees: (before, after), `None` where it is absent.
 pub type MapChange = (Option<Entry>, Option<Entry>);
 
@@ -219,6 +234,8 @@ pub enum Error {
     UnknownSession { id: SessionId },
     #[error("a session '{id}' already exists in this workspace")]
     SessionExists { id: SessionId },
+    #[error("no dropped session '{id}' is kept in this workspace")]
+    NotDropped { id: SessionId },
     #[error("the journal of session '{id}' is corrupt: {why}")]
     Corrupt { id: String, why: String },
     /// An object a step needs is missing or does not parse: what a power cut leaves when the
@@ -1795,11 +1812,93 @@ impl<'s> Journal<'s> {
 
     /// Delete the session's ref and reflog.
     pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
-        if self.store.delete_ref(&session_ref(id))? {
+        let now = gix::date::Time::now_utc().seconds;
+        // Dropped twice in one second (started again in between): the next number.
+        let taken: Vec<String> = self
+            .store
+            .refs(DROPPED)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let mut to = format!("{DROPPED}{id}/{now}");
+        let mut nth = 1;
+        while taken.contains(&to) {
+            to = format!("{DROPPED}{id}/{now}.{nth}");
+            nth += 1;
+        }
+        if self
+            .store
+            .rename_ref(&session_ref(id), &to, &format!("session drop {id}"))?
+        {
             Ok(())
         } else {
             Err(Error::UnknownSession { id: id.clone() })
         }
+    }
+
+    /// Every dropped session still kept, newest drop first.
+    pub fn dropped(&self) -> Result<Vec<Dropped>, Error> {
+        let mut out = Vec::new();
+        for (name, commit) in self.store.refs(DROPPED)? {
+            let Some((id, at, nth)) = name
+                .strip_prefix(DROPPED)
+                .and_then(|rest| rest.rsplit_once('/'))
+                .and_then(|(id, when)| {
+                    let (at, nth) = when.split_once('.').unwrap_or((when, "0"));
+                    Some((
+                        SessionId::parse(id).ok()?,
+                        at.parse().ok()?,
+                        nth.parse().ok()?,
+                    ))
+                })
+            else {
+                continue;
+            };
+            let tip = self.read_tip(id.as_str(), commit)?;
+            out.push(Dropped {
+                id,
+                at,
+                nth,
+                tip,
+                ref_name: name,
+            });
+        }
+        out.sort_by(|a, b| (b.at, b.nth).cmp(&(a.at, a.nth)).then(a.id.cmp(&b.id)));
+        Ok(out)
+    }
+
+    /// Bring back the last drop of session `id`, as it was when dropped.
+    pub fn undrop(&self, id: &SessionId) -> Result<Dropped, Error> {
+        if self.try_tip(id)?.is_some() {
+            return Err(Error::SessionExists { id: id.clone() });
+        }
+        let Some(last) = self.dropped()?.into_iter().find(|d| &d.id == id) else {
+            return Err(Error::NotDropped { id: id.clone() });
+        };
+        if !self.store.rename_ref(
+            &last.ref_name,
+            &session_ref(id),
+            &format!("session undrop {id}"),
+        )? {
+            return Err(Error::NotDropped { id: id.clone() });
+        }
+        Ok(last)
+    }
+
+    /// Forget for good the sessions dropped at Unix second `until` or before (with `dry_run`,
+    /// only name them): their steps become unreachable, for `git gc` to prune.
+    pub fn expire_dropped(&self, until: i64, dry_run: bool) -> Result<Vec<Dropped>, Error> {
+        let old: Vec<Dropped> = self
+            .dropped()?
+            .into_iter()
+            .filter(|d| d.at <= until)
+            .collect();
+        if !dry_run {
+            for d in &old {
+                self.store.delete_ref(&d.ref_name)?;
+            }
+        }
+        Ok(old)
     }
 }
 

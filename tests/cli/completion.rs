@@ -164,7 +164,7 @@ fn bash_completes_git_stella_and_git_dash_stella() {
     assert_eq!(
         words(&r[4]),
         [
-            "start ", "list ", "show ", "end ", "drop ", "prune ", "help "
+            "start ", "list ", "show ", "end ", "drop ", "undrop ", "prune ", "help "
         ]
     );
     assert_eq!(r[5], ["start"]);

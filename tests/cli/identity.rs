@@ -239,27 +239,121 @@ fn session_ids_are_validated_and_unknown_ones_get_a_hint() {
 }
 
 #[test]
-fn drop_removes_the_ref_and_its_reflog() {
+fn a_drop_is_previewed_kept_for_undrop_and_forgotten_when_gc_expires_it() {
     let w = World::new();
     let s = w.start();
-    w.write("a.txt", "a");
+    w.write("a.txt", "a\n");
     w.ok(&["--session", &s, "read", "a.txt"]);
+    w.write("a.txt", "someone's\n");
+    let stale = |w: &World| code(&w.run_stdin(&["--session", &s, "write", "a.txt"], b"mine\n"));
+    assert_eq!(stale(&w), 1);
     let store = w.store();
-    assert!(store.join("logs/refs/stella/sessions").join(&s).exists());
     let out = w.run(&["session", "drop"]);
     assert_eq!(code(&out), 2, "drop without an id drops nothing");
-    w.ok(&["session", "drop", &s]);
+
+    // A preview changes nothing.
+    let out = w.run(&["session", "drop", &s, "--dry-run"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with(&format!(
+            "would drop session {s} (3 steps, 1 file tracked, 0 of them written by it; last step "
+        )),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stale(&w), 1);
+
+    // Dropped: gone from the list and from the guard, its reflog with it; kept aside.
+    let out = w.run(&["session", "drop", &s]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("'git stella session undrop {s}' brings it back")),
+        "{}",
+        stderr(&out)
+    );
     assert!(!store.join("logs/refs/stella/sessions").join(&s).exists());
     assert_eq!(w.ok(&["session", "list"]), "");
-    let out = w.run(&["session", "drop", &s]);
+    assert_eq!(code(&w.run(&["session", "drop", &s])), 2);
+    let dropped = w.ok(&["session", "list", "--dropped"]);
+    assert!(dropped.lines().nth(1).unwrap().starts_with(&s), "{dropped}");
+
+    // A session started under the id is a new one; undrop will not replace it.
+    w.ok(&["session", "start", "--id", &s]);
+    let out = w.run(&["session", "undrop", &s]);
     assert_eq!(code(&out), 2);
-    // gc now forgets what the session saw.
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    w.ok(&["session", "drop", &s]);
+
+    // gc with its usual expiry keeps both drops; undrop brings back the last one dropped.
     w.ok(&["gc", "--grace", "0"]);
+    let out = w.run(&["session", "list", "--dropped", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps: Vec<_> = list["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["step_count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, [1, 4], "{list}");
+    w.ok(&["session", "undrop", &s]);
+    assert_eq!(w.steps(&s), 1);
+    w.ok(&["session", "drop", &s]);
+    let out = w.run(&["gc", "--expire-dropped", "now", "--grace", "0", "--dry-run"]);
+    assert_eq!(
+        stdout(&out).matches("would forget dropped session").count(),
+        2
+    );
+    assert_eq!(w.ok(&["session", "list", "--dropped"]).lines().count(), 3);
+
+    // Forgotten when gc expires it: nothing left, and undrop says so.
+    w.ok(&["gc", "--expire-dropped", "now", "--grace", "0"]);
     let count = w.store_git(&["count-objects", "-v"]);
     assert!(
         count.starts_with("count: 0\n") && count.contains("\nin-pack: 0\n"),
         "{count}"
     );
+    let out = w.run(&["session", "undrop", &s]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("'git stella session list --dropped'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn undrop_brings_a_session_back_exactly_as_it_was() {
+    let w = World::new();
+    let s = w.start();
+    w.write("a.txt", "a\n");
+    w.write("b.txt", "b\n");
+    w.ok(&["--session", &s, "read", "a.txt", "b.txt"]);
+    w.ok_stdin(&["--session", &s, "write", "b.txt"], b"mine\n");
+    w.write("a.txt", "someone's\n");
+    let log = w.ok(&["log", &s]);
+    let status = w.ok(&["--session", &s, "status"]);
+    w.ok(&["session", "drop", &s]);
+    w.ok(&["gc", "--grace", "0"]);
+    let out = w.run(&["session", "undrop", &s]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "brought back session {s} (3 steps, 2 files tracked;"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.ok(&["log", &s]), log);
+    assert_eq!(w.ok(&["--session", &s, "status"]), status);
+    // It guards what it guarded: its stale write is refused, and its own work is protected
+    // from a session that never read it.
+    let out = w.run_stdin(&["--session", &s, "write", "a.txt"], b"stale\n");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let other = w.start();
+    let out = w.run_stdin(&["--session", &other, "write", "b.txt"], b"blind\n");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(w.read("b.txt"), "mine\n");
+    assert!(w.ok(&["session", "list", "--dropped"]).is_empty());
 }
 
 #[test]

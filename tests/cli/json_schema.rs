@@ -213,7 +213,17 @@ fn every_commands_json_follows_the_documented_schema() {
     let mut case = |key: &str, args: &[&str], want: i32| {
         cases.push((key.to_owned(), json_of(&w, &repo, args, want)));
     };
-    case("gc", &["gc", "--dry-run", "--json"], 0);
+    w.ok(&["session", "drop", "b"]);
+    case(
+        "session list --dropped",
+        &["session", "list", "--dropped", "--json"],
+        0,
+    );
+    case(
+        "gc",
+        &["gc", "--dry-run", "--expire-dropped", "now", "--json"],
+        0,
+    );
     case("doctor", &["doctor", "--json"], 0);
 
     // What each output says, beyond its shape: the vocabulary's words where they belong.
@@ -242,6 +252,11 @@ fn every_commands_json_follows_the_documented_schema() {
         .unwrap();
     assert_eq!(made["paths"], serde_json::json!(["new/c.txt"]));
     assert_eq!(of(&cases, "recover --all")["kept"][0]["path"], "notes.txt");
+    assert_eq!(
+        of(&cases, "session list --dropped")["dropped"][0]["session"],
+        "b"
+    );
+    assert_eq!(of(&cases, "gc")["expired"][0]["session"], "b");
 
     // Errors under --json: one object on stderr, and the exit status they always had.
     let mut errors: Vec<(String, Value)> = Vec::new();
@@ -276,7 +291,11 @@ fn every_commands_json_follows_the_documented_schema() {
     let commands: BTreeSet<String> = defined
         .iter()
         .filter(|k| *k != "error")
-        .map(|k| k.trim_end_matches(" --all").to_owned())
+        .map(|k| {
+            k.trim_end_matches(" --all")
+                .trim_end_matches(" --dropped")
+                .to_owned()
+        })
         .collect();
     assert_eq!(commands, commands_with_json(&w), "commands with --json");
 

@@ -5,13 +5,16 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{CliError, Ctx, Result, print_json};
+use stella::session::format_time;
 
 /// Repack the store and prune what no session reaches
 ///
 /// Objects younger than the grace period are kept even when unreachable, since a writer creates
-/// its objects before it moves its session's ref. A dropped session's steps are forgotten once
-/// they are older than the grace period. With '[retention] sessions-older-than = "30d"' in
-/// '.stella/config.toml', sessions idle longer than that are dropped first.
+/// its objects before it moves its session's ref. A dropped session is kept, for 'session
+/// undrop', until its drop is older than --expire-dropped (14 days by default); then gc forgets
+/// it, and what only it saw is pruned once older than the grace period. With '[retention]
+/// sessions-older-than = "30d"' in '.stella/config.toml', sessions idle longer than that are
+/// dropped first.
 ///
 /// A store holds every byte its sessions read or wrote, secrets included. --all also removes,
 /// from Stella's data dir, the stores whose checkout is gone (its folder no longer exists, or now
@@ -22,6 +25,7 @@ use super::{CliError, Ctx, Result, print_json};
   git stella session drop old-agent && git stella gc
   git stella gc --all --dry-run     # what would go, then without --dry-run
   git stella gc --grace 0           # only when no other git-stella runs
+  git stella gc --expire-dropped now --grace 0    # forget dropped sessions now
 
 Exit status:
   0  done (or, with --dry-run, listed)
@@ -31,21 +35,34 @@ pub struct Args {
     /// Keep unreachable objects younger than this many seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub grace: u64,
+    /// Forget sessions dropped longer ago than this: a whole number and a unit (s, m, h, d, w),
+    /// or now
+    #[arg(long, value_name = "DURATION", default_value = "14d", value_parser = parse_expiry)]
+    pub expire_dropped: Duration,
     /// Also remove the stores of checkouts that are gone, from Stella's data dir
     #[arg(long)]
     pub all: bool,
     /// Only list what would be dropped or removed; change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session, last_step}]}
+    /// Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session,
+    /// last_step}], expired: [{session, dropped}]}
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_expiry(text: &str) -> std::result::Result<Duration, String> {
+    match text {
+        "now" => Ok(Duration::ZERO),
+        _ => stella::retention::parse_duration(text),
+    }
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let mut stores = Vec::new();
     let mut pruned = Vec::new();
-    let result = collect(ctx, args, out, &mut stores, &mut pruned);
+    let mut expired = Vec::new();
+    let result = collect(ctx, args, out, &mut stores, &mut pruned, &mut expired);
     // What was removed is said even when a later part failed.
     if args.json {
         print_json(
@@ -54,6 +71,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "dry_run": args.dry_run,
                 "stores": stores,
                 "sessions": super::session_cmd::json_pruned(&pruned),
+                "expired": expired
+                    .iter()
+                    .map(|d: &stella::journal::Dropped| json!({
+                        "session": d.id.as_str(),
+                        "dropped": format_time(gix::date::Time::new(d.at, 0)),
+                    }))
+                    .collect::<Vec<_>>(),
             }),
         )?;
     }
@@ -66,6 +90,7 @@ fn collect(
     out: &mut dyn Write,
     stores: &mut Vec<serde_json::Value>,
     pruned: &mut Vec<(stella::ids::SessionId, String)>,
+    expired: &mut Vec<stella::journal::Dropped>,
 ) -> Result {
     if args.all {
         let verb = if args.dry_run {
@@ -108,6 +133,24 @@ fn collect(
         *pruned = super::session_cmd::prune(&context.journal(), age, args.dry_run)?;
         if !args.json {
             super::session_cmd::print_pruned(pruned, args.dry_run, out)?;
+        }
+    }
+    let now = gix::date::Time::now_utc().seconds;
+    let until = now.saturating_sub(args.expire_dropped.as_secs().try_into().unwrap_or(i64::MAX));
+    *expired = context.journal().expire_dropped(until, args.dry_run)?;
+    if !args.json {
+        let verb = if args.dry_run {
+            "would forget"
+        } else {
+            "forgot"
+        };
+        for d in expired.iter() {
+            writeln!(
+                out,
+                "{verb} dropped session {} (dropped {})",
+                d.id,
+                format_time(gix::date::Time::new(d.at, 0))
+            )?;
         }
     }
     if !args.dry_run {

@@ -21,6 +21,7 @@ use stella::session::format_time;
   git stella session show agent-1
   git stella session end agent-1
   git stella session drop agent-1
+  git stella session undrop agent-1
 
 Exit status:
   0  done
@@ -31,6 +32,7 @@ pub enum SessionCommand {
     Show(ShowArgs),
     End(EndArgs),
     Drop(DropArgs),
+    Undrop(UndropArgs),
     Prune(PruneArgs),
 }
 
@@ -59,19 +61,26 @@ pub struct StartArgs {
 ///
 /// One line per session, the most recently active first: its id, when it started, its steps, the
 /// paths it tracks, and where it was replayed from (`-` for none). With no session, a note on
-/// stderr says so and stdout stays empty.
+/// stderr says so and stdout stays empty. With --dropped, the dropped sessions still kept
+/// instead, the last dropped first: 'git stella session undrop ID' brings one back.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella session list
   git stella session list --json
+  git stella session list --dropped
 
 Exit status:
   0  listed
   2  an error: not inside a git working tree")]
 pub struct ListArgs {
-    /// Print JSON: {sessions: [{session, started, origin, last_step, step_count, tracked_count, tip}]}
+    /// Print JSON: {sessions: [{session, started, origin, last_step, step_count, tracked_count,
+    /// tip}]}; with --dropped, {dropped: [{session, dropped, last_step, step_count,
+    /// tracked_count, tip}]}
     #[arg(long)]
     pub json: bool,
+    /// List the dropped sessions that 'session undrop' can still bring back
+    #[arg(long)]
+    pub dropped: bool,
     /// How to show times (see 'git stella log --help')
     #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
     pub date: Option<super::term::DateFormat>,
@@ -117,24 +126,55 @@ pub struct EndArgs {
     pub id: Option<String>,
 }
 
-/// Delete a session and its reflog, so gc can forget what it saw
+/// Drop a session: it stops guarding anything, and its id is free again
+///
+/// A dropped session no longer refuses its own stale writes or protects its uncommitted work
+/// from other sessions. It is set aside, not deleted: 'git stella session undrop ID' brings it
+/// back exactly as it was, until 'git stella gc' expires the drop (14 days by default, as git
+/// keeps what a deleted branch pointed at; 'gc --expire-dropped' sets it). --dry-run says what
+/// the session guards and changes nothing.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
-  git stella session drop agent-1 && git stella gc
+  git stella session drop agent-1 --dry-run
+  git stella session drop agent-1
+  git stella session undrop agent-1                       # changed your mind
+  git stella session drop agent-1 && git stella gc --expire-dropped now --grace 0   # forget now
 
 Exit status:
-  0  dropped
+  0  dropped (or, with --dry-run, shown)
   2  an error: an unknown session")]
 pub struct DropArgs {
     /// The session to drop (required: nothing is dropped by default)
+    pub id: String,
+    /// Only say what the session guards; drop nothing
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+}
+
+/// Bring back a dropped session, exactly as it was when dropped
+///
+/// The last drop of that id is restored: the session guards what it guarded and its history is
+/// whole. The id must be free ('session drop' the session now using it first). A drop is kept
+/// until 'git stella gc' expires it; 'git stella session list --dropped' lists them.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = "Examples:
+  git stella session list --dropped
+  git stella session undrop agent-1
+
+Exit status:
+  0  brought back
+  2  an error: no dropped session of that id is kept, or a session has that id now")]
+pub struct UndropArgs {
+    /// The dropped session to bring back
     pub id: String,
 }
 
 /// Drop every session whose last step is older than a duration
 ///
 /// Each session dropped is named with its last step's time. A store holds every byte its sessions
-/// read or wrote, secrets included: pruning is how it stops growing. What a dropped session saw
-/// is forgotten by the next 'git stella gc' once older than its grace period. A project can have
+/// read or wrote, secrets included: pruning is how it stops growing. A pruned session is dropped
+/// as 'session drop' drops it: 'session undrop' brings it back until 'git stella gc' expires the
+/// drop (14 days; 'gc --expire-dropped'), and what it saw is then forgotten. A project can have
 /// 'gc' prune for it: '[retention] sessions-older-than = "30d"' in '.stella/config.toml'.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
@@ -273,6 +313,61 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
             let id = context.start_session(id)?;
             writeln!(out, "{id}")?;
         }
+        SessionCommand::List(a) if a.dropped => {
+            let dropped = context.journal().dropped()?;
+            let date = a.date.unwrap_or_default();
+            if a.json {
+                let list: Vec<_> = dropped
+                    .iter()
+                    .map(|d| {
+                        json!({
+                            "session": d.id.as_str(),
+                            "dropped": format_time(gix::date::Time::new(d.at, 0)),
+                            "last_step": format_time(d.tip.time),
+                            "step_count": d.tip.steps,
+                            "tracked_count": d.tip.tracked,
+                            "tip": d.tip.commit.to_string(),
+                        })
+                    })
+                    .collect();
+                print_json(out, &json!({ "dropped": list }))?;
+            } else if dropped.is_empty() {
+                writeln!(ctx.err, "no dropped session is kept in this workspace")?;
+            } else {
+                let now = gix::date::Time::now_utc().seconds;
+                let rows: Vec<_> = dropped
+                    .iter()
+                    .map(|d| (d, date.show(gix::date::Time::new(d.at, 0), now)))
+                    .collect();
+                let width = rows
+                    .iter()
+                    .map(|r| r.0.id.as_str().len())
+                    .max()
+                    .unwrap_or(0)
+                    .max(2);
+                let when = rows
+                    .iter()
+                    .map(|r| r.1.chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(7);
+                writeln!(
+                    out,
+                    "{:<width$}  {:<when$}  {:>6} {:>8}",
+                    "ID", "DROPPED", "STEPS", "TRACKED"
+                )?;
+                for (d, shown) in &rows {
+                    writeln!(
+                        out,
+                        "{:<width$}  {:<when$}  {:>6} {:>8}",
+                        d.id.as_str(),
+                        shown,
+                        d.tip.steps,
+                        d.tip.tracked
+                    )?;
+                }
+            }
+        }
         SessionCommand::List(a) => {
             let mut sessions = context.journal().sessions()?;
             // The most recently active first, as a person looks for the one they just used.
@@ -384,14 +479,60 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 ctx.say(format_args!("no session is idle that long"));
             } else if !a.dry_run {
                 ctx.say(format_args!(
-                    "what they saw is forgotten by the next 'git stella gc' once older than its grace period"
+                    "'git stella session undrop ID' brings one back until 'git stella gc' expires the drop (14 days by default)"
                 ));
             }
         }
         SessionCommand::Drop(a) => {
             let id = parse_session_id(&a.id)?;
-            context.drop_session(&id).map_err(CliError::from)?;
-            ctx.say(format_args!("dropped session {id}"));
+            let journal = context.journal();
+            let tip = journal.tip(&id)?;
+            let wrote = journal
+                .entries_of_tree(tip.tree)?
+                .iter()
+                .filter(|e| e.wrote.is_some())
+                .count();
+            let what = format!(
+                "session {id} ({}, {} tracked, {wrote} of them written by it; last step {})",
+                stella::text::count(tip.steps, "step"),
+                stella::text::count(tip.tracked, "file"),
+                format_time(tip.time),
+            );
+            if a.dry_run {
+                writeln!(out, "would drop {what}")?;
+                ctx.say(format_args!(
+                    "it would stop guarding those files; 'git stella session undrop {id}' would bring it back until gc expires the drop"
+                ));
+            } else {
+                context.drop_session(&id).map_err(CliError::from)?;
+                ctx.say(format_args!("dropped {what}"));
+                ctx.say(format_args!(
+                    "'git stella session undrop {id}' brings it back until 'git stella gc' expires the drop (14 days by default)"
+                ));
+            }
+        }
+        SessionCommand::Undrop(a) => {
+            let id = parse_session_id(&a.id)?;
+            let back = context.undrop_session(&id).map_err(|e| {
+                let hint = match &e {
+                    stella::session::Error::Journal(stella::journal::Error::NotDropped {
+                        ..
+                    }) => Some("'git stella session list --dropped' lists the dropped sessions still kept".to_owned()),
+                    stella::session::Error::Journal(stella::journal::Error::SessionExists {
+                        ..
+                    }) => Some(format!("'git stella session drop {id}' sets the session now using that id aside first")),
+                    _ => None,
+                };
+                let mut e = CliError::from(e);
+                e.hint = hint.or(e.hint);
+                e
+            })?;
+            ctx.say(format_args!(
+                "brought back session {id} ({}, {} tracked; dropped {})",
+                stella::text::count(back.tip.steps, "step"),
+                stella::text::count(back.tip.tracked, "file"),
+                format_time(gix::date::Time::new(back.at, 0)),
+            ));
         }
     }
     Ok(ExitCode::SUCCESS)
