@@ -388,7 +388,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l color -d 
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s n -l dry-run -d 'Say what would be restored, removed, refused or left, as the real run checks it; write and record nothing (exit status as the real run\'s)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, dry_run, restored: [{path, version}], removed, refused: [{intent, path, seen, found, writer}], failed: [{path, why}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, dry_run, restored: [{path, version}], removed, removed_folders, refused: [{intent, path, seen, found, writer}], failed: [{path, why}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'

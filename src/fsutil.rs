@@ -635,6 +635,19 @@ pub fn remove_beneath(
     }
 }
 
+/// Remove the folder `root/rel` if it is empty, on Stella's behalf: opened beneath `root`
+/// without following links, so a link in its place is left alone. Whether it was removed.
+pub fn remove_empty_folder_beneath(root: &Path, rel: &RelPath) -> io::Result<bool> {
+    let Some(dir) = open_parent_beneath(root, rel, false)? else {
+        return Ok(false);
+    };
+    match rustix::fs::unlinkat(&dir, file_name(rel), AtFlags::REMOVEDIR) {
+        Ok(()) => Ok(true),
+        Err(Errno::NOTEMPTY | Errno::EXIST | Errno::NOENT | Errno::NOTDIR) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,12 @@ impl RelPath {
     pub fn under(&self, root: &Path) -> PathBuf {
         root.join(self.as_path())
     }
+
+    /// The folder holding the path (`None` for a path at the root).
+    pub fn parent(&self) -> Option<RelPath> {
+        let at = self.0.iter().rposition(|b| *b == b'/')?;
+        Some(RelPath(self.0[..at].to_vec()))
+    }
 }
 
 impl RelPath {

@@ -29,6 +29,8 @@ pub enum Undone {
     /// The file is gone again: the session created it (undo), or the undo put it back (redo),
     /// as `why` says.
     Removed { path: RelPath, why: &'static str },
+    /// A folder the removals left empty is gone too, as `git rm` removes it.
+    RemovedFolder { path: RelPath },
     /// Someone changed the file after the session's last write: nothing was done to it.
     Refused(Box<Check>),
     /// Nothing to put back (`why` says what is missing).
@@ -67,6 +69,60 @@ fn before_first_write(
 }
 
 impl crate::session::Session<'_> {
+    /// The folders that the files `done` removed leave empty, deepest first: removed (or, with
+    /// `dry_run`, those that would be). Never the workspace root, never a folder with anything
+    /// else in it, never through a link. A folder that cannot be read or removed is left: the
+    /// files are undone either way.
+    fn emptied_folders(&self, done: &[Undone], dry_run: bool) -> Vec<RelPath> {
+        let root = &self.ctx.ws.root;
+        let mut gone: std::collections::HashSet<RelPath> = done
+            .iter()
+            .filter_map(|d| match d {
+                Undone::Removed { path, .. } => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut folders: Vec<RelPath> = gone
+            .iter()
+            .flat_map(|p| std::iter::successors(p.parent(), RelPath::parent))
+            .collect();
+        // Deepest first, each once.
+        folders.sort_by(|a, b| {
+            let depth = |f: &RelPath| f.as_bytes().iter().filter(|b| **b == b'/').count();
+            depth(b).cmp(&depth(a)).then(a.cmp(b))
+        });
+        folders.dedup();
+        let mut out = Vec::new();
+        for folder in folders {
+            let emptied = if dry_run {
+                let abs = folder.under(root);
+                abs.symlink_metadata().is_ok_and(|m| m.is_dir())
+                    && std::fs::read_dir(&abs).is_ok_and(|mut entries| {
+                        entries.all(|e| {
+                            e.ok()
+                                .and_then(|e| {
+                                    let name = e.file_name();
+                                    let mut bytes = folder.as_bytes().to_vec();
+                                    bytes.push(b'/');
+                                    bytes.extend(std::os::unix::ffi::OsStrExt::as_bytes(
+                                        name.as_os_str(),
+                                    ));
+                                    RelPath::from_bytes(&bytes)
+                                })
+                                .is_some_and(|p| gone.contains(&p))
+                        })
+                    })
+            } else {
+                fsutil::remove_empty_folder_beneath(root, &folder).unwrap_or(false)
+            };
+            if emptied {
+                gone.insert(folder.clone());
+                out.push(folder);
+            }
+        }
+        out
+    }
+
     /// Undo session `id`'s writes to `only` (every path it wrote, when empty). Returns what was
     /// done per path and the step recorded, if anything changed.
     pub fn undo(&self, only: &[RelPath]) -> Result<(Vec<Undone>, Option<Tip>), Error> {
@@ -375,6 +431,12 @@ impl crate::session::Session<'_> {
                 }
             }
         }
+        let folders = self.emptied_folders(&done, dry_run);
+        done.extend(
+            folders
+                .into_iter()
+                .map(|path| Undone::RemovedFolder { path }),
+        );
         if dry_run {
             return Ok((done, None));
         }

@@ -299,3 +299,49 @@ fn a_dry_run_says_what_undo_would_do_and_changes_nothing() {
     assert_eq!(w.read("f"), "one\n");
     assert!(!w.repo.join("g").exists());
 }
+
+#[test]
+fn folders_the_undo_leaves_empty_go_too_and_no_other() {
+    let w = World::new();
+    w.write("kept/theirs.txt", "a person's\n");
+    let s = w.start();
+    for (path, bytes) in [
+        ("new/deep/c.txt", &b"c\n"[..]),
+        ("new/d.txt", b"d\n"),
+        ("kept/mine.txt", b"mine\n"),
+        ("shared/e.txt", b"e\n"),
+    ] {
+        w.ok_stdin(&["--session", &s, "write", path], bytes);
+    }
+    // Someone puts a file in a folder the session made: that folder stays.
+    w.write("shared/notes.txt", "someone's\n");
+
+    let plan = w.ok(&["--session", &s, "undo", "--dry-run"]);
+    for line in [
+        "would be removed folder new/deep/ (left empty)",
+        "would be removed folder new/ (left empty)",
+    ] {
+        assert!(plan.contains(line), "{plan}");
+    }
+    assert!(
+        !plan.contains("folder kept/") && !plan.contains("folder shared/"),
+        "{plan}"
+    );
+    assert!(
+        w.repo.join("new/deep/c.txt").exists(),
+        "a dry run changes nothing"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&w.ok(&["--session", &s, "undo", "-n", "--json"])).unwrap();
+    assert_eq!(v["removed_folders"], serde_json::json!(["new/deep", "new"]));
+
+    let done = w.ok(&["--session", &s, "undo"]);
+    assert_eq!(done, plan.replace("would be ", ""));
+    assert!(!w.repo.join("new").exists());
+    assert_eq!(w.read("kept/theirs.txt"), "a person's\n");
+    assert!(!w.repo.join("kept/mine.txt").exists());
+    assert_eq!(w.read("shared/notes.txt"), "someone's\n");
+    assert!(!w.repo.join("shared/e.txt").exists());
+    // What is left is what others made.
+    assert_eq!(w.git(&["status", "--porcelain"]), "?? kept/\n?? shared/");
+}

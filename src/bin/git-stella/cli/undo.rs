@@ -15,8 +15,10 @@ use stella::undo::Undone;
 /// session deleted comes back as it was before the session's first write, else as the session
 /// saw it when it deleted it, unless something was put in its place since. Each file goes
 /// through the guard like any write: a file someone changed after the session's last write is
-/// refused, by name, with the diff, and left alone; the others are undone. The undo is one step
-/// of the session, and an undo run right after it puts back what it replaced.
+/// refused, by name, with the diff, and left alone; the others are undone. A folder that the
+/// files it removes leave empty goes too, as with 'git rm' (never one holding anything else).
+/// The undo is one step of the session, and an undo run right after it puts back what it
+/// replaced.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella --session agent-1 undo
@@ -40,8 +42,8 @@ pub struct Args {
     /// record nothing (exit status as the real run's)
     #[arg(long, short = 'n')]
     pub dry_run: bool,
-    /// Print JSON: {session, dry_run, restored: [{path, version}], removed, refused: [{intent,
-    /// path, seen, found, writer}], failed: [{path, why}]}
+    /// Print JSON: {session, dry_run, restored: [{path, version}], removed, removed_folders,
+    /// refused: [{intent, path, seen, found, writer}], failed: [{path, why}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -63,6 +65,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let mut refused = Vec::new();
     let mut skipped = false;
     let (mut restored, mut removed, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut folders = Vec::new();
     for d in done {
         match d {
             Undone::Restored { path, digest } => {
@@ -89,6 +92,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 }
                 failed.push(json!({"path": path.to_lossy(), "why": why.to_string()}));
             }
+            Undone::RemovedFolder { path } => {
+                if !args.json {
+                    let shown = ctx.shown(&path, &here);
+                    writeln!(out, "{would}removed folder {shown}/ (left empty)")?;
+                }
+                folders.push(path.to_lossy().into_owned());
+            }
             Undone::Refused(check) => refused.push(*check),
         }
     }
@@ -100,6 +110,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "dry_run": args.dry_run,
                 "restored": restored,
                 "removed": removed,
+                "removed_folders": folders,
                 "refused": refused
                     .iter()
                     .map(|c| super::record_json(&stella::refusals::Record::of(&context.journal(), c)))
