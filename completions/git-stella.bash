@@ -1606,7 +1606,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__log)
-            opts="-n -C -q -v -h --json --date --max-count --session --quiet --verbose --color --no-pager --help"
+            opts="-n -C -q -v -h --json --graph --date --max-count --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0

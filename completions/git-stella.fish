@@ -363,6 +363,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l color -d '
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'Print JSON: {steps: [{session, commit, time, summary, paths, refused}]}'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l graph -d 'Draw every session\'s steps (or the session\'s, with its origins) as one graph: forks and replays each drawn once'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l no-pager -d 'Do not pipe log, diff or recover into a pager'

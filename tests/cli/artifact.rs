@@ -619,3 +619,69 @@ fn a_replay_keeps_the_sessions_id_where_it_is_free() {
     // --as still names it.
     assert_eq!(b.ok(&["replay", "--as", "mine", art]), "mine");
 }
+
+#[test]
+fn log_graph_draws_forks_and_replays_once() {
+    let w = World::new();
+    w.write("a.txt", "one\n");
+    w.git(&["add", "a.txt"]);
+    w.git(&["commit", "-q", "-m", "a"]);
+    w.ok(&["session", "start", "--id", "origin"]);
+    w.ok(&["--session", "origin", "read", "a.txt"]);
+    let artifact = w.base().join("origin.stella");
+    w.checkpoint_to("origin", &artifact);
+    let there = World::clone_of(&w);
+    let a = artifact.to_str().unwrap();
+    there.ok(&["replay", a, "--as", "fork-1"]);
+    there.ok(&["replay", a, "--as", "fork-2"]);
+    there.ok_stdin(&["--session", "fork-1", "write", "a.txt"], b"first\n");
+    there.ok(&["--session", "fork-2", "read", "a.txt"]);
+    there.ok(&["session", "start", "--id", "alone"]);
+
+    let graph = there.ok(&["log", "--graph"]);
+    // The origin's steps, shared by both forks, are drawn once; each fork once.
+    for step in [
+        "session start",
+        "read a.txt",
+        "checkpoint of session origin",
+    ] {
+        let lines: Vec<&str> = graph
+            .lines()
+            .filter(|l| l.ends_with(step) && !l.contains(") "))
+            .collect();
+        assert_eq!(lines.len(), 1, "{graph}");
+    }
+    assert_eq!(
+        graph.matches("replay of session origin").count(),
+        2,
+        "{graph}"
+    );
+    for label in [
+        "(fork-1) write a.txt",
+        "(fork-2) read a.txt",
+        "(alone) session start",
+    ] {
+        assert_eq!(graph.matches(label).count(), 1, "{graph}");
+    }
+    // The forks branch where the checkpoint is: git's graph joins them there.
+    assert!(graph.contains("|/"), "{graph}");
+    let plain = there.ok(&["log"]);
+    assert_eq!(
+        plain.matches("checkpoint of session origin").count(),
+        2,
+        "{plain}"
+    );
+
+    // One session: its own line, back through the replay into the origin.
+    let one = there.ok(&["log", "--graph", "fork-2"]);
+    assert_eq!(
+        one.lines()
+            .map(|l| l.split_once(' ').unwrap().0)
+            .collect::<Vec<_>>(),
+        ["*"; 5],
+        "{one}"
+    );
+    assert!(!one.contains("fork-1"), "{one}");
+    let out = there.run(&["log", "--graph", "--json"]);
+    assert_eq!(code(&out), 2, "--graph draws; --json does not");
+}

@@ -17,12 +17,18 @@ use stella::session::format_time;
 /// A refused write is a step too (`refused write src/a.rs`); with --json its step carries what
 /// was refused: the path, the digests seen and found, and the session that wrote what was found
 /// when one did.
+///
+/// With --graph, the sessions' histories are drawn as one graph, as `git log --graph` draws
+/// branches: each step once, a replay joined to the session it came from, and forks of one
+/// artifact branching from its checkpoint; each session's newest step is labelled with its
+/// name. git draws it, from the store.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "Examples:
   git stella log agent-1
   git stella log | head
   git stella log agent-1 --json | jq '.steps[] | select(.refused)'
   git stella log --date=relative -n 5
+  git stella log --graph
 
 Exit status:
   0  shown
@@ -31,8 +37,12 @@ pub struct Args {
     /// The session (default: --session or STELLA_SESSION; none: every session)
     pub id: Option<String>,
     /// Print JSON: {steps: [{session, commit, time, summary, paths, refused}]}
-    #[arg(long)]
+    #[arg(long, conflicts_with = "graph")]
     pub json: bool,
+    /// Draw every session's steps (or the session's, with its origins) as one graph: forks and
+    /// replays each drawn once
+    #[arg(long)]
+    pub graph: bool,
     /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
     /// unix, default; FORMAT-local for this machine's time zone
     #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
@@ -48,6 +58,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         (None, None) => None,
     };
     let context = ctx.open()?;
+    if args.graph {
+        return graph(ctx, &context, id.as_ref(), args, out);
+    }
     let journal = context.journal();
     let ids = match id {
         Some(id) => vec![id],
@@ -156,6 +169,87 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             };
             writeln!(out, "{short} {} {summary}", date.show(time, now))?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `log --graph`: git draws the store's session refs, and each line's fields are shown as the
+/// plain log shows them (times by --date, names and summaries escaped, refusals in red).
+fn graph(
+    ctx: &mut Ctx<'_>,
+    context: &stella::session::Context,
+    id: Option<&stella::ids::SessionId>,
+    args: &Args,
+    out: &mut dyn Write,
+) -> Result {
+    const SESSIONS: &str = stella::journal::SESSIONS;
+    let mut cmd = stella::store::git_command(context.store().dir());
+    cmd.args([
+        "log",
+        "--graph",
+        "--decorate=full",
+        "--format=%x1f%H%x1f%ct%x1f%D%x1f%s",
+    ])
+    .arg(format!("--decorate-refs={SESSIONS}"));
+    if let Some(n) = args.max_count {
+        cmd.arg(format!("--max-count={n}"));
+    }
+    match id {
+        Some(id) => cmd.arg(stella::journal::session_ref(id)),
+        None => {
+            if context.journal().sessions()?.is_empty() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            cmd.arg(format!("--glob={SESSIONS}*"))
+        }
+    };
+    let shown = cmd.output().map_err(|e| {
+        super::CliError::new("could not run git to draw the graph").cause(e.to_string())
+    })?;
+    if !shown.status.success() {
+        return Err(
+            super::CliError::new("git could not draw the sessions' graph")
+                .cause(String::from_utf8_lossy(&shown.stderr).trim().to_owned()),
+        );
+    }
+    let date = args.date.unwrap_or_default();
+    let now = gix::date::Time::now_utc().seconds;
+    for line in String::from_utf8_lossy(&shown.stdout).lines() {
+        let mut fields = line.splitn(5, '\u{1f}');
+        let graph = fields.next().unwrap_or_default();
+        let (Some(commit), Some(time), Some(refs), Some(summary)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            // A line of the graph alone, between steps.
+            writeln!(out, "{graph}")?;
+            continue;
+        };
+        let short = ctx
+            .paint
+            .paint(Slot::Commit, commit.get(..10).unwrap_or(commit));
+        let time = gix::date::Time::new(time.parse().unwrap_or(0), 0);
+        let names: Vec<String> = refs
+            .split(", ")
+            .filter_map(|r| r.strip_prefix(SESSIONS))
+            .map(|name| stella::text::escape_controls(name).into_owned())
+            .collect();
+        let label = if names.is_empty() {
+            String::new()
+        } else {
+            ctx.paint
+                .paint(Slot::Name, &format!("({}) ", names.join(", ")))
+        };
+        let summary = stella::text::escape_controls(summary);
+        let summary = if summary.starts_with("refused ") {
+            ctx.paint.paint(Slot::Bad, &summary)
+        } else {
+            summary.into_owned()
+        };
+        writeln!(
+            out,
+            "{graph}{short} {} {label}{summary}",
+            date.show(time, now)
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -230,9 +230,9 @@ pub struct Paint {
 pub enum Slot {
     /// A commit id (git log's `color.decorate` yellow).
     Commit,
-    /// Good news: a fresh file, a line added.
+    /// Good news: an unchanged file, a line added.
     Good,
-    /// Bad news: a changed or gone file, a refusal, a line removed.
+    /// Bad news: a changed or deleted file, a refusal, a line removed.
     Bad,
     /// Needs a look: a file to re-read.
     Warn,
@@ -240,6 +240,8 @@ pub enum Slot {
     Frag,
     /// A diff's file header.
     Meta,
+    /// A session's name on its newest step (git's bold green branch decoration).
+    Name,
 }
 
 impl Paint {
@@ -254,6 +256,7 @@ impl Paint {
             Slot::Warn => "33",
             Slot::Frag => "36",
             Slot::Meta => "1",
+            Slot::Name => "1;32",
         };
         format!("\x1b[{code}m{text}\x1b[m")
     }
