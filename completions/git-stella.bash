@@ -462,12 +462,16 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__doctor)
-            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --json --agent --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0

@@ -417,6 +417,10 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet 
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l agent -d 'Also fail unless this host has Stella\'s hooks here or in your user settings: a CI job\'s check that its agent will run guarded (repeat for more hosts)' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
+codex\t'Codex CLI: .codex/hooks.json'
+gemini\t'Gemini CLI: .gemini/settings.json'
+cursor\t'Cursor: .cursor/hooks.json'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''

@@ -875,3 +875,80 @@ fn the_real_claude_code_client_rechecks_a_file_written_after_the_pretooluse_chec
     );
     assert_eq!(w.read("notes.txt"), "alpha\nbeta\nthe other session\n");
 }
+
+/// docs/agents.md's CI recipe, pasted into bash, around the real client: a job whose hooks are
+/// committed passes it; one whose checkout lacks them stops at `doctor`, before the agent runs.
+#[test]
+fn the_ci_recipe_runs_as_pasted_around_the_real_client() {
+    let Some(bin) = client_bin(
+        "STELLA_CLAUDE_BIN",
+        "the CI recipe with the real Claude Code",
+    ) else {
+        return;
+    };
+    if !have("jq", "the CI recipe") {
+        return;
+    }
+    let recipe = crate::demo::sh_blocks(
+        "docs/agents.md",
+        Some("## In CI: check that every agent session was guarded"),
+    );
+    assert!(recipe.contains("claude -p \"$TASK\""), "{recipe}");
+    let mock = Mock::start();
+    let job = |w: &World| {
+        // The runner: Stella and the client on PATH, the model at the mock.
+        let tools = w.base().join("runner-bin");
+        std::fs::create_dir_all(&tools).unwrap();
+        let _ = std::os::unix::fs::symlink(&bin, tools.join("claude"));
+        let mut path = std::ffi::OsString::from(&tools);
+        path.push(":");
+        path.push(path_with_stella());
+        let mut cmd = Command::new("bash");
+        clean_env(&mut cmd, &w.home, &w.stella_home);
+        cmd.current_dir(&w.repo)
+            .env("PATH", path)
+            .env("TASK", "Please update notes.txt")
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", mock.port),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-offline-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .args(["-ec", &recipe])
+            .stdin(Stdio::null());
+        run_bounded(&mut cmd, Duration::from_secs(180))
+    };
+    let script = |notes: &Path| {
+        mock.script(
+            "toolu_ci_",
+            vec![("Read", read(notes)), ("Edit", edit(notes, "beta", "BETA"))],
+            vec![],
+        );
+    };
+
+    // Hooks installed and committed: the agent runs guarded and the checks pass.
+    let w = World::new();
+    w.write("notes.txt", "alpha\nbeta\n");
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    w.git(&["add", "."]);
+    w.git(&["commit", "-q", "-m", "guard agents with Stella"]);
+    let notes = w.repo.join("notes.txt");
+    script(&notes);
+    let out = job(&w);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(w.read("notes.txt"), "alpha\nBETA\n");
+    let (text, is_error) = mock.result(1).unwrap();
+    assert!(!is_error, "{text}");
+
+    // No hooks in the checkout: doctor stops the job before the agent touches anything.
+    let bare = World::new();
+    bare.write("notes.txt", "alpha\nbeta\n");
+    script(&bare.repo.join("notes.txt"));
+    let out = job(&bare);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(mock.requests(), 0, "the agent never ran");
+    assert_eq!(bare.read("notes.txt"), "alpha\nbeta\n");
+}

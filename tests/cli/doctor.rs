@@ -371,3 +371,41 @@ fn every_way_protection_is_off_is_a_named_finding() {
     w.ok(&["hooks", "uninstall", "--agent", "gemini"]);
     assert_eq!(w.read(".gemini/settings.json"), commented);
 }
+
+#[test]
+fn doctor_agent_fails_until_that_hosts_hooks_are_installed() {
+    let w = World::new();
+    let (code_before, _, _) = doctor(&w);
+    assert_eq!(
+        code_before, 0,
+        "no hooks at all is a warning, not a failure"
+    );
+    let out = w.run(&["doctor", "--agent", "gemini"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("gemini: no Stella hooks here or in your user settings, and --agent gemini asks for them"),
+        "{}",
+        stdout(&out)
+    );
+    w.ok(&["hooks", "install", "--agent", "gemini"]);
+    let out = w
+        .stella()
+        .env("PATH", path_with_stella())
+        .args(["doctor", "--agent", "gemini"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    // Each host named must be there.
+    let out = w
+        .stella()
+        .env("PATH", path_with_stella())
+        .args(["doctor", "--agent", "gemini", "--agent", "codex"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("codex: no Stella hooks"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -22,16 +22,22 @@ use stella::hooks::{codex, cursor, gemini, install};
 #[command(after_long_help = "Examples:
   git stella doctor
   git stella doctor --json | jq '.findings[] | select(.level == \"error\")'
+  git stella doctor --agent claude-code     # in CI, before the agent runs
 
 Exit status:
   0  protection is on everywhere it was installed (warnings aside)
   1  protection is off somewhere: a hook that cannot run, an invalid config,
-     untrusted Codex hooks, an unwritable data dir
+     untrusted Codex hooks, an unwritable data dir; or a host named with
+     --agent has no Stella hooks
   2  an error: doctor itself could not run")]
 pub struct Args {
     /// Print JSON: {level (the worst), findings: [{level, check, message, hint}]}
     #[arg(long)]
     pub json: bool,
+    /// Also fail unless this host has Stella's hooks here or in your user settings: a CI job's
+    /// check that its agent will run guarded (repeat for more hosts)
+    #[arg(long, value_name = "HOST")]
+    pub agent: Vec<super::hooks::Agent>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -157,7 +163,21 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     if installed.iter().any(|(h, _, _)| *h == "claude-code") {
         findings.push(claude_shell_prefix(&claude));
     }
-    if installed.is_empty() {
+    for agent in &args.agent {
+        let host = clap::ValueEnum::to_possible_value(agent)
+            .expect("every host has a name")
+            .get_name()
+            .to_owned();
+        if !installed.iter().any(|(h, _, _)| *h == host) {
+            findings.push(finding(
+                Level::Error,
+                "hooks",
+                format!("{host}: no Stella hooks here or in your user settings, and --agent {host} asks for them: {host} would run unguarded"),
+                Some(format!("'git stella hooks install --agent {host}', then commit the file it names")),
+            ));
+        }
+    }
+    if installed.is_empty() && args.agent.is_empty() {
         findings.push(finding(
             Level::Warn,
             "hooks",
