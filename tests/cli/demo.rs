@@ -143,7 +143,9 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
         (
             "docs/agents.md",
             "cd ~/src/your-project",
-            Not("its last line starts Claude Code; its first two are the README's, run here"),
+            Not(
+                "its last line starts Claude Code (claude_real.rs); its first two are the README's, run here",
+            ),
         ),
         (
             "docs/agents.md",
@@ -182,19 +184,21 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
             "docs/claude-code.md",
             "s=$(PATH=",
             Not(
-                "the command a host runs with its payload on stdin: hooks_install runs it as each host does",
+                "the command a host runs with its payload on stdin: hooks_install.rs runs it as each host does",
             ),
         ),
         (
             "docs/claude-code.md",
             "git stella --session <id> checkpoint -o session.stella.bundle",
-            Not("a template: <id> is the conversation's id; claude_real checkpoints a real one"),
+            Not(
+                "a template: <id> is the conversation's id; claude_real.rs checkpoints a real one, case (f)",
+            ),
         ),
         (
             "docs/claude-code.md",
             "git stella hooks install --agent claude-code      # once per clone",
             Not(
-                "a template ending in claude --resume: claude_real resumes a replayed conversation",
+                "a template ending in claude --resume: claude_real.rs replays and resumes a real conversation, case (f)",
             ),
         ),
         (
@@ -205,12 +209,12 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
         (
             "docs/claude-code.md",
             "npm install --prefix target/claude-code",
-            Not("installs the client and runs a test of this suite"),
+            Not("installs the client and runs claude_real.rs of this suite"),
         ),
         (
             "docs/contributing.md",
             "cargo test --locked",
-            Not("this suite"),
+            Not("this suite: main.rs and every test it names"),
         ),
         ("docs/install.md", "./install.sh", Not("install.rs runs it")),
         (
@@ -344,6 +348,43 @@ fn every_snippet_in_the_readme_and_docs_runs_as_pasted_or_says_where_it_is_teste
                 stdout(&out),
                 stderr(&out)
             ));
+        }
+    }
+    // What an entry says covers a block is there: the named test, the test files its reason
+    // names.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let sources: String = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .collect();
+    for (file, start, how) in SNIPPETS {
+        let named: Vec<String> = match how {
+            Snippet::RunBy(test) => vec![(*test).to_owned()],
+            Snippet::Not(why) => why
+                .split(|c: char| !(c.is_alphanumeric() || "_.:".contains(c)))
+                .filter(|w| w.ends_with(".rs") || w.contains("::"))
+                .map(str::to_owned)
+                .collect(),
+            Snippet::Run { .. } => continue,
+        };
+        if let Snippet::Not(why) = how
+            && named.is_empty()
+        {
+            failures.push(format!("{file}: {start:?}: {why:?} names no test"));
+        }
+        for name in named {
+            let found = match name.strip_suffix(".rs") {
+                Some(module) => dir.join(format!("{module}.rs")).exists(),
+                None => sources.contains(&format!(
+                    "fn {}(",
+                    name.rsplit("::").next().unwrap_or(&name)
+                )),
+            };
+            if !found {
+                failures.push(format!(
+                    "{file}: {start:?} names {name}, which is not a test"
+                ));
+            }
         }
     }
     // Every entry names a block that is still there.
