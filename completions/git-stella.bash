@@ -522,7 +522,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__gc)
-            opts="-C -q -v -h --grace --expire-dropped --all --dry-run --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --grace --expire-dropped --date --all --dry-run --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -534,6 +534,10 @@ _git__stella() {
                     ;;
                 --expire-dropped)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -1584,12 +1588,16 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__inspect)
-            opts="-C -q -v -h --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --json --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
@@ -1854,12 +1862,16 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__drop)
-            opts="-n -C -q -v -h --dry-run --session --quiet --verbose --color --no-pager --help"
+            opts="-n -C -q -v -h --dry-run --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0
@@ -2062,7 +2074,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__prune)
-            opts="-C -q -v -h --older-than --dry-run --json --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --older-than --dry-run --date --json --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2070,6 +2082,10 @@ _git__stella() {
             case "${prev}" in
                 --older-than)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -2152,12 +2168,16 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__session__subcmd__undrop)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            opts="-C -q -v -h --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
                 -C)
                     COMPREPLY=($(compgen -d -- "${cur}"))
                     return 0

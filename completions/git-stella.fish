@@ -98,7 +98,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l date -d 'How to show times (see \'git stella log --help\')' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -110,7 +110,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l date -d 'How to show times (see \'git stella log --help\')' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -130,6 +130,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -140,6 +141,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -150,6 +152,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l older-than -d 'Sessions idle longer than this: a whole number and a unit, s, m, h, d or w (30d, 2w)' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -321,6 +324,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s q -
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -355,7 +359,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l qu
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s n -l max-count -d 'Show only the last N steps of each session' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l session -d 'The session to act on' -r
@@ -405,6 +409,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l no-
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l grace -d 'Keep unreachable objects younger than this many seconds' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l expire-dropped -d 'Forget sessions dropped longer ago than this: a whole number and a unit (s, m, h, d, w), or now' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''

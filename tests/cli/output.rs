@@ -254,6 +254,45 @@ fn dates_follow_the_format_asked_for() {
         .next()
         .unwrap();
     assert_eq!((day.len(), &day[4..5]), (10, "-"), "{kept}");
+
+    // And inspect, session drop and undrop, prune and gc: each time in the format asked for.
+    let artifact = w.base().join("s.stella");
+    w.checkpoint_to("s", &artifact);
+    let shown = w.ok(&["inspect", artifact.to_str().unwrap(), "--date=relative"]);
+    assert!(
+        shown.contains("started     ") && shown.contains(" ago"),
+        "{shown}"
+    );
+    let unix_in = |text: &str| {
+        text.split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse::<i64>().ok())
+            .any(|n| (now - n).abs() < 600)
+    };
+    let out = w.run(&["session", "drop", "s", "--dry-run", "--date=unix"]);
+    assert!(unix_in(&stdout(&out)), "{}", stdout(&out));
+    let out = w.run(&["session", "drop", "s", "--date=unix"]);
+    assert!(unix_in(&stderr(&out)), "{}", stderr(&out));
+    let out = w.run(&["session", "undrop", "s", "--date=unix"]);
+    assert!(unix_in(&stderr(&out)), "{}", stderr(&out));
+    // Idle longer than no time at all: a second after its last step.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let out = w.run(&[
+        "session",
+        "prune",
+        "--older-than",
+        "0s",
+        "--dry-run",
+        "--date=unix",
+    ]);
+    assert!(unix_in(&stdout(&out)), "{}", stdout(&out));
+    w.ok(&["session", "drop", "s"]);
+    let out = w.run(&["gc", "--expire-dropped", "now", "--dry-run", "--date=unix"]);
+    assert!(
+        stdout(&out).starts_with("would forget dropped session s (dropped ")
+            && unix_in(&stdout(&out)),
+        "{}",
+        stdout(&out)
+    );
 }
 
 /// Parse `text` as exactly one JSON object on one line.

@@ -39,6 +39,8 @@ pub struct Args {
     /// or now
     #[arg(long, value_name = "DURATION", default_value = "14d", value_parser = parse_expiry)]
     pub expire_dropped: Duration,
+    #[command(flatten)]
+    pub date: super::term::Dates,
     /// Also remove the stores of checkouts that are gone, from Stella's data dir
     #[arg(long)]
     pub all: bool,
@@ -89,7 +91,7 @@ fn collect(
     args: &Args,
     out: &mut dyn Write,
     stores: &mut Vec<serde_json::Value>,
-    pruned: &mut Vec<(stella::ids::SessionId, String)>,
+    pruned: &mut Vec<(stella::ids::SessionId, gix::date::Time)>,
     expired: &mut Vec<stella::journal::Dropped>,
 ) -> Result {
     if args.all {
@@ -132,7 +134,7 @@ fn collect(
     if let Some(age) = config.retention.sessions_older_than {
         *pruned = super::session_cmd::prune(&context.journal(), age, args.dry_run)?;
         if !args.json {
-            super::session_cmd::print_pruned(pruned, args.dry_run, out)?;
+            super::session_cmd::print_pruned(pruned, args.dry_run, &args.date, out)?;
         }
     }
     let now = gix::date::Time::now_utc().seconds;
@@ -149,7 +151,7 @@ fn collect(
                 out,
                 "{verb} dropped session {} (dropped {})",
                 d.id,
-                format_time(gix::date::Time::new(d.at, 0))
+                args.date.show(gix::date::Time::new(d.at, 0), now)
             )?;
         }
     }

@@ -42,6 +42,8 @@ pub struct Args {
     /// warning}
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
@@ -80,11 +82,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             esc(m.base_commit().unwrap_or("none (unborn HEAD)"))
         )?;
         writeln!(out, "producer    {}", esc(&m.producer))?;
-        writeln!(out, "started     {}", esc(&m.started))?;
+        let now = gix::date::Time::now_utc().seconds;
+        writeln!(out, "started     {}", args.date.show_text(&m.started, now))?;
         writeln!(
             out,
             "last step   {} ({})",
-            esc(&m.last_step),
+            args.date.show_text(&m.last_step, now),
             stella::text::count(m.steps, "step")
         )?;
         for p in &m.provenance {
@@ -94,7 +97,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "replayed    from session {} (artifact {}) at {}",
                 esc(&p.session),
                 esc(&artifact),
-                esc(&p.replayed)
+                args.date.show_text(&p.replayed, now)
             )?;
         }
         let total: u64 = m.transcripts.values().sum();

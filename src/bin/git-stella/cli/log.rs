@@ -43,10 +43,8 @@ pub struct Args {
     /// replays each drawn once
     #[arg(long)]
     pub graph: bool,
-    /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
-    /// unix, default; FORMAT-local for this machine's time zone
-    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
-    pub date: Option<super::term::DateFormat>,
+    #[command(flatten)]
+    pub date: super::term::Dates,
     /// Show only the last N steps of each session
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     pub max_count: Option<usize>,
@@ -113,7 +111,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         super::print_json(out, &serde_json::json!({ "steps": steps }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let date = args.date.unwrap_or_default();
+    let date = args.date.format();
     let now = gix::date::Time::now_utc().seconds;
     let many = ids.len() > 1 || args.id.is_none() && ctx.session.is_none();
     let metas: Vec<_> = ids
@@ -212,7 +210,7 @@ fn graph(
                 .cause(String::from_utf8_lossy(&shown.stderr).trim().to_owned()),
         );
     }
-    let date = args.date.unwrap_or_default();
+    let date = args.date.format();
     let now = gix::date::Time::now_utc().seconds;
     for line in String::from_utf8_lossy(&shown.stdout).lines() {
         let mut fields = line.splitn(5, '\u{1f}');

@@ -63,10 +63,8 @@ pub struct Args {
     /// session, step}]}
     #[arg(long, conflicts_with_all = ["show", "restore"])]
     pub json: bool,
-    /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
-    /// unix, default; FORMAT-local for this machine's time zone (JSON keeps ISO 8601)
-    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
-    pub date: Option<super::term::DateFormat>,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 /// `--since`: Unix seconds, from a duration back from now or a date.
@@ -124,10 +122,7 @@ fn run_all(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         "{:<25}  {:<12}  {:>9}  {:<16}  PATH",
         "TIME", "VERSION", "BYTES", "KEPT BY"
     )?;
-    let (date, now) = (
-        args.date.unwrap_or_default(),
-        gix::date::Time::now_utc().seconds,
-    );
+    let (date, now) = (args.date.format(), gix::date::Time::now_utc().seconds);
     for (path, v) in &kept {
         writeln!(
             out,
@@ -240,9 +235,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             out,
             "{:<12}  {:<25}  {size:>9}  {first}{by}{disk}",
             version_id(&v.digest),
-            args.date
-                .unwrap_or_default()
-                .show(v.time, gix::date::Time::now_utc().seconds)
+            args.date.show(v.time, gix::date::Time::now_utc().seconds)
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -81,9 +81,8 @@ pub struct ListArgs {
     /// List the dropped sessions that 'session undrop' can still bring back
     #[arg(long)]
     pub dropped: bool,
-    /// How to show times (see 'git stella log --help')
-    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
-    pub date: Option<super::term::DateFormat>,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 /// Show one session: when it started, where it came from, its steps and how many files it tracks
@@ -102,9 +101,8 @@ pub struct ShowArgs {
     /// Print JSON: {session, started, origin, last_step, step_count, tracked_count, tip}
     #[arg(long)]
     pub json: bool,
-    /// How to show times (see 'git stella log --help')
-    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
-    pub date: Option<super::term::DateFormat>,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 /// End a session: its uncommitted writes stop being protected from other sessions
@@ -149,6 +147,8 @@ pub struct DropArgs {
     /// Only say what the session guards; drop nothing
     #[arg(short = 'n', long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 /// Bring back a dropped session, exactly as it was when dropped
@@ -167,6 +167,8 @@ Exit status:
 pub struct UndropArgs {
     /// The dropped session to bring back
     pub id: String,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 /// Drop every session whose last step is older than a duration
@@ -191,6 +193,8 @@ pub struct PruneArgs {
     /// Only list the sessions that would be dropped
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub date: super::term::Dates,
     /// Print JSON: {dry_run, sessions: [{session, last_step}]}
     #[arg(long)]
     pub json: bool,
@@ -206,7 +210,7 @@ pub(crate) fn prune(
     journal: &stella::journal::Journal<'_>,
     age: std::time::Duration,
     dry_run: bool,
-) -> Result<Vec<(stella::ids::SessionId, String)>> {
+) -> Result<Vec<(stella::ids::SessionId, gix::date::Time)>> {
     let now = gix::date::Time::now_utc().seconds;
     let old = stella::retention::sessions_older_than(journal, age, now)?;
     let mut pruned = Vec::with_capacity(old.len());
@@ -214,29 +218,37 @@ pub(crate) fn prune(
         if !dry_run {
             journal.drop_session(&id)?;
         }
-        pruned.push((id, format_time(tip.time)));
+        pruned.push((id, tip.time));
     }
     Ok(pruned)
 }
 
 /// One line per pruned session, as [`prune`] returned them.
 pub(crate) fn print_pruned(
-    pruned: &[(stella::ids::SessionId, String)],
+    pruned: &[(stella::ids::SessionId, gix::date::Time)],
     dry_run: bool,
+    date: &super::term::Dates,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let verb = if dry_run { "would drop" } else { "dropped" };
+    let now = gix::date::Time::now_utc().seconds;
     for (id, last) in pruned {
-        writeln!(out, "{verb} session {id} (last step {last})")?;
+        writeln!(
+            out,
+            "{verb} session {id} (last step {})",
+            date.show(*last, now)
+        )?;
     }
     Ok(())
 }
 
 /// Pruned sessions in JSON: `[{session, last_step}]`.
-pub(crate) fn json_pruned(pruned: &[(stella::ids::SessionId, String)]) -> serde_json::Value {
+pub(crate) fn json_pruned(
+    pruned: &[(stella::ids::SessionId, gix::date::Time)],
+) -> serde_json::Value {
     pruned
         .iter()
-        .map(|(id, last)| json!({"session": id.as_str(), "last_step": last}))
+        .map(|(id, last)| json!({"session": id.as_str(), "last_step": format_time(*last)}))
         .collect()
 }
 
@@ -282,9 +294,7 @@ pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::Session
         .provenance
         .last()
         .map(|p| (p.session.clone(), p.artifact.clone()));
-    let started_at = jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%:z", &file.started)
-        .ok()
-        .map(|t| gix::date::Time::new(t.as_second(), 0));
+    let started_at = super::term::parse_iso(&file.started);
     let started = file.started;
     Meta {
         started,
@@ -315,7 +325,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
         }
         SessionCommand::List(a) if a.dropped => {
             let dropped = context.journal().dropped()?;
-            let date = a.date.unwrap_or_default();
+            let date = a.date.format();
             if a.json {
                 let list: Vec<_> = dropped
                     .iter()
@@ -391,7 +401,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     )?;
                     return Ok(ExitCode::SUCCESS);
                 }
-                let date = a.date.unwrap_or_default();
+                let date = a.date.format();
                 let now = gix::date::Time::now_utc().seconds;
                 let rows: Vec<_> = sessions
                     .iter()
@@ -450,7 +460,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 print_json(out, &json_of(id.as_str(), &meta, &tip))?;
             } else {
                 writeln!(out, "session   {id}")?;
-                let date = a.date.unwrap_or_default();
+                let date = a.date.format();
                 let now = gix::date::Time::now_utc().seconds;
                 writeln!(out, "started   {}", meta.started_shown(&date, now))?;
                 writeln!(out, "origin    {}", meta.origin_text())?;
@@ -473,7 +483,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                     &json!({ "dry_run": a.dry_run, "sessions": json_pruned(&pruned) }),
                 )?;
             } else {
-                print_pruned(&pruned, a.dry_run, out)?;
+                print_pruned(&pruned, a.dry_run, &a.date, out)?;
             }
             if pruned.is_empty() {
                 ctx.say(format_args!("no session is idle that long"));
@@ -496,7 +506,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 "session {id} ({}, {} tracked, {wrote} of them written by it; last step {})",
                 stella::text::count(tip.steps, "step"),
                 stella::text::count(tip.tracked, "file"),
-                format_time(tip.time),
+                a.date.show(tip.time, gix::date::Time::now_utc().seconds),
             );
             if a.dry_run {
                 writeln!(out, "would drop {what}")?;
@@ -531,7 +541,10 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 "brought back session {id} ({}, {} tracked; dropped {})",
                 stella::text::count(back.tip.steps, "step"),
                 stella::text::count(back.tip.tracked, "file"),
-                format_time(gix::date::Time::new(back.at, 0)),
+                a.date.show(
+                    gix::date::Time::new(back.at, 0),
+                    gix::date::Time::now_utc().seconds
+                ),
             ));
         }
     }

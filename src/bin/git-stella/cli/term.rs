@@ -289,6 +289,43 @@ impl Paint {
     }
 }
 
+/// `--date=FORMAT`, for every command that prints a time.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct Dates {
+    /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
+    /// unix, default; FORMAT-local for this machine's time zone (JSON keeps ISO 8601)
+    #[arg(long = "date", value_name = "FORMAT", value_parser = parse_date_format)]
+    pub format: Option<DateFormat>,
+}
+
+impl Dates {
+    /// `time` as asked, seen from `now` (Unix seconds).
+    pub fn show(&self, time: gix::date::Time, now: i64) -> String {
+        self.format.unwrap_or_default().show(time, now)
+    }
+
+    /// The format asked for, else the default.
+    pub fn format(&self) -> DateFormat {
+        self.format.unwrap_or_default()
+    }
+
+    /// A time Stella wrote as ISO 8601 text (a manifest's, a session file's), as asked; text
+    /// that does not read as one is shown as it is, escaped.
+    pub fn show_text(&self, text: &str, now: i64) -> String {
+        match parse_iso(text) {
+            Some(t) => self.show(t, now),
+            None => stella::text::escape_controls(text).into_owned(),
+        }
+    }
+}
+
+/// ISO 8601 text as Stella writes it (`2026-12-01T07:54:51+00:00`).
+pub fn parse_iso(text: &str) -> Option<gix::date::Time> {
+    jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%:z", text)
+        .ok()
+        .map(|t| gix::date::Time::new(t.as_second(), 0))
+}
+
 /// How a time is shown: git's `--date` formats, in the zone the time was recorded in (UTC for
 /// Stella's steps) or, with `local` / `FORMAT-local`, in this machine's zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
