@@ -287,10 +287,10 @@ impl Context {
     /// Drop session `id`: its journal is set aside and its mark in the workspace removed. A
     /// dropped session protects nothing any more, and one started again under its id starts
     /// new; until gc expires the drop, [`Context::undrop_session`] brings it back.
-    pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
-        self.journal().drop_session(id)?;
+    pub fn drop_session(&self, id: &SessionId) -> Result<journal::DropOutcome, Error> {
+        let done = self.journal().drop_session(id)?;
         self.ws.unmark_session(id);
-        Ok(())
+        Ok(done)
     }
 
     /// Bring back the last drop of session `id`, exactly as it was: it guards what it guarded.

@@ -682,6 +682,23 @@ impl Store {
         self.delete_ref(from)
     }
 
+    /// Whether every object reachable from ref `name` is in the store (git walks them all).
+    /// A ref that does not exist is not whole.
+    pub fn is_whole(&self, name: &str) -> Result<bool, Error> {
+        let status = git_command(&self.dir)
+            .args(["rev-list", "--objects", "--quiet", name, "--"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|source| Error::Io {
+                op: "run git for",
+                path: self.dir.clone(),
+                source,
+            })?;
+        Ok(status.success())
+    }
+
     /// Every ref under `prefix` with the commit it points at, sorted by name.
     pub fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
         let platform = self

@@ -45,6 +45,15 @@ pub const SESSIONS: &str = "refs/stella/sessions/";
 /// with `.N` after it for the Nth more drop of that id in the same second.
 pub const DROPPED: &str = "refs/stella/dropped/";
 
+/// What [`Journal::drop_session`] did with the session's journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropOutcome {
+    /// Set aside, for `undrop`, until gc expires it.
+    Kept,
+    /// Removed: it was damaged, and nothing whole could come back.
+    Removed,
+}
+
 /// A dropped session, which `undrop` can bring back until it expires.
 #[derive(Clone, Debug)]
 pub struct Dropped {
@@ -1811,7 +1820,16 @@ impl<'s> Journal<'s> {
     }
 
     /// Delete the session's ref and reflog.
-    pub fn drop_session(&self, id: &SessionId) -> Result<(), Error> {
+    pub fn drop_session(&self, id: &SessionId) -> Result<DropOutcome, Error> {
+        // A damaged journal is removed, not set aside: nothing whole could come back, and
+        // git's gc stops at a ref whose objects are missing.
+        if !self.store.is_whole(&session_ref(id))? {
+            return if self.store.delete_ref(&session_ref(id))? {
+                Ok(DropOutcome::Removed)
+            } else {
+                Err(Error::UnknownSession { id: id.clone() })
+            };
+        }
         let now = gix::date::Time::now_utc().seconds;
         // Dropped twice in one second (started again in between): the next number.
         let taken: Vec<String> = self
@@ -1830,7 +1848,7 @@ impl<'s> Journal<'s> {
             .store
             .rename_ref(&session_ref(id), &to, &format!("session drop {id}"))?
         {
-            Ok(())
+            Ok(DropOutcome::Kept)
         } else {
             Err(Error::UnknownSession { id: id.clone() })
         }

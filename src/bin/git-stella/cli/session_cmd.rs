@@ -496,29 +496,45 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
         SessionCommand::Drop(a) => {
             let id = parse_session_id(&a.id)?;
             let journal = context.journal();
-            let tip = journal.tip(&id)?;
-            let wrote = journal
-                .entries_of_tree(tip.tree)?
-                .iter()
-                .filter(|e| e.wrote.is_some())
-                .count();
-            let what = format!(
-                "session {id} ({}, {} tracked, {wrote} of them written by it; last step {})",
-                stella::text::count(tip.steps, "step"),
-                stella::text::count(tip.tracked, "file"),
-                a.date.show(tip.time, gix::date::Time::now_utc().seconds),
-            );
+            // A damaged session can be dropped too (its repair's hint says so): what it holds
+            // is said when it can be read.
+            let summary = journal.tip(&id).and_then(|tip| {
+                let wrote = journal
+                    .entries_of_tree(tip.tree)?
+                    .iter()
+                    .filter(|e| e.wrote.is_some())
+                    .count();
+                Ok(format!(
+                    " ({}, {} tracked, {wrote} of them written by it; last step {})",
+                    stella::text::count(tip.steps, "step"),
+                    stella::text::count(tip.tracked, "file"),
+                    a.date.show(tip.time, gix::date::Time::now_utc().seconds),
+                ))
+            });
+            let what = match summary {
+                Ok(summary) => format!("session {id}{summary}"),
+                Err(stella::journal::Error::UnknownSession { .. }) => {
+                    return Err(stella::journal::Error::UnknownSession { id }.into());
+                }
+                Err(_) => format!("session {id} (its journal cannot be read whole)"),
+            };
             if a.dry_run {
                 writeln!(out, "would drop {what}")?;
                 ctx.say(format_args!(
                     "it would stop guarding those files; 'git stella session undrop {id}' would bring it back until gc expires the drop"
                 ));
             } else {
-                context.drop_session(&id).map_err(CliError::from)?;
-                ctx.say(format_args!("dropped {what}"));
-                ctx.say(format_args!(
-                    "'git stella session undrop {id}' brings it back until 'git stella gc' expires the drop (14 days by default)"
-                ));
+                match context.drop_session(&id).map_err(CliError::from)? {
+                    stella::journal::DropOutcome::Kept => {
+                        ctx.say(format_args!("dropped {what}"));
+                        ctx.say(format_args!(
+                            "'git stella session undrop {id}' brings it back until 'git stella gc' expires the drop (14 days by default)"
+                        ));
+                    }
+                    stella::journal::DropOutcome::Removed => ctx.say(format_args!(
+                        "dropped {what}; its journal was damaged, so it was removed rather than kept for undrop"
+                    )),
+                }
             }
         }
         SessionCommand::Undrop(a) => {
