@@ -43,6 +43,7 @@ pub mod retention;
 pub mod session;
 pub mod store;
 pub mod text;
+pub mod timeline;
 pub mod turn;
 pub mod undo;
 pub mod workspace;
