@@ -76,6 +76,9 @@ _git__stella() {
             git__stella,session)
                 cmd="git__stella__subcmd__session"
                 ;;
+            git__stella,show)
+                cmd="git__stella__subcmd__show"
+                ;;
             git__stella,status)
                 cmd="git__stella__subcmd__status"
                 ;;
@@ -159,6 +162,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__help,session)
                 cmd="git__stella__subcmd__help__subcmd__session"
+                ;;
+            git__stella__subcmd__help,show)
+                cmd="git__stella__subcmd__help__subcmd__show"
                 ;;
             git__stella__subcmd__help,status)
                 cmd="git__stella__subcmd__help__subcmd__status"
@@ -350,7 +356,7 @@ _git__stella() {
 
     case "${cmd}" in
         git__stella)
-            opts="-C -q -v -h -V --session --quiet --verbose --color --no-pager --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help"
+            opts="-C -q -v -h -V --session --quiet --verbose --color --no-pager --help --version init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -590,7 +596,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help)
-            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help"
+            opts="init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1054,6 +1060,20 @@ _git__stella() {
         git__stella__subcmd__help__subcmd__session__subcmd__undrop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2170,6 +2190,36 @@ _git__stella() {
         git__stella__subcmd__session__subcmd__undrop)
             opts="-C -q -v -h --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --date)
+                    COMPREPLY=($(compgen -W "relative local iso iso-strict rfc short raw unix default" -- "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -d -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__show)
+            opts="-C -q -v -h --html --date --session --quiet --verbose --color --no-pager --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
                 return 0
             fi

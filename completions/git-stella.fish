@@ -31,7 +31,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_needs_command" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_needs_command" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_needs_command" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_needs_command" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_needs_command" -s V -l version -d 'Print version'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
@@ -52,6 +52,7 @@ complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "inspect" -d '
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "verify" -d 'Check an artifact against this tree without consuming it'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "replay" -d 'Start a new session from an artifact, refused when it does not belong to this tree'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "log" -d 'Show a session\'s steps, newest first; without a session, every session\'s'
+complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "show" -d 'Show one session\'s timeline, oldest step first, as text or as one HTML page'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "recover" -d 'List, show or restore any version of a file that a session read, wrote or saw overwritten'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "undo" -d 'Put back what was in each file before the session first wrote it'
 complete -c git-stella -n "__fish_git_stella_needs_command" -f -a "store-path" -d 'Print where this workspace\'s journal store is, for plain git'
@@ -69,7 +70,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand init" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -l session -d 'The session to act on' -r
@@ -78,7 +79,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and not __fish_seen_subcommand_from start list show end drop undrop prune help" -f -a "list" -d 'List the sessions of this workspace'
@@ -96,7 +97,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s C -d 'Run as if started in DIR' -r -F
@@ -108,7 +109,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l dropped -d 'List the dropped sessions that \'session undrop\' can still bring back'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s C -d 'Run as if started in DIR' -r -F
@@ -119,7 +120,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON: {session, started, origin, last_step, step_count, tracked_count, tip}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -l session -d 'The session to act on' -r
@@ -128,7 +129,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from end" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s C -d 'Run as if started in DIR' -r -F
@@ -139,7 +140,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s n -l dry-run -d 'Only say what the session guards; drop nothing'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from drop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s C -d 'Run as if started in DIR' -r -F
@@ -149,7 +150,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from undrop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l older-than -d 'Sessions idle longer than this: a whole number and a unit, s, m, h, d or w (30d, 2w)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
@@ -162,7 +163,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fis
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l json -d 'Print JSON: {dry_run, sessions: [{session, last_step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the sessions of this workspace'
@@ -179,7 +180,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand read" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l content -d 'The bytes that were written (one PATH only; \'-\' reads stdin)' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s C -d 'Run as if started in DIR' -r -F
@@ -189,7 +190,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand wrote" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l content -d 'The bytes about to be written (\'-\' reads stdin): equal bytes on disk lose nothing' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s C -d 'Run as if started in DIR' -r -F
@@ -201,7 +202,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l delete -
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l json -d 'Print JSON: {session, checks: [{path, decision, reason, seen, now, writer}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand guard" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l session -d 'The session to act on' -r
@@ -210,7 +211,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand write" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l session -d 'The session to act on' -r
@@ -219,7 +220,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l date -d 'With --all: how to show when each session last acted: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s C -d 'Run as if started in DIR' -r -F
@@ -231,7 +232,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l json -d
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l all -d 'Every session of the workspace, one line each'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand status" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l session -d 'The session to act on' -r
@@ -242,7 +243,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l exit-code
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l json -d 'Print JSON: {session, files: [{path, state (unchanged, changed, deleted, unreadable, untracked), diff}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l host -d 'Run an agent host\'s shell command: the one argument is the host\'s shell snippet, run with bash -c in the host\'s session (claude-code: from CLAUDE_CODE_SESSION_ID; codex and gemini: --session, as their hooks write it), created when missing' -r -f -a "claude-code\t''
 codex\t''
@@ -255,7 +256,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l check -d 'Say whether this machine can guard a command, and why not, without running one'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l session -d 'The session to act on' -r
@@ -264,7 +265,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and not __fish_seen_subcommand_from begin end help" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
@@ -277,7 +278,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from begin" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l session -d 'The session to act on' -r
@@ -286,7 +287,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from end" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand turn; and __fish_seen_subcommand_from help" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
@@ -300,7 +301,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand step" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand step" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l transcript -d 'Print the stored transcript NAME verbatim instead' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s C -d 'Run as if started in DIR' -r -F
@@ -311,7 +312,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l json -d 'Print JSON: {session, turn, tracked_count, changed}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s o -l output -d 'Write the artifact here (\'-\' for stdout)' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s C -d 'Run as if started in DIR' -r -F
@@ -322,7 +323,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l json -d 'Print JSON: {artifact, session, tip, file_count, base, skipped_transcripts}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand checkpoint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s C -d 'Run as if started in DIR' -r -F
@@ -333,7 +334,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l json -d 'Print JSON: {format, session, base, object_format, producer, started, last_step, step_count, tip, object_count, provenance, fingerprint: [{path, blake3}], needs_reread, transcripts, warning}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l session -d 'The session to act on' -r
@@ -343,7 +344,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l json -d 'Print JSON: {session, matches, files: [{path, state (unchanged, changed, deleted, unreadable)}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l as -d 'Name the new session (an existing id is an error); without it, the session keeps the id it had where it was checkpointed when that id is free here, else gets a new one' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s C -d 'Run as if started in DIR' -r -F
@@ -357,7 +358,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l ignore-
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l json -d 'Print JSON: {outcome (started, mismatch, blocked, changed, plan), session, from, written, mismatches, blocked, changed_path, write, keep}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s n -l max-count -d 'Show only the last N steps of each session' -r
@@ -370,8 +371,19 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l json -d 'P
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l graph -d 'Draw every session\'s steps (or the session\'s, with its origins) as one graph: forks and replays each drawn once'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l html -d 'Write one self-contained HTML page instead of text'
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l since -d 'With --all: only what was kept since then: a duration back from now (30m, 2h, 7d) or a date (2026-12-03, 2026-12-03T14:00:00+01:00)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l show -d 'Print this version\'s bytes' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l restore -d 'Write this version back to the file, through the guard' -r
@@ -385,7 +397,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l all -d
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l json -d 'Print JSON: {path, versions: [{version, blake3, time, bytes, session, step, how, writer, on_disk}]}; with --all: {kept: [{path, version, blake3, time, bytes, session, step}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l session -d 'The session to act on' -r
@@ -396,7 +408,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s n -l dry-
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l json -d 'Print JSON: {session, dry_run, restored: [{path, version}], removed, removed_folders, refused: [{intent, path, seen, found, writer}], failed: [{path, why}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand undo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l session -d 'The session to act on' -r
@@ -405,7 +417,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand store-path" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l grace -d 'Keep unreachable objects younger than this many seconds' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l expire-dropped -d 'Forget sessions dropped longer ago than this: a whole number and a unit (s, m, h, d, w), or now' -r
@@ -420,7 +432,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l dry-run -d 
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l json -d 'Print JSON: {dry_run, stores: [{workspace, checkout, why}], sessions: [{session, last_step}], expired: [{session, dropped}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l agent -d 'Also fail unless this host has Stella\'s hooks here or in your user settings: a CI job\'s check that its agent will run guarded (repeat for more hosts)' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
 codex\t'Codex CLI: .codex/hooks.json'
@@ -434,7 +446,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l json -d 'Print JSON: {level (the worst), findings: [{level, check, message, hint}]}'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l session -d 'The session to act on' -r
@@ -444,7 +456,7 @@ auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l keep -d 'Keep the temp folder and print where it is'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -l session -d 'The session to act on' -r
@@ -453,7 +465,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
@@ -467,7 +479,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l session -d 'The session to act on' -r
@@ -476,7 +488,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from codex" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l session -d 'The session to act on' -r
@@ -485,7 +497,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l session -d 'The session to act on' -r
@@ -494,7 +506,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
@@ -508,7 +520,7 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "install" -d 'Install Stella\'s hooks into an agent\'s settings file, or git\'s prepare-commit-msg hook'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'
@@ -527,7 +539,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l git -d 'Install git\'s commit-trailer hook instead'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l agent -d 'The agent host whose settings to change' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
 codex\t'Codex CLI: .codex/hooks.json'
@@ -543,7 +555,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l git -d 'Install git\'s commit-trailer hook instead'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install Stella\'s hooks into an agent\'s settings file, or git\'s prepare-commit-msg hook'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'
@@ -555,36 +567,37 @@ never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -l no-pager -d 'Do not pipe log, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "session" -d 'Start, list, show and drop sessions'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "read" -d 'Record that the session read these files'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "wrote" -d 'Record writes or deletes that already happened'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "guard" -d 'Check files before an update or delete; exit 1 when a write would clobber someone\'s work'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "write" -d 'Write stdin to a file, refused when the file changed since the session saw it'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "rm" -d 'Delete files, refused when any changed since the session saw it'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "status" -d 'Show every tracked file of the session: unchanged, changed or deleted since the session saw it'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "diff" -d 'Show what changed on disk since the session saw these files'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "exec" -d 'Run a command under the shell guard: its reads are recorded, its stale writes refused'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "turn" -d 'Open or end a turn (one prompt to the end of its answer)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "step" -d 'Mark a step boundary inside the open turn, optionally storing the transcript'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "resume" -d 'Show where the session stands: its open turn, if any, and what to re-read'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "checkpoint" -d 'Pack the session into one self-contained file (a git bundle) a colleague can replay'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "inspect" -d 'Show an artifact\'s manifest, base commit, fingerprint and what it holds'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "verify" -d 'Check an artifact against this tree without consuming it'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "replay" -d 'Start a new session from an artifact, refused when it does not belong to this tree'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "log" -d 'Show a session\'s steps, newest first; without a session, every session\'s'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "recover" -d 'List, show or restore any version of a file that a session read, wrote or saw overwritten'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "undo" -d 'Put back what was in each file before the session first wrote it'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "store-path" -d 'Print where this workspace\'s journal store is, for plain git'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "gc" -d 'Repack the store and prune what no session reaches'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "doctor" -d 'Check that Stella\'s protection is on: installed hooks, config, data dir, shell guard'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "demo" -d 'Run a short, real walkthrough in a temp folder: two sessions, a refused write, a checkpoint, a replay into a fresh clone'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "hook" -d 'Answer an agent host\'s hook call: read its payload on stdin, act, answer in its protocol'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "hooks" -d 'Wire Stella into an agent host\'s hooks or git\'s, or take it out again'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "mcp" -d 'Serve guarded file tools over MCP on stdin and stdout'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log recover undo store-path gc doctor demo hook hooks mcp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "init" -d 'Create or confirm this workspace\'s id, .stella/private/ and the store'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "session" -d 'Start, list, show and drop sessions'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "read" -d 'Record that the session read these files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "wrote" -d 'Record writes or deletes that already happened'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "guard" -d 'Check files before an update or delete; exit 1 when a write would clobber someone\'s work'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "write" -d 'Write stdin to a file, refused when the file changed since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "rm" -d 'Delete files, refused when any changed since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "status" -d 'Show every tracked file of the session: unchanged, changed or deleted since the session saw it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "diff" -d 'Show what changed on disk since the session saw these files'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "exec" -d 'Run a command under the shell guard: its reads are recorded, its stale writes refused'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "turn" -d 'Open or end a turn (one prompt to the end of its answer)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "step" -d 'Mark a step boundary inside the open turn, optionally storing the transcript'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "resume" -d 'Show where the session stands: its open turn, if any, and what to re-read'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "checkpoint" -d 'Pack the session into one self-contained file (a git bundle) a colleague can replay'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "inspect" -d 'Show an artifact\'s manifest, base commit, fingerprint and what it holds'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "verify" -d 'Check an artifact against this tree without consuming it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "replay" -d 'Start a new session from an artifact, refused when it does not belong to this tree'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "log" -d 'Show a session\'s steps, newest first; without a session, every session\'s'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "show" -d 'Show one session\'s timeline, oldest step first, as text or as one HTML page'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "recover" -d 'List, show or restore any version of a file that a session read, wrote or saw overwritten'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "undo" -d 'Put back what was in each file before the session first wrote it'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "store-path" -d 'Print where this workspace\'s journal store is, for plain git'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "gc" -d 'Repack the store and prune what no session reaches'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "doctor" -d 'Check that Stella\'s protection is on: installed hooks, config, data dir, shell guard'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "demo" -d 'Run a short, real walkthrough in a temp folder: two sessions, a refused write, a checkpoint, a replay into a fresh clone'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "hook" -d 'Answer an agent host\'s hook call: read its payload on stdin, act, answer in its protocol'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "hooks" -d 'Wire Stella into an agent host\'s hooks or git\'s, or take it out again'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "mcp" -d 'Serve guarded file tools over MCP on stdin and stdout'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and not __fish_seen_subcommand_from init session read wrote guard write rm status diff exec turn step resume checkpoint inspect verify replay log show recover undo store-path gc doctor demo hook hooks mcp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "start" -d 'Start a session and print its id'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List the sessions of this workspace'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one session: when it started, where it came from, its steps and how many files it tracks'

@@ -51,6 +51,7 @@ mod recover;
 mod refusals;
 mod retention;
 mod shell_routes;
+mod show;
 mod transport;
 mod turns;
 mod uncommitted;

@@ -72,6 +72,7 @@ mod replay;
 mod resume;
 mod rm;
 mod session_cmd;
+mod show;
 mod status;
 mod step;
 mod store_path;
@@ -177,7 +178,7 @@ pub struct Global {
     /// color.ui
     #[arg(long, value_name = "WHEN", global = true)]
     pub color: Option<term::When>,
-    /// Do not pipe log, diff or recover into a pager
+    /// Do not pipe log, show, diff or recover into a pager
     #[arg(long, global = true)]
     pub no_pager: bool,
 }
@@ -324,6 +325,7 @@ pub enum Command {
     Verify(verify::Args),
     Replay(replay::Args),
     Log(log::Args),
+    Show(show::Args),
     Recover(recover::Args),
     Undo(undo::Args),
     StorePath(store_path::Args),
@@ -840,6 +842,7 @@ fn repaired(
 fn output_of(cli: &Cli, args: &[OsString], cwd: &std::path::Path) -> term::Output {
     let pages_by_default = match &cli.command {
         Command::Log(a) => !a.json,
+        Command::Show(a) => !a.html,
         Command::Diff(a) => !a.json,
         Command::Recover(a) => !a.json,
         Command::Status(a) if !a.json => false,
@@ -934,6 +937,7 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
         Command::Verify(a) => verify::run(ctx, a, out),
         Command::Replay(a) => replay::run(ctx, a, out),
         Command::Log(a) => log::run(ctx, a, out),
+        Command::Show(a) => show::run(ctx, a, out),
         Command::Recover(a) => recover::run(ctx, a, out),
         Command::Undo(a) => undo::run(ctx, a, out),
         Command::StorePath(a) => store_path::run(ctx, a, out),
