@@ -373,7 +373,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s q -l quiet
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l date -d 'How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw, unix, default; FORMAT-local for this machine\'s time zone (JSON keeps ISO 8601)' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand show" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand show" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''

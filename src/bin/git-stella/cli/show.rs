@@ -38,10 +38,8 @@ pub struct Args {
     /// Write one self-contained HTML page instead of text
     #[arg(long)]
     pub html: bool,
-    /// How to show times: relative, local, iso, iso-strict (the default), rfc, short, raw,
-    /// unix, default; FORMAT-local for this machine's time zone
-    #[arg(long, value_name = "FORMAT", value_parser = super::term::parse_date_format)]
-    pub date: Option<DateFormat>,
+    #[command(flatten)]
+    pub date: super::term::Dates,
 }
 
 /// A session's timeline, read once and rendered as text or HTML.
@@ -64,7 +62,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         meta: super::session_cmd::meta(&context, &id),
         id,
         steps,
-        date: args.date.unwrap_or_default(),
+        date: args.date.format(),
         now: gix::date::Time::now_utc().seconds,
     };
     let page = if args.html {
