@@ -621,20 +621,33 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        let full = self.full_name(name)?;
-        let edit = RefEdit::new(
-            full,
+        self.edit_refs([self.deletion(name, old)?], "delete a ref")?;
+        Ok(true)
+    }
+
+    /// The edit that deletes `name`, which must still point at `old`, with its reflog.
+    fn deletion(&self, name: &str, old: ObjectId) -> Result<RefEdit, Error> {
+        Ok(RefEdit::new(
+            self.full_name(name)?,
             Change::Delete {
                 expected: PreviousValue::MustExistAndMatch(Target::Object(old)),
                 log: RefLog::AndReference,
             },
-        );
+        ))
+    }
+
+    /// Apply `edits` as one transaction, signed now; `op` names it in an error.
+    fn edit_refs(
+        &self,
+        edits: impl IntoIterator<Item = RefEdit>,
+        op: &'static str,
+    ) -> Result<(), Error> {
         let mut time_buf = Default::default();
         let sig = signature(gix::date::Time::now_utc());
         self.repo()?
-            .edit_references_as([edit], Some(sig.to_ref(&mut time_buf)))
-            .map_err(self.git_err("delete a ref"))?;
-        Ok(true)
+            .edit_references_as(edits, Some(sig.to_ref(&mut time_buf)))
+            .map_err(self.git_err(op))?;
+        Ok(())
     }
 
     /// Give ref `from` the name `to`, which must not exist, in one transaction: `to` gets a
@@ -659,19 +672,9 @@ impl Store {
                                 new: Target::Object(old),
                             },
                         ),
-                        RefEdit::new(
-                            self.full_name(from)?,
-                            Change::Delete {
-                                expected: PreviousValue::MustExistAndMatch(Target::Object(old)),
-                                log: RefLog::AndReference,
-                            },
-                        ),
+                        self.deletion(from, old)?,
                     ];
-                    let mut time_buf = Default::default();
-                    let sig = signature(gix::date::Time::now_utc());
-                    self.repo()?
-                        .edit_references_as(edits, Some(sig.to_ref(&mut time_buf)))
-                        .map_err(self.git_err("rename a ref"))?;
+                    self.edit_refs(edits, "rename a ref")?;
                     return Ok(true);
                 }
                 Ok(None) => return Ok(false),

@@ -790,18 +790,27 @@ pub fn can_mount_tmpfs() -> bool {
 /// environment, since spawned processes get a clean one). Without it the caller is skipped
 /// locally (saying `what`), and fails under CI (`CI` set), where `.ci/run` installs it.
 pub fn mcp_python(what: &str) -> Option<PathBuf> {
+    python_with("mcp.client.stdio", "mcp", what)
+}
+
+/// The python interpreter that can import `module` (of the PyPI package `package`), as
+/// [`mcp_python`] finds it.
+pub fn python_with(module: &str, package: &str, what: &str) -> Option<PathBuf> {
     let out = Command::new("python3")
-        .args(["-c", "import mcp.client.stdio, sys; print(sys.executable)"])
+        .args([
+            "-c",
+            &format!("import {module}, sys; print(sys.executable)"),
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success());
     if out.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
-            "python3 cannot import 'mcp' (the official MCP SDK); .ci/run installs it with pip"
+            "python3 cannot import '{module}'; .ci/run installs '{package}' with pip"
         );
         skipped(&format!(
-            "{what}: python3 cannot import 'mcp'; run 'pip install mcp' to run them"
+            "{what}: python3 cannot import '{module}'; run 'pip install {package}' to run them"
         ));
     }
     out.map(|o| PathBuf::from(String::from_utf8(o.stdout).unwrap().trim()))

@@ -11,25 +11,6 @@ use serde_json::Value;
 
 use crate::common::*;
 
-/// The python interpreter that can import `jsonschema`, or `None` (skipped; a failure under CI).
-fn schema_python() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args(["-c", "import jsonschema, sys; print(sys.executable)"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    if out.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 cannot import 'jsonschema'; .ci/run installs it with pip"
-        );
-        skipped(
-            "the JSON schema test: python3 cannot import 'jsonschema' (pip install jsonschema)",
-        );
-    }
-    out.map(|o| PathBuf::from(String::from_utf8(o.stdout).unwrap().trim()))
-}
-
 fn schema_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output.schema.json")
 }
@@ -108,7 +89,7 @@ fn commands_with_json(w: &World) -> BTreeSet<String> {
 
 #[test]
 fn every_commands_json_follows_the_documented_schema() {
-    let Some(python) = schema_python() else {
+    let Some(python) = python_with("jsonschema", "jsonschema", "the JSON schema test") else {
         return;
     };
     let w = World::new();

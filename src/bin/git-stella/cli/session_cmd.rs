@@ -252,6 +252,55 @@ pub(crate) fn json_pruned(
         .collect()
 }
 
+/// One line of `session list`.
+struct Row<'a> {
+    id: &'a stella::ids::SessionId,
+    /// When it started (or was dropped), as asked.
+    when: String,
+    tip: &'a Tip,
+    /// Where it was replayed from; `None`: the column is not shown.
+    origin: Option<String>,
+}
+
+/// `session list`'s table: columns wide enough for the longest id (a Claude Code session id is
+/// 36 characters) and the longest date, `when` headed `heading`.
+fn print_table(out: &mut dyn Write, heading: &str, rows: &[Row<'_>]) -> std::io::Result<()> {
+    let width = rows
+        .iter()
+        .map(|r| r.id.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let when = rows
+        .iter()
+        .map(|r| r.when.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(heading.len());
+    let origin = |o: &Option<String>| o.as_ref().map_or(String::new(), |o| format!("  {o}"));
+    let has_origin = rows.iter().any(|r| r.origin.is_some());
+    writeln!(
+        out,
+        "{:<width$}  {heading:<when$}  {:>6} {:>8}{}",
+        "ID",
+        "STEPS",
+        "TRACKED",
+        if has_origin { "  ORIGIN" } else { "" }
+    )?;
+    for r in rows {
+        writeln!(
+            out,
+            "{:<width$}  {:<when$}  {:>6} {:>8}{}",
+            r.id.as_str(),
+            r.when,
+            r.tip.steps,
+            r.tip.tracked,
+            origin(&r.origin)
+        )?;
+    }
+    Ok(())
+}
+
 /// What `session.toml` says about a session: when it started, and where it was replayed from.
 pub(crate) struct Meta {
     pub started: String,
@@ -345,37 +394,16 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 writeln!(ctx.err, "no dropped session is kept in this workspace")?;
             } else {
                 let now = gix::date::Time::now_utc().seconds;
-                let rows: Vec<_> = dropped
+                let rows: Vec<Row> = dropped
                     .iter()
-                    .map(|d| (d, date.show(gix::date::Time::new(d.at, 0), now)))
+                    .map(|d| Row {
+                        id: &d.id,
+                        when: date.show(gix::date::Time::new(d.at, 0), now),
+                        tip: &d.tip,
+                        origin: None,
+                    })
                     .collect();
-                let width = rows
-                    .iter()
-                    .map(|r| r.0.id.as_str().len())
-                    .max()
-                    .unwrap_or(0)
-                    .max(2);
-                let when = rows
-                    .iter()
-                    .map(|r| r.1.chars().count())
-                    .max()
-                    .unwrap_or(0)
-                    .max(7);
-                writeln!(
-                    out,
-                    "{:<width$}  {:<when$}  {:>6} {:>8}",
-                    "ID", "DROPPED", "STEPS", "TRACKED"
-                )?;
-                for (d, shown) in &rows {
-                    writeln!(
-                        out,
-                        "{:<width$}  {:<when$}  {:>6} {:>8}",
-                        d.id.as_str(),
-                        shown,
-                        d.tip.steps,
-                        d.tip.tracked
-                    )?;
-                }
+                print_table(out, "DROPPED", &rows)?;
             }
         }
         SessionCommand::List(a) => {
@@ -403,42 +431,19 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 }
                 let date = a.date.format();
                 let now = gix::date::Time::now_utc().seconds;
-                let rows: Vec<_> = sessions
+                let rows: Vec<Row> = sessions
                     .iter()
                     .map(|(id, tip)| {
                         let meta = meta(&context, id);
-                        (id, tip, meta.started_shown(&date, now), meta.origin_text())
+                        Row {
+                            id,
+                            when: meta.started_shown(&date, now),
+                            tip,
+                            origin: Some(meta.origin_text()),
+                        }
                     })
                     .collect();
-                // Wide enough for the longest id (a Claude Code session id is 36 characters)
-                // and the longest date.
-                let width = rows
-                    .iter()
-                    .map(|r| r.0.as_str().len())
-                    .max()
-                    .unwrap_or(0)
-                    .max(2);
-                let started = rows
-                    .iter()
-                    .map(|r| r.2.chars().count())
-                    .max()
-                    .unwrap_or(0)
-                    .max(7);
-                writeln!(
-                    out,
-                    "{:<width$}  {:<started$}  {:>6} {:>8}  ORIGIN",
-                    "ID", "STARTED", "STEPS", "TRACKED"
-                )?;
-                for (id, tip, when, origin) in &rows {
-                    writeln!(
-                        out,
-                        "{:<width$}  {:<started$}  {:>6} {:>8}  {origin}",
-                        id.as_str(),
-                        when,
-                        tip.steps,
-                        tip.tracked,
-                    )?;
-                }
+                print_table(out, "STARTED", &rows)?;
             }
         }
         SessionCommand::End(a) => {
