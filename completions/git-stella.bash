@@ -202,6 +202,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__hook,gemini)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__gemini"
                 ;;
+            git__stella__subcmd__help__subcmd__hook,qwen)
+                cmd="git__stella__subcmd__help__subcmd__hook__subcmd__qwen"
+                ;;
             git__stella__subcmd__help__subcmd__hooks,install)
                 cmd="git__stella__subcmd__help__subcmd__hooks__subcmd__install"
                 ;;
@@ -250,6 +253,9 @@ _git__stella() {
             git__stella__subcmd__hook,help)
                 cmd="git__stella__subcmd__hook__subcmd__help"
                 ;;
+            git__stella__subcmd__hook,qwen)
+                cmd="git__stella__subcmd__hook__subcmd__qwen"
+                ;;
             git__stella__subcmd__hook__subcmd__help,claude-code)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__claude__subcmd__code"
                 ;;
@@ -264,6 +270,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__hook__subcmd__help,help)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__help"
+                ;;
+            git__stella__subcmd__hook__subcmd__help,qwen)
+                cmd="git__stella__subcmd__hook__subcmd__help__subcmd__qwen"
                 ;;
             git__stella__subcmd__hooks,help)
                 cmd="git__stella__subcmd__hooks__subcmd__help"
@@ -475,7 +484,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -722,7 +731,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook)
-            opts="claude-code codex gemini cursor"
+            opts="claude-code codex gemini cursor qwen"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -778,6 +787,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook__subcmd__gemini)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hook__subcmd__qwen)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1226,7 +1249,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor qwen help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1356,7 +1379,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__help)
-            opts="claude-code codex gemini cursor help"
+            opts="claude-code codex gemini cursor qwen help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1432,6 +1455,46 @@ _git__stella() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__help__subcmd__qwen)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__qwen)
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -d -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1529,7 +1592,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -1559,7 +1622,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen" -- "${cur}"))
                     return 0
                     ;;
                 -C)

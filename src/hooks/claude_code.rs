@@ -121,7 +121,7 @@ pub fn deny(reason: &str) -> Answer {
 }
 
 /// Context for the model (and, with `person`, a message shown to the person).
-fn context(event: &str, for_model: &str, person: Option<&str>) -> Answer {
+pub(super) fn context(event: &str, for_model: &str, person: Option<&str>) -> Answer {
     let mut v = json!({
         "hookSpecificOutput": {
             "hookEventName": event,

@@ -297,6 +297,7 @@ pub fn user_settings(
             moved("CODEX_HOME", "hooks.json").unwrap_or_else(|| home.join(super::codex::SETTINGS))
         }
         "gemini" => home.join(super::gemini::SETTINGS),
+        "qwen" => home.join(super::qwen::SETTINGS),
         "cursor" => home.join(super::cursor::SETTINGS),
         _ => return None,
     })

@@ -31,6 +31,7 @@ mod core;
 pub mod cursor;
 pub mod gemini;
 pub mod install;
+pub mod qwen;
 
 pub use crate::config::{
     Access, Config, HooksConfig, OnError, OnErrorSetting, RetentionConfig, ToolMapping,
@@ -393,7 +394,12 @@ mod tests {
     #[test]
     fn every_captured_payload_parses() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        for host in ["claude-code", "codex-0.169.0", "gemini-cli-0.61.0"] {
+        for host in [
+            "claude-code",
+            "codex-0.169.0",
+            "gemini-cli-0.61.0",
+            "qwen-code-0.24.4",
+        ] {
             let mut n = 0;
             for entry in std::fs::read_dir(fixtures.join(host)).unwrap() {
                 let path = entry.unwrap().path();
@@ -403,6 +409,9 @@ mod tests {
                     let p = p.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                     if host.starts_with("gemini") {
                         gemini::typed(&p).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    }
+                    if host.starts_with("qwen") {
+                        qwen::op(&p).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                     }
                     n += 1;
                 }

@@ -232,7 +232,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 /// Hand-formatted settings for each host, the way people write them: tabs, four spaces, CRLF,
 /// one-line arrays and groups, no final newline, a compact one-liner.
-const HAND_FORMATTED: [(&str, &str, &str); 4] = [
+const HAND_FORMATTED: [(&str, &str, &str); 5] = [
     (
         "claude-code",
         ".claude/settings.json",
@@ -252,6 +252,11 @@ const HAND_FORMATTED: [(&str, &str, &str); 4] = [
         "cursor",
         ".cursor/hooks.json",
         "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./done.sh\"}]}}\n",
+    ),
+    (
+        "qwen",
+        ".qwen/settings.json",
+        "{\n\t\"model\": {\"name\": \"qwen3-coder-plus\"},\n\t\"hooks\": {\"PostToolUse\": [{\"matcher\": \"edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"./fmt.sh\"}]}]}\n}",
     ),
 ];
 
@@ -596,6 +601,11 @@ fn a_projects_hooks_run_each_machines_stella_and_say_when_there_is_none() {
             "cursor",
             ".cursor/hooks.json",
             "/hooks/preToolUse/0/command",
+        ),
+        (
+            "qwen",
+            ".qwen/settings.json",
+            "/hooks/PreToolUse/0/hooks/0/command",
         ),
     ];
     for (agent, rel, pointer) in hosts {

@@ -46,6 +46,7 @@ mod portable;
 mod powercut;
 mod private_config;
 mod properties;
+mod qwen_real;
 mod race_load;
 mod recover;
 mod refusals;

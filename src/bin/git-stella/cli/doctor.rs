@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Ctx, Result, print_json};
-use stella::hooks::{codex, cursor, gemini, install};
+use stella::hooks::{codex, cursor, gemini, install, qwen};
 
 /// Check that Stella's protection is on: installed hooks, config, data dir, shell guard
 ///
@@ -83,6 +83,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             ("codex", "project", codex::SETTINGS),
             ("gemini", "project", gemini::SETTINGS),
             ("cursor", "project", cursor::SETTINGS),
+            ("qwen", "project", qwen::SETTINGS),
         ] {
             files.push(HostFile {
                 host,
@@ -92,7 +93,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     }
     if let Some(home) = &home {
-        for host in ["claude-code", "codex", "gemini", "cursor"] {
+        for host in ["claude-code", "codex", "gemini", "cursor", "qwen"] {
             if let Some(path) = install::user_settings(host, home, |v| std::env::var_os(v)) {
                 files.push(HostFile {
                     host,
@@ -183,7 +184,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             "hooks",
             "no agent host has Stella's hooks here or in your user settings".into(),
             Some(
-                "'git stella hooks install --agent claude-code' (or codex, gemini, cursor)".into(),
+                "'git stella hooks install --agent claude-code' (or codex, gemini, cursor, qwen)"
+                    .into(),
             ),
         ));
     }
@@ -200,6 +202,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             .any(|(h, s, _)| *h == "gemini" && *s == "project")
     {
         findings.push(gemini_trust(home, root));
+    }
+    if let Some(home) = &home
+        && installed.iter().any(|(h, _, _)| *h == "qwen")
+    {
+        findings.extend(qwen_findings(home, root.as_deref(), &installed));
     }
 
     // The MCP server beside this binary.
@@ -426,6 +433,7 @@ fn settings_file(host: &str, path: PathBuf) -> install::HooksFile {
         "codex" => codex::hooks_file(path, &launch),
         "gemini" => gemini::hooks_file(path, &launch),
         "cursor" => cursor::hooks_file(path, &launch),
+        "qwen" => qwen::hooks_file(path, &launch),
         _ => install::claude_hooks_file(path, &launch),
     }
 }
@@ -672,29 +680,8 @@ fn gemini_trust(home: &Path, root: &Path) -> Finding {
     }
     let file = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
         .map_or_else(|| home.join(".gemini/trustedFolders.json"), PathBuf::from);
-    let rules: serde_json::Map<String, Value> = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
     let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
-    let verdict = rules
-        .iter()
-        .filter_map(|(rule, level)| {
-            let level = level.as_str()?;
-            let covered = Path::new(rule);
-            let covered = if level == "TRUST_PARENT" {
-                covered.parent()?
-            } else {
-                covered
-            };
-            let covered = covered
-                .canonicalize()
-                .unwrap_or_else(|_| covered.to_owned());
-            root.starts_with(&covered).then_some((rule.len(), level))
-        })
-        .max_by_key(|(len, _)| *len)
-        .map(|(_, level)| level);
-    match verdict {
+    match trust_rule(&file, &root).as_deref() {
         Some("TRUST_FOLDER" | "TRUST_PARENT") => finding(
             Level::Ok,
             "gemini",
@@ -721,6 +708,88 @@ fn gemini_trust(home: &Path, root: &Path) -> Finding {
             hint,
         ),
     }
+}
+
+/// The rule of a `trustedFolders.json` (Gemini CLI's, and Qwen Code's, which forked it) that
+/// decides for `root`: the longest one covering it (`TRUST_PARENT` covering the rule's parent).
+fn trust_rule(file: &Path, root: &Path) -> Option<String> {
+    let rules: serde_json::Map<String, Value> = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    rules
+        .iter()
+        .filter_map(|(rule, level)| {
+            let level = level.as_str()?;
+            let covered = Path::new(rule);
+            let covered = if level == "TRUST_PARENT" {
+                covered.parent()?
+            } else {
+                covered
+            };
+            let covered = covered
+                .canonicalize()
+                .unwrap_or_else(|_| covered.to_owned());
+            root.starts_with(&covered).then_some((rule.len(), level))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, level)| level.to_owned())
+}
+
+/// What Qwen Code skips of Stella's: with folder trust on (`security.folderTrust.enabled` in
+/// `~/.qwen/settings.json`; off by default) it loads no project settings, hooks included, in a
+/// folder `~/.qwen/trustedFolders.json` does not trust; and it never routes its shell tool
+/// through the shell guard (a `PreToolUse` hook cannot rewrite a command in 0.24.4).
+fn qwen_findings(
+    home: &Path,
+    root: Option<&Path>,
+    installed: &[(&str, &str, PathBuf)],
+) -> Vec<Finding> {
+    let mut out = vec![finding(
+        Level::Warn,
+        "qwen",
+        "Qwen Code cannot run its shell tool through Stella's shell guard: a file its commands change is noticed after, not refused".into(),
+        Some("'git stella exec -- qwen …' runs the whole agent, shell included, under the shell guard".into()),
+    )];
+    let project = installed
+        .iter()
+        .any(|(h, s, _)| *h == "qwen" && *s == "project");
+    let settings: Value = std::fs::read_to_string(home.join(qwen::SETTINGS))
+        .ok()
+        .and_then(|t| stella::jsonedit::Doc::parse_with_comments(t).ok())
+        .map(|doc| doc.value(doc.root()))
+        .unwrap_or_default();
+    let (Some(root), true, true) = (
+        root,
+        project,
+        settings["security"]["folderTrust"]["enabled"] == true,
+    ) else {
+        return out;
+    };
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let file = home.join(".qwen/trustedFolders.json");
+    out.push(match trust_rule(&file, &root).as_deref() {
+        Some("TRUST_FOLDER" | "TRUST_PARENT") => finding(
+            Level::Ok,
+            "qwen",
+            format!("Qwen Code trusts {}", root.display()),
+            None,
+        ),
+        _ => finding(
+            Level::Error,
+            "qwen",
+            format!(
+                "Qwen Code's folder trust is on and it does not trust {}: it loads none of this project's hooks",
+                root.display()
+            ),
+            Some(format!(
+                "add \"{}\": \"TRUST_FOLDER\" to {}",
+                root.display(),
+                file.display()
+            )),
+        ),
+    });
+    out
 }
 
 /// Codex runs a project's hooks only in a trusted project, and each hook only once trusted by

@@ -36,6 +36,9 @@ pub enum HookCommand {
     /// Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)
     #[command(after_long_help = HOOK_EXIT)]
     Cursor,
+    /// Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)
+    #[command(after_long_help = HOOK_EXIT)]
+    Qwen,
 }
 
 /// How long one hook call may take before it gives up (and says so), unless
@@ -51,7 +54,9 @@ fn budget() -> Duration {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Result {
-    use stella::hooks::{claude_code::ClaudeCode, codex::Codex, cursor::Cursor, gemini::Gemini};
+    use stella::hooks::{
+        claude_code::ClaudeCode, codex::Codex, cursor::Cursor, gemini::Gemini, qwen::Qwen,
+    };
     let env = Env {
         settings: ctx.settings.clone(),
         cwd: ctx.cwd.clone(),
@@ -76,6 +81,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         HookCommand::Codex => answer::<Codex>(env),
         HookCommand::Gemini => answer::<Gemini>(env),
         HookCommand::Cursor => answer::<Cursor>(env),
+        HookCommand::Qwen => answer::<Qwen>(env),
     };
     Ok(emit(ctx, &answer, out))
 }

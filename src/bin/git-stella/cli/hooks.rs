@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
 use stella::hooks::install::{self, HooksFile, Launch, Ledger, Outcome};
-use stella::hooks::{codex, cursor, gemini};
+use stella::hooks::{codex, cursor, gemini, qwen};
 
 /// The exit status of `hooks install` and `hooks uninstall`.
 const HOOKS_EXIT: &str = "Exit status:
@@ -62,6 +62,8 @@ pub enum Agent {
     Gemini,
     /// Cursor: .cursor/hooks.json
     Cursor,
+    /// Qwen Code: .qwen/settings.json
+    Qwen,
 }
 
 impl Agent {
@@ -71,6 +73,7 @@ impl Agent {
             Agent::Codex => "Codex",
             Agent::Gemini => "Gemini CLI",
             Agent::Cursor => "Cursor",
+            Agent::Qwen => "Qwen Code",
         }
     }
 
@@ -80,6 +83,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
+            Agent::Qwen => "qwen",
         }
     }
 
@@ -91,6 +95,7 @@ impl Agent {
             (Agent::Codex, _) => codex::SETTINGS,
             (Agent::Gemini, _) => gemini::SETTINGS,
             (Agent::Cursor, _) => cursor::SETTINGS,
+            (Agent::Qwen, _) => qwen::SETTINGS,
         }
     }
 
@@ -109,6 +114,7 @@ impl Agent {
             Agent::Codex => codex::hooks_file(path, launch),
             Agent::Gemini => gemini::hooks_file(path, launch),
             Agent::Cursor => cursor::hooks_file(path, launch),
+            Agent::Qwen => qwen::hooks_file(path, launch),
         }
     }
 
@@ -273,6 +279,9 @@ fn trust_steps(agent: Agent, scope: Scope) -> Option<&'static str> {
         (Agent::Gemini, Scope::User) => None,
         (Agent::Gemini, _) => Some(
             "next: Gemini CLI runs a project's hooks only in a folder you trust: choose \"Trust folder\" when it asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true. Its --skip-trust flag loads no project settings, so these hooks would not run: for runs with it, install with --user. 'git stella doctor' says whether Gemini CLI trusts the folder.",
+        ),
+        (Agent::Qwen, _) => Some(
+            "next: Qwen Code runs a project's hooks unless folder trust is on and the folder is not trusted (then add it to ~/.qwen/trustedFolders.json); it cannot route its shell tool through Stella, so commands it runs are noticed, not guarded. 'git stella doctor' says both.",
         ),
         _ => None,
     }

@@ -1,0 +1,468 @@
+//! End to end with the real Qwen Code, offline: a loopback mock of the OpenAI Chat Completions
+//! API plays the model and scripts every tool call; Stella's hooks are installed by `git stella
+//! hooks install --agent qwen`; real files change under the client.
+//!
+//! The client is found through `STELLA_QWEN_BIN`: an executable that runs Qwen Code, such as
+//! the package's `cli-entry.js` (its `#!/usr/bin/env node` line runs it with the `node` on PATH)
+//! or npm's `node_modules/.bin/qwen` link to it. `.ci/run` installs `@qwen-code/qwen-code` and
+//! sets it. Unset, the test says it was skipped — unless `CI` is set, where a missing client
+//! fails the test.
+//!
+//! The client runs as a user runs it headless: `qwen -p PROMPT --yolo --output-format json`
+//! (yolo is the mode that declares the write and shell tools), the OpenAI endpoint given by
+//! `OPENAI_BASE_URL`, and usage statistics, telemetry, auto-update, the IDE and the background
+//! memory agent turned off in the user's settings. Each run starts node afresh, about 4 s.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+use crate::model_mock::{self, ModelApi, Turn, rewrite, text_parts};
+
+/// The OpenAI Chat Completions API as Qwen Code speaks it.
+pub(crate) struct ChatCompletions;
+
+/// The model: a loopback HTTP server answering `POST /v1/chat/completions` from a script.
+pub(crate) type Mock = model_mock::Mock<ChatCompletions>;
+
+impl ModelApi for ChatCompletions {
+    /// A tool's name and its arguments.
+    type Call = (&'static str, Value);
+    /// The tool message's text.
+    type Result = String;
+
+    /// The main loop's requests declare the edit tool.
+    fn is_turn(request: &HttpRequest, body: &Value) -> bool {
+        request.method == "POST"
+            && request.path == "/v1/chat/completions"
+            && body["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "edit"))
+    }
+
+    /// Every tool message in a request: call id → its text.
+    fn results(body: &Value) -> HashMap<String, String> {
+        let mut out = HashMap::new();
+        for m in body["messages"].as_array().into_iter().flatten() {
+            if m["role"] == "tool" {
+                let content = &m["content"];
+                out.insert(
+                    m["tool_call_id"].as_str().unwrap_or_default().to_owned(),
+                    text_parts(content).unwrap_or_else(|| content.to_string()),
+                );
+            }
+        }
+        out
+    }
+
+    /// One streamed completion: the script's next tool call, or "Done." once every step's
+    /// result came back.
+    fn answer(turn: &Turn<Self::Call>, _: &Value) -> String {
+        let chunk = |delta: Value, finish: Value| {
+            json!({
+                "id": format!("chatcmpl-{}", turn.number), "object": "chat.completion.chunk",
+                "created": 0, "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            })
+        };
+        let events = match &turn.call {
+            Some((name, args)) => vec![
+                chunk(
+                    json!({"role": "assistant", "tool_calls": [{
+                        "index": 0, "id": turn.id, "type": "function",
+                        "function": {"name": name, "arguments": args.to_string()},
+                    }]}),
+                    Value::Null,
+                ),
+                chunk(json!({}), json!("tool_calls")),
+            ],
+            None => vec![
+                chunk(
+                    json!({"role": "assistant", "content": "Done."}),
+                    Value::Null,
+                ),
+                chunk(json!({}), json!("stop")),
+            ],
+        };
+        let usage = json!({
+            "id": format!("chatcmpl-{}", turn.number), "object": "chat.completion.chunk",
+            "created": 0, "model": "m", "choices": [],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        });
+        let mut data = String::new();
+        for e in events.iter().chain([&usage]) {
+            data.push_str(&format!("data: {e}\n\n"));
+        }
+        data.push_str("data: [DONE]\n\n");
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n{data}"
+        )
+    }
+
+    /// Nothing else is asked of the model; anything that is gets an empty object.
+    fn answer_other(_: &HttpRequest, _: &Value) -> String {
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
+    }
+}
+
+/// The user's own settings: nothing that talks to anything but the model, and no background
+/// memory agent (its requests would take the script's steps).
+pub(crate) fn user_settings(home: &Path) {
+    let dir = home.join(".qwen");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "openai"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"enableAutoUpdate": false},
+        "ide": {"enabled": false},
+        "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+pub(crate) struct Client<'a> {
+    pub bin: &'a Path,
+    pub w: &'a World,
+    pub mock: &'a Mock,
+}
+
+impl Client<'_> {
+    /// `qwen -p PROMPT --yolo`, headless, in the repository, with `git-stella`'s folder on PATH.
+    pub(crate) fn run(&self, prompt: &str) -> (Output, Value) {
+        self.run_in(Command::new(self.bin), prompt)
+    }
+
+    /// The client run whole under the shell guard, in `session`: `git stella exec -- qwen …`.
+    fn run_guarded(&self, session: &str, prompt: &str) -> (Output, Value) {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("git-stella"));
+        cmd.args(["--session", session, "exec", "--"]).arg(self.bin);
+        self.run_in(cmd, prompt)
+    }
+
+    fn run_in(&self, mut cmd: Command, prompt: &str) -> (Output, Value) {
+        clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
+        cmd.current_dir(&self.w.repo)
+            .env("PATH", path_with_stella())
+            .env(
+                "OPENAI_BASE_URL",
+                format!("http://127.0.0.1:{}/v1", self.mock.port),
+            )
+            .env("OPENAI_API_KEY", "sk-offline-test")
+            .env("OPENAI_MODEL", "qwen3-coder-plus")
+            .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1")
+            .args(["-p", prompt, "--yolo", "--output-format", "json"])
+            .stdin(Stdio::null());
+        let out = run_bounded(&mut cmd, Duration::from_secs(120));
+        assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+        let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+            panic!(
+                "the client printed no JSON:\nstdout: {}\nstderr: {}",
+                stdout(&out),
+                stderr(&out)
+            )
+        });
+        (out, json)
+    }
+}
+
+fn read_file(path: &Path) -> Value {
+    json!({"file_path": path})
+}
+
+fn write_file(path: &Path, content: &str) -> Value {
+    json!({"file_path": path, "content": content})
+}
+
+fn edit(path: &Path, old: &str, new: &str) -> Value {
+    json!({"file_path": path, "old_string": old, "new_string": new})
+}
+
+/// A tool of step `i` that ran, with nothing refused.
+fn assert_allowed(mock: &Mock, i: usize) -> String {
+    let text = mock.output(i);
+    assert!(!text.contains("refusing"), "step {i} must pass: {text}");
+    text
+}
+
+#[test]
+fn the_real_qwen_code_is_guarded_by_stella() {
+    let Some(bin) = client_bin("STELLA_QWEN_BIN", "the real Qwen Code test") else {
+        return;
+    };
+    let mock = Mock::start();
+    let w = World::new();
+    user_settings(&w.home);
+    w.ok(&["hooks", "install", "--agent", "qwen"]);
+    let c = Client {
+        bin: &bin,
+        w: &w,
+        mock: &mock,
+    };
+    let notes = w.repo.join("notes.txt");
+    let appended = "@@ -1,2 +1,3 @@\n alpha\n beta\n+gamma (another process)";
+
+    // (1) read → another process appends → the edit is refused; the model reads Stella's
+    // refusal, word for word, and the turn goes on.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "q1_",
+        vec![
+            ("read_file", read_file(&notes)),
+            ("edit", edit(&notes, "beta", "BETA")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
+    );
+    let (_, result) = c.run("Update notes.txt");
+    assert_allowed(&mock, 0);
+    assert_eq!(mock.output(1), write_refusal("notes.txt", appended));
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ngamma (another process)\n"
+    );
+    assert!(
+        result.to_string().contains("permission_denials"),
+        "{result}"
+    );
+    assert_eq!(mock.requests(), 3, "the turn went on after the refusal");
+
+    // (2) The same through write_file.
+    w.write("notes.txt", "alpha\nbeta\n");
+    mock.script(
+        "q2_",
+        vec![
+            ("read_file", read_file(&notes)),
+            ("write_file", write_file(&notes, "mine\n")),
+        ],
+        vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
+    );
+    c.run("Rewrite notes.txt");
+    assert_eq!(mock.output(1), write_refusal("notes.txt", appended));
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nbeta\ngamma (another process)\n"
+    );
+
+    // (3) No false refusal: a new file, a re-read then a write, and the session's own edit
+    // after its own write.
+    let fresh = w.repo.join("fresh.txt");
+    mock.script(
+        "q3_",
+        vec![
+            ("write_file", write_file(&fresh, "new file\n")),
+            ("read_file", read_file(&notes)),
+            ("edit", edit(&notes, "beta", "BETA")),
+            ("edit", edit(&notes, "BETA", "BETA!")),
+        ],
+        vec![],
+    );
+    c.run("Write the files");
+    for i in 0..4 {
+        assert_allowed(&mock, i);
+    }
+    assert_eq!(w.read("fresh.txt"), "new file\n");
+    assert_eq!(
+        w.read("notes.txt"),
+        "alpha\nBETA!\ngamma (another process)\n"
+    );
+
+    // (4) A file the session never read: Qwen Code itself refuses to change an existing file
+    // it has not read; Stella lets it through (nothing of anyone's is lost by a blind write
+    // of a committed file).
+    w.write("other.txt", "one\n");
+    w.git(&["add", "other.txt"]);
+    w.git(&["commit", "-q", "-m", "other"]);
+    let other = w.repo.join("other.txt");
+    mock.script(
+        "q4_",
+        vec![("write_file", write_file(&other, "replaced\n"))],
+        vec![],
+    );
+    c.run("Replace other.txt");
+    assert_allowed(&mock, 0);
+
+    // (5) Its shell is not routed through the shell guard, but the whole agent can run under
+    // it. Qwen Code reads the file (so it lets its shell edit it); another process changes it
+    // keeping its size and mtime, which Qwen Code's own check compares; the `sed -i` is refused
+    // by Stella, which compares the bytes.
+    w.write("notes.txt", "alpha\nbeta\n");
+    w.ok(&["session", "start", "--id", "guarded"]);
+    let same_size = {
+        let notes = notes.clone();
+        Box::new(move || {
+            let mtime = std::fs::metadata(&notes).unwrap().modified().unwrap();
+            std::fs::write(&notes, "alpha\nbetA\n").unwrap();
+            let f = std::fs::File::options().write(true).open(&notes).unwrap();
+            f.set_modified(mtime).unwrap();
+        }) as model_mock::Action
+    };
+    mock.script(
+        "q5_",
+        vec![
+            ("read_file", read_file(&notes)),
+            (
+                "run_shell_command",
+                json!({"command": "sed -i s/beta/BETA/ notes.txt"}),
+            ),
+        ],
+        vec![(1, same_size)],
+    );
+    let (out, _) = c.run_guarded("guarded", "Update notes.txt");
+    // The model sees the write fail (the whole agent is the guarded command, so the refusal is
+    // said where its runner reads: exec's stderr), and the other process's bytes stay.
+    let failed = mock.output(1);
+    assert!(
+        failed.contains("Permission denied") && failed.contains("Exit Code: 4"),
+        "{failed}"
+    );
+    assert!(
+        stderr(&out).contains("refusing to write: notes.txt"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\nbetA\n");
+
+    // Everything went through the session the hooks named after Qwen Code's session.
+    let sid = result["session_id"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| {
+            result.as_array().and_then(|events| {
+                events
+                    .iter()
+                    .find_map(|e| e["session_id"].as_str().map(str::to_owned))
+            })
+        })
+        .unwrap_or_else(|| panic!("no session id in {result}"));
+    let log = w.ok(&["log", &sid]);
+    assert!(
+        log.contains("read notes.txt") && log.contains("refused write notes.txt"),
+        "{log}"
+    );
+}
+
+#[test]
+fn installing_then_uninstalling_qwen_hooks_gives_the_settings_back_byte_for_byte() {
+    let w = World::new();
+    let mine = "{\n  // my own\n  \"hooks\": {\"PreToolUse\": [{\"matcher\": \"edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"echo mine\"}]}]},\n  \"model\": {\"name\": \"m\"}\n}\n";
+    w.write(".qwen/settings.json", mine);
+    w.ok(&["hooks", "install", "--agent", "qwen"]);
+    let installed = w.read(".qwen/settings.json");
+    assert!(
+        installed.contains("hook qwen") && installed.contains("echo mine"),
+        "{installed}"
+    );
+    assert!(installed.contains("// my own"), "{installed}");
+    let doctor = stdout(
+        &w.stella()
+            .env("PATH", path_with_stella())
+            .args(["doctor"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        doctor.contains("Qwen Code cannot run its shell tool through Stella's shell guard"),
+        "{doctor}"
+    );
+    // With folder trust on, an untrusted folder loads no project hooks: doctor fails, until
+    // the folder is trusted.
+    let doctor = |w: &World| {
+        w.stella()
+            .env("PATH", path_with_stella())
+            .args(["doctor"])
+            .output()
+            .unwrap()
+    };
+    std::fs::create_dir_all(w.home.join(".qwen")).unwrap();
+    std::fs::write(
+        w.home.join(".qwen/settings.json"),
+        "{\"security\": {\"folderTrust\": {\"enabled\": true}}}",
+    )
+    .unwrap();
+    let out = doctor(&w);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Qwen Code's folder trust is on and it does not trust"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::write(
+        w.home.join(".qwen/trustedFolders.json"),
+        json!({ w.repo.to_str().unwrap(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let out = doctor(&w);
+    assert!(
+        stdout(&out).contains("Qwen Code trusts"),
+        "{}",
+        stdout(&out)
+    );
+
+    w.ok(&["hooks", "uninstall", "--agent", "qwen"]);
+    assert_eq!(w.read(".qwen/settings.json"), mine);
+}
+
+/// A payload captured from Qwen Code 0.24.4, its paths moved into `w`.
+fn captured(w: &World, name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/qwen-code-0.24.4")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("/home/user/project", w.repo.to_str().unwrap())
+        .replace("/home/user", w.home.to_str().unwrap());
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `git stella hook qwen` on a captured payload: exit 0, nothing on stderr; its stdout.
+fn hook_qwen(w: &World, name: &str) -> String {
+    let out = w.run_stdin(&["hook", "qwen"], captured(w, name).to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "{name}");
+    stdout(&out)
+}
+
+#[test]
+fn qwen_codes_captured_payloads_are_read_recorded_and_a_stale_edit_denied() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\nbeta\n");
+    for name in ["PreToolUse-read_file", "PostToolUse-read_file"] {
+        assert_eq!(hook_qwen(&w, name), "", "{name}");
+    }
+    // Someone edits: the edit is denied, in Claude Code's shape, with Stella's refusal.
+    w.write("notes.txt", "alpha\nbeta\ngamma\n");
+    let deny: Value = serde_json::from_str(&hook_qwen(&w, "PreToolUse-edit")).unwrap();
+    assert_eq!(
+        deny,
+        json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason":
+                write_refusal("notes.txt", "@@ -1,2 +1,3 @@\n alpha\n beta\n+gamma"),
+        }})
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\nbeta\ngamma\n");
+    // So is a write_file over it; a create of a new file is not.
+    assert!(hook_qwen(&w, "PreToolUse-write_file-update").contains("\"deny\""));
+    assert_eq!(hook_qwen(&w, "PreToolUse-write_file-create"), "");
+    // A ranged read with the disk unchanged around it re-arms the guard: the edit passes.
+    for name in ["PreToolUse-read_file-range", "PostToolUse-read_file-range"] {
+        assert_eq!(hook_qwen(&w, name), "", "{name}");
+    }
+    assert_eq!(hook_qwen(&w, "PreToolUse-edit"), "");
+    // A tool that failed, a shell command and the events Stella does not ask for: nothing.
+    for name in [
+        "PostToolUseFailure-edit-nomatch",
+        "PreToolUse-run_shell_command",
+        "PostToolUse-run_shell_command",
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+    ] {
+        assert_eq!(hook_qwen(&w, name), "", "{name}");
+    }
+}
