@@ -196,6 +196,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__hook,codex)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__codex"
                 ;;
+            git__stella__subcmd__help__subcmd__hook,copilot)
+                cmd="git__stella__subcmd__help__subcmd__hook__subcmd__copilot"
+                ;;
             git__stella__subcmd__help__subcmd__hook,cursor)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__cursor"
                 ;;
@@ -244,6 +247,9 @@ _git__stella() {
             git__stella__subcmd__hook,codex)
                 cmd="git__stella__subcmd__hook__subcmd__codex"
                 ;;
+            git__stella__subcmd__hook,copilot)
+                cmd="git__stella__subcmd__hook__subcmd__copilot"
+                ;;
             git__stella__subcmd__hook,cursor)
                 cmd="git__stella__subcmd__hook__subcmd__cursor"
                 ;;
@@ -261,6 +267,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__hook__subcmd__help,codex)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__codex"
+                ;;
+            git__stella__subcmd__hook__subcmd__help,copilot)
+                cmd="git__stella__subcmd__hook__subcmd__help__subcmd__copilot"
                 ;;
             git__stella__subcmd__hook__subcmd__help,cursor)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__cursor"
@@ -484,7 +493,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -514,7 +523,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --host)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini copilot" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -731,7 +740,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook)
-            opts="claude-code codex gemini cursor qwen"
+            opts="claude-code codex gemini cursor copilot qwen"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -759,6 +768,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook__subcmd__codex)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hook__subcmd__copilot)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1249,7 +1272,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor qwen help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor copilot qwen help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1301,6 +1324,32 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__codex)
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -d -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__copilot)
             opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1379,7 +1428,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__help)
-            opts="claude-code codex gemini cursor qwen help"
+            opts="claude-code codex gemini cursor copilot qwen help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1407,6 +1456,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__help__subcmd__codex)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__help__subcmd__copilot)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1592,7 +1655,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -1622,7 +1685,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot" -- "${cur}"))
                     return 0
                     ;;
                 -C)

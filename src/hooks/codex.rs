@@ -64,7 +64,7 @@ impl Host for Codex {
                 field: "tool_input.command",
             });
         };
-        let ops = ops(&parse_patch(patch));
+        let ops = patch_ops(&parse_patch(patch));
         let key = p.tool_use_id.as_deref();
         match p.hook_event_name.as_str() {
             "PreToolUse" => Ok(hook
@@ -210,12 +210,13 @@ fn ops_in(dir: Option<&str>, patch: &[PatchOp]) -> Vec<Op> {
             },
         })
         .collect();
-    ops(&moved)
+    patch_ops(&moved)
 }
 
 /// A patch's file operations in the core's words: an Update is edits (its hunks) to what the
 /// session saw, and with `*** Move to:` a move carrying them.
-fn ops(patch: &[PatchOp]) -> Vec<Op> {
+/// The calls a parsed patch makes, as Stella sees them (Copilot CLI's `apply_patch` too).
+pub fn patch_ops(patch: &[PatchOp]) -> Vec<Op> {
     patch
         .iter()
         .map(|op| match op {

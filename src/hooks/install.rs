@@ -298,6 +298,8 @@ pub fn user_settings(
         }
         "gemini" => home.join(super::gemini::SETTINGS),
         "qwen" => home.join(super::qwen::SETTINGS),
+        "copilot" => moved("COPILOT_HOME", "hooks/stella.json")
+            .unwrap_or_else(|| home.join(".copilot/hooks/stella.json")),
         "cursor" => home.join(super::cursor::SETTINGS),
         _ => return None,
     })

@@ -27,6 +27,7 @@ use crate::workspace::{self, Settings};
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 mod core;
 pub mod cursor;
 pub mod gemini;
@@ -418,6 +419,24 @@ mod tests {
             }
             assert!(n >= 10, "{host}: only {n} captured payloads");
         }
+    }
+
+    #[test]
+    fn every_captured_copilot_payload_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/copilot-1.0.102");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let p: copilot::Payload = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let ops = copilot::ops(&p).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(!ops.is_empty(), "{}", path.display());
+                n += 1;
+            }
+        }
+        assert!(n >= 10, "copilot: only {n} captured payloads");
     }
 
     #[test]

@@ -232,7 +232,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 /// Hand-formatted settings for each host, the way people write them: tabs, four spaces, CRLF,
 /// one-line arrays and groups, no final newline, a compact one-liner.
-const HAND_FORMATTED: [(&str, &str, &str); 5] = [
+const HAND_FORMATTED: [(&str, &str, &str); 6] = [
     (
         "claude-code",
         ".claude/settings.json",
@@ -252,6 +252,11 @@ const HAND_FORMATTED: [(&str, &str, &str); 5] = [
         "cursor",
         ".cursor/hooks.json",
         "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./done.sh\"}]}}\n",
+    ),
+    (
+        "copilot",
+        ".github/hooks/stella.json",
+        "{\"version\": 1,\n  \"hooks\": {\"sessionEnd\": [{\"type\": \"command\", \"bash\": \"./notify.sh\"}]}}",
     ),
     (
         "qwen",
@@ -606,6 +611,11 @@ fn a_projects_hooks_run_each_machines_stella_and_say_when_there_is_none() {
             "qwen",
             ".qwen/settings.json",
             "/hooks/PreToolUse/0/hooks/0/command",
+        ),
+        (
+            "copilot",
+            ".github/hooks/stella.json",
+            "/hooks/preToolUse/0/command",
         ),
     ];
     for (agent, rel, pointer) in hosts {

@@ -16,6 +16,7 @@ mod claude_real;
 mod codex_real;
 mod command_line;
 mod completion;
+mod copilot_real;
 mod damage;
 mod demo;
 mod docs;

@@ -13,7 +13,6 @@
 //! `OPENAI_BASE_URL`, and usage statistics, telemetry, auto-update, the IDE and the background
 //! memory agent turned off in the user's settings. Each run starts node afresh, about 4 s.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -21,93 +20,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::model_mock::{self, ModelApi, Turn, rewrite, text_parts};
-
-/// The OpenAI Chat Completions API as Qwen Code speaks it.
-pub(crate) struct ChatCompletions;
+use crate::model_mock::{self, ChatCompletions, rewrite};
 
 /// The model: a loopback HTTP server answering `POST /v1/chat/completions` from a script.
 pub(crate) type Mock = model_mock::Mock<ChatCompletions>;
-
-impl ModelApi for ChatCompletions {
-    /// A tool's name and its arguments.
-    type Call = (&'static str, Value);
-    /// The tool message's text.
-    type Result = String;
-
-    /// The main loop's requests declare the edit tool.
-    fn is_turn(request: &HttpRequest, body: &Value) -> bool {
-        request.method == "POST"
-            && request.path == "/v1/chat/completions"
-            && body["tools"]
-                .as_array()
-                .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "edit"))
-    }
-
-    /// Every tool message in a request: call id → its text.
-    fn results(body: &Value) -> HashMap<String, String> {
-        let mut out = HashMap::new();
-        for m in body["messages"].as_array().into_iter().flatten() {
-            if m["role"] == "tool" {
-                let content = &m["content"];
-                out.insert(
-                    m["tool_call_id"].as_str().unwrap_or_default().to_owned(),
-                    text_parts(content).unwrap_or_else(|| content.to_string()),
-                );
-            }
-        }
-        out
-    }
-
-    /// One streamed completion: the script's next tool call, or "Done." once every step's
-    /// result came back.
-    fn answer(turn: &Turn<Self::Call>, _: &Value) -> String {
-        let chunk = |delta: Value, finish: Value| {
-            json!({
-                "id": format!("chatcmpl-{}", turn.number), "object": "chat.completion.chunk",
-                "created": 0, "model": "m",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            })
-        };
-        let events = match &turn.call {
-            Some((name, args)) => vec![
-                chunk(
-                    json!({"role": "assistant", "tool_calls": [{
-                        "index": 0, "id": turn.id, "type": "function",
-                        "function": {"name": name, "arguments": args.to_string()},
-                    }]}),
-                    Value::Null,
-                ),
-                chunk(json!({}), json!("tool_calls")),
-            ],
-            None => vec![
-                chunk(
-                    json!({"role": "assistant", "content": "Done."}),
-                    Value::Null,
-                ),
-                chunk(json!({}), json!("stop")),
-            ],
-        };
-        let usage = json!({
-            "id": format!("chatcmpl-{}", turn.number), "object": "chat.completion.chunk",
-            "created": 0, "model": "m", "choices": [],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        });
-        let mut data = String::new();
-        for e in events.iter().chain([&usage]) {
-            data.push_str(&format!("data: {e}\n\n"));
-        }
-        data.push_str("data: [DONE]\n\n");
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n{data}"
-        )
-    }
-
-    /// Nothing else is asked of the model; anything that is gets an empty object.
-    fn answer_other(_: &HttpRequest, _: &Value) -> String {
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
-    }
-}
 
 /// The user's own settings: nothing that talks to anything but the model, and no background
 /// memory agent (its requests would take the script's steps).

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Ctx, Result, print_json};
-use stella::hooks::{codex, cursor, gemini, install, qwen};
+use stella::hooks::{codex, copilot, cursor, gemini, install, qwen};
 
 /// Check that Stella's protection is on: installed hooks, config, data dir, shell guard
 ///
@@ -84,6 +84,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             ("gemini", "project", gemini::SETTINGS),
             ("cursor", "project", cursor::SETTINGS),
             ("qwen", "project", qwen::SETTINGS),
+            ("copilot", "project", copilot::SETTINGS),
         ] {
             files.push(HostFile {
                 host,
@@ -93,7 +94,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     }
     if let Some(home) = &home {
-        for host in ["claude-code", "codex", "gemini", "cursor", "qwen"] {
+        for host in [
+            "claude-code",
+            "codex",
+            "gemini",
+            "cursor",
+            "qwen",
+            "copilot",
+        ] {
             if let Some(path) = install::user_settings(host, home, |v| std::env::var_os(v)) {
                 files.push(HostFile {
                     host,
@@ -184,7 +192,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             "hooks",
             "no agent host has Stella's hooks here or in your user settings".into(),
             Some(
-                "'git stella hooks install --agent claude-code' (or codex, gemini, cursor, qwen)"
+                "'git stella hooks install --agent claude-code' (or codex, gemini, cursor, qwen, copilot)"
                     .into(),
             ),
         ));
@@ -207,6 +215,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         && installed.iter().any(|(h, _, _)| *h == "qwen")
     {
         findings.extend(qwen_findings(home, root.as_deref(), &installed));
+    }
+    if let Some(home) = &home
+        && installed.iter().any(|(h, _, _)| *h == "copilot")
+    {
+        findings.extend(copilot_findings(home, root.as_deref(), &installed));
     }
 
     // The MCP server beside this binary.
@@ -434,6 +447,7 @@ fn settings_file(host: &str, path: PathBuf) -> install::HooksFile {
         "gemini" => gemini::hooks_file(path, &launch),
         "cursor" => cursor::hooks_file(path, &launch),
         "qwen" => qwen::hooks_file(path, &launch),
+        "copilot" => copilot::hooks_file(path, &launch),
         _ => install::claude_hooks_file(path, &launch),
     }
 }
@@ -754,11 +768,7 @@ fn qwen_findings(
     let project = installed
         .iter()
         .any(|(h, s, _)| *h == "qwen" && *s == "project");
-    let settings: Value = std::fs::read_to_string(home.join(qwen::SETTINGS))
-        .ok()
-        .and_then(|t| stella::jsonedit::Doc::parse_with_comments(t).ok())
-        .map(|doc| doc.value(doc.root()))
-        .unwrap_or_default();
+    let settings = jsonc_file(&home.join(qwen::SETTINGS));
     let (Some(root), true, true) = (
         root,
         project,
@@ -789,6 +799,73 @@ fn qwen_findings(
             )),
         ),
     });
+    out
+}
+
+/// JSON with comments, as the hosts that forked Gemini CLI read their settings; `Null` when
+/// the file is missing or does not read.
+fn jsonc_file(path: &Path) -> Value {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| stella::jsonedit::Doc::parse_with_comments(t).ok())
+        .map(|doc| doc.value(doc.root()))
+        .unwrap_or_default()
+}
+
+/// What Copilot CLI skips of Stella's: in prompt mode (`-p`) it loads a repository's
+/// hooks only in a trusted folder (`trustedFolders` in `$COPILOT_HOME/config.json`,
+/// `COPILOT_ALLOW_ALL=true` or `GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true`), skipping them
+/// silently otherwise, as Copilot CLI 1.0.102 does.
+fn copilot_findings(
+    home: &Path,
+    root: Option<&Path>,
+    installed: &[(&str, &str, PathBuf)],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let project = installed
+        .iter()
+        .any(|(h, s, _)| *h == "copilot" && *s == "project");
+    let (Some(root), true) = (root, project) else {
+        return out;
+    };
+    let on = |var: &str| std::env::var(var).is_ok_and(|v| v == "true");
+    let copilot_home = std::env::var_os("COPILOT_HOME")
+        .filter(|h| !h.is_empty())
+        .map_or_else(|| home.join(".copilot"), PathBuf::from);
+    let config = copilot_home.join("config.json");
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let trusted = jsonc_file(&config)["trustedFolders"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|f| {
+            let f = Path::new(f);
+            root.starts_with(f.canonicalize().unwrap_or_else(|_| f.to_owned()))
+        });
+    out.push(
+        if trusted || on("COPILOT_ALLOW_ALL") || on("GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS") {
+            finding(
+                Level::Ok,
+                "copilot",
+                format!("Copilot CLI runs this repository's hooks in {}", root.display()),
+                None,
+            )
+        } else {
+            finding(
+                Level::Warn,
+                "copilot",
+                format!(
+                    "Copilot CLI does not trust {}: in prompt mode (-p) it skips this repository's hooks without a word",
+                    root.display()
+                ),
+                Some(format!(
+                    "trust the folder when Copilot CLI asks, add it to trustedFolders in {}, or run 'copilot -p' with --trust-folder",
+                    config.display()
+                )),
+            )
+        },
+    );
     out
 }
 

@@ -36,6 +36,9 @@ pub enum HookCommand {
     /// Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)
     #[command(after_long_help = HOOK_EXIT)]
     Cursor,
+    /// Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)
+    #[command(after_long_help = HOOK_EXIT)]
+    Copilot,
     /// Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)
     #[command(after_long_help = HOOK_EXIT)]
     Qwen,
@@ -55,7 +58,8 @@ fn budget() -> Duration {
 
 pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Result {
     use stella::hooks::{
-        claude_code::ClaudeCode, codex::Codex, cursor::Cursor, gemini::Gemini, qwen::Qwen,
+        claude_code::ClaudeCode, codex::Codex, copilot::Copilot, cursor::Cursor, gemini::Gemini,
+        qwen::Qwen,
     };
     let env = Env {
         settings: ctx.settings.clone(),
@@ -63,15 +67,32 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         shell_guard: std::env::var(hooks::install::PREFIX_KEY)
             .is_ok_and(|p| hooks::install::is_stella_prefix(&p))
             && stella::exec::support().is_ok(),
-        // Codex and Gemini CLI run each shell command the model sends through this program's
+        // Codex, Gemini CLI and Copilot CLI run each shell command the model sends through this program's
         // `exec`, when this machine can guard one.
         // (`STELLA_TEST_NO_SHELL_GUARD=1`: the tests' stand-in for a machine that cannot.)
         guard_exe: match command {
-            HookCommand::Codex | HookCommand::Gemini
+            HookCommand::Codex | HookCommand::Gemini | HookCommand::Copilot
                 if stella::exec::support().is_ok()
                     && std::env::var_os("STELLA_TEST_NO_SHELL_GUARD").is_none() =>
             {
-                std::env::current_exe().ok()
+                let exe = std::env::current_exe().ok();
+                match (command, &exe) {
+                    // Copilot CLI asks before a command that names a path outside the
+                    // workspace, which no one answers in a headless run: Stella is named as
+                    // PATH finds it, when that is this binary.
+                    (HookCommand::Copilot, Some(exe))
+                        if hooks::install::invoked_as(
+                            std::ffi::OsStr::new("git-stella"),
+                            std::env::var_os("PATH").as_deref(),
+                            &ctx.cwd,
+                            exe,
+                        )
+                        .is_some() =>
+                    {
+                        Some(std::path::PathBuf::from("git-stella"))
+                    }
+                    _ => exe,
+                }
             }
             _ => None,
         },
@@ -82,6 +103,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         HookCommand::Gemini => answer::<Gemini>(env),
         HookCommand::Cursor => answer::<Cursor>(env),
         HookCommand::Qwen => answer::<Qwen>(env),
+        HookCommand::Copilot => answer::<Copilot>(env),
     };
     Ok(emit(ctx, &answer, out))
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
 use stella::hooks::install::{self, HooksFile, Launch, Ledger, Outcome};
-use stella::hooks::{codex, cursor, gemini, qwen};
+use stella::hooks::{codex, copilot, cursor, gemini, qwen};
 
 /// The exit status of `hooks install` and `hooks uninstall`.
 const HOOKS_EXIT: &str = "Exit status:
@@ -64,6 +64,8 @@ pub enum Agent {
     Cursor,
     /// Qwen Code: .qwen/settings.json
     Qwen,
+    /// GitHub Copilot CLI: .github/hooks/stella.json
+    Copilot,
 }
 
 impl Agent {
@@ -74,6 +76,7 @@ impl Agent {
             Agent::Gemini => "Gemini CLI",
             Agent::Cursor => "Cursor",
             Agent::Qwen => "Qwen Code",
+            Agent::Copilot => "Copilot CLI",
         }
     }
 
@@ -84,6 +87,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
             Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -96,6 +100,7 @@ impl Agent {
             (Agent::Gemini, _) => gemini::SETTINGS,
             (Agent::Cursor, _) => cursor::SETTINGS,
             (Agent::Qwen, _) => qwen::SETTINGS,
+            (Agent::Copilot, _) => copilot::SETTINGS,
         }
     }
 
@@ -115,6 +120,7 @@ impl Agent {
             Agent::Gemini => gemini::hooks_file(path, launch),
             Agent::Cursor => cursor::hooks_file(path, launch),
             Agent::Qwen => qwen::hooks_file(path, launch),
+            Agent::Copilot => copilot::hooks_file(path, launch),
         }
     }
 
@@ -279,6 +285,10 @@ fn trust_steps(agent: Agent, scope: Scope) -> Option<&'static str> {
         (Agent::Gemini, Scope::User) => None,
         (Agent::Gemini, _) => Some(
             "next: Gemini CLI runs a project's hooks only in a folder you trust: choose \"Trust folder\" when it asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true. Its --skip-trust flag loads no project settings, so these hooks would not run: for runs with it, install with --user. 'git stella doctor' says whether Gemini CLI trusts the folder.",
+        ),
+        (Agent::Copilot, Scope::User) => None,
+        (Agent::Copilot, _) => Some(
+            "next: Copilot CLI runs a repository's hooks in prompt mode (-p) only in a trusted folder, and skips them without a word otherwise: trust it when Copilot CLI asks, or add it to trustedFolders in ~/.copilot/config.json (or run with --trust-folder). 'git stella doctor' says whether it will.",
         ),
         (Agent::Qwen, _) => Some(
             "next: Qwen Code runs a project's hooks unless folder trust is on and the folder is not trusted (then add it to ~/.qwen/trustedFolders.json); it cannot route its shell tool through Stella, so commands it runs are noticed, not guarded. 'git stella doctor' says both.",
