@@ -205,6 +205,9 @@ _git__stella() {
             git__stella__subcmd__help__subcmd__hook,gemini)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__gemini"
                 ;;
+            git__stella__subcmd__help__subcmd__hook,opencode)
+                cmd="git__stella__subcmd__help__subcmd__hook__subcmd__opencode"
+                ;;
             git__stella__subcmd__help__subcmd__hook,qwen)
                 cmd="git__stella__subcmd__help__subcmd__hook__subcmd__qwen"
                 ;;
@@ -259,6 +262,9 @@ _git__stella() {
             git__stella__subcmd__hook,help)
                 cmd="git__stella__subcmd__hook__subcmd__help"
                 ;;
+            git__stella__subcmd__hook,opencode)
+                cmd="git__stella__subcmd__hook__subcmd__opencode"
+                ;;
             git__stella__subcmd__hook,qwen)
                 cmd="git__stella__subcmd__hook__subcmd__qwen"
                 ;;
@@ -279,6 +285,9 @@ _git__stella() {
                 ;;
             git__stella__subcmd__hook__subcmd__help,help)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__help"
+                ;;
+            git__stella__subcmd__hook__subcmd__help,opencode)
+                cmd="git__stella__subcmd__hook__subcmd__help__subcmd__opencode"
                 ;;
             git__stella__subcmd__hook__subcmd__help,qwen)
                 cmd="git__stella__subcmd__hook__subcmd__help__subcmd__qwen"
@@ -493,7 +502,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot opencode" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -523,7 +532,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --host)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini copilot" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini copilot opencode" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -740,7 +749,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook)
-            opts="claude-code codex gemini cursor copilot qwen"
+            opts="claude-code codex gemini cursor copilot opencode qwen"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -810,6 +819,20 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook__subcmd__gemini)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__help__subcmd__hook__subcmd__opencode)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1272,7 +1295,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor copilot qwen help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor copilot opencode qwen help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1428,7 +1451,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__help)
-            opts="claude-code codex gemini cursor copilot qwen help"
+            opts="claude-code codex gemini cursor copilot opencode qwen help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1525,6 +1548,20 @@ _git__stella() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__stella__subcmd__hook__subcmd__help__subcmd__opencode)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__stella__subcmd__hook__subcmd__help__subcmd__qwen)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1532,6 +1569,32 @@ _git__stella() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__stella__subcmd__hook__subcmd__opencode)
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -C)
+                    COMPREPLY=($(compgen -d -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__git_stella_sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "always never auto" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1655,7 +1718,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot opencode" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -1685,7 +1748,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot opencode" -- "${cur}"))
                     return 0
                     ;;
                 -C)

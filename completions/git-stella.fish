@@ -245,10 +245,11 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s q -l quie
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l host -d 'Run an agent host\'s shell command: the one argument is the host\'s shell snippet, run with bash -c in the host\'s session (claude-code: from CLAUDE_CODE_SESSION_ID; codex, gemini and copilot: --session, as their hooks write it), created when missing' -r -f -a "claude-code\t''
+complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l host -d 'Run an agent host\'s shell command: the one argument is the host\'s shell snippet, run with bash -c in the host\'s session (claude-code: from CLAUDE_CODE_SESSION_ID; the others: --session, as their hooks write it), created when missing' -r -f -a "claude-code\t''
 codex\t''
 gemini\t''
-copilot\t''"
+copilot\t''
+opencode\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand exec" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -440,7 +441,8 @@ codex\t'Codex CLI: .codex/hooks.json'
 gemini\t'Gemini CLI: .gemini/settings.json'
 cursor\t'Cursor: .cursor/hooks.json'
 qwen\t'Qwen Code: .qwen/settings.json'
-copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'"
+copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'
+opencode\t'OpenCode: a plugin, .opencode/plugins/stella.js'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -461,22 +463,23 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s q -l quie
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -s C -d 'Run as if started in DIR' -r -F
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot qwen help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -522,6 +525,15 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from copilot" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from copilot" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from copilot" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from opencode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from qwen" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from qwen" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from qwen" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -536,6 +548,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s C -d 'Run as if started in DIR' -r -F
@@ -555,7 +568,8 @@ codex\t'Codex CLI: .codex/hooks.json'
 gemini\t'Gemini CLI: .gemini/settings.json'
 cursor\t'Cursor: .cursor/hooks.json'
 qwen\t'Qwen Code: .qwen/settings.json'
-copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'"
+copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'
+opencode\t'OpenCode: a plugin, .opencode/plugins/stella.js'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -573,7 +587,8 @@ codex\t'Codex CLI: .codex/hooks.json'
 gemini\t'Gemini CLI: .gemini/settings.json'
 cursor\t'Cursor: .cursor/hooks.json'
 qwen\t'Qwen Code: .qwen/settings.json'
-copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'"
+copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'
+opencode\t'OpenCode: a plugin, .opencode/plugins/stella.js'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -641,6 +656,7 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "install" -d 'Install Stella\'s hooks into an agent\'s settings file, or git\'s prepare-commit-msg hook'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'

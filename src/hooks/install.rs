@@ -43,6 +43,8 @@ pub enum Error {
         "'{}' exists and is not a hook Stella installed, yet a chained hook is already there too; nothing was changed", .path.display()
     )]
     ChainTaken { path: PathBuf },
+    #[error("'{}' is not the file Stella wrote there; nothing was changed", .path.display())]
+    NotOurs { path: PathBuf },
 }
 
 fn io_error(op: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
@@ -298,6 +300,9 @@ pub fn user_settings(
         }
         "gemini" => home.join(super::gemini::SETTINGS),
         "qwen" => home.join(super::qwen::SETTINGS),
+        "opencode" => {
+            super::opencode::user_plugin(home, var("XDG_CONFIG_HOME").as_deref().map(Path::new))
+        }
         "copilot" => moved("COPILOT_HOME", "hooks/stella.json")
             .unwrap_or_else(|| home.join(".copilot/hooks/stella.json")),
         "cursor" => home.join(super::cursor::SETTINGS),
@@ -967,6 +972,65 @@ pub fn install_git(dir: &Path) -> Result<Outcome, Error> {
     }
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     crate::fsutil::write_atomic(&hook, script.as_bytes(), 0o755).map_err(io("write", &hook))?;
+    Ok(Outcome::Changed)
+}
+
+/// Write `text`, a file of Stella's own whose first line is `mark` (OpenCode's plugin), at
+/// `path`: created, or brought up to date when it is Stella's; a file of someone else's there is
+/// an error, and stays as it is.
+pub fn install_own_file(path: &Path, text: &str, mark: &str) -> Result<Outcome, Error> {
+    let io = io_error;
+    match std::fs::read(path) {
+        Ok(bytes) if bytes == text.as_bytes() => return Ok(Outcome::Unchanged),
+        Ok(bytes) if !bytes.starts_with(mark.as_bytes()) => {
+            return Err(Error::NotOurs {
+                path: path.to_owned(),
+            });
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io("read", path)(e)),
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    }
+    crate::fsutil::write_atomic(path, text.as_bytes(), 0o644).map_err(io("write", path))?;
+    Ok(Outcome::Changed)
+}
+
+/// Remove the file of Stella's own at `path` (its first line `mark`), and the folders that
+/// leaves empty up to `base`; a file of someone else's there stays.
+pub fn uninstall_own_file(path: &Path, mark: &str, base: &Path) -> Result<Outcome, Error> {
+    match std::fs::read(path) {
+        Ok(bytes) if bytes.starts_with(mark.as_bytes()) => {}
+        Ok(_) => {
+            return Err(Error::NotOurs {
+                path: path.to_owned(),
+            });
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Unchanged),
+        Err(source) => {
+            return Err(Error::Io(PathIo {
+                op: "read",
+                path: path.to_owned(),
+                source,
+            }));
+        }
+    }
+    std::fs::remove_file(path).map_err(|source| {
+        Error::Io(PathIo {
+            op: "remove",
+            path: path.to_owned(),
+            source,
+        })
+    })?;
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(base) && *d != base) {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
     Ok(Outcome::Changed)
 }
 

@@ -32,6 +32,7 @@ mod core;
 pub mod cursor;
 pub mod gemini;
 pub mod install;
+pub mod opencode;
 pub mod qwen;
 
 pub use crate::config::{

@@ -42,6 +42,7 @@ mod large_file;
 mod mcp;
 mod model_mock;
 mod offline;
+mod opencode_real;
 mod output;
 mod portable;
 mod powercut;

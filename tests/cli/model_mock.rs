@@ -307,7 +307,18 @@ impl ModelApi for ChatCompletions {
     }
 
     /// Nothing else is asked of the model; anything that is gets an empty object.
-    fn answer_other(_: &HttpRequest, _: &Value) -> String {
+    fn answer_other(_: &HttpRequest, body: &Value) -> String {
+        if body["stream"] == true {
+            // A side request (OpenCode's title for the session): a short streamed answer.
+            let chunk = json!({
+                "id": "chatcmpl-side", "object": "chat.completion.chunk", "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Title"}, "finish_reason": "stop"}],
+            });
+            return format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: {chunk}\n\ndata: [DONE]\n\n"
+            );
+        }
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Ctx, Result, print_json};
-use stella::hooks::{codex, copilot, cursor, gemini, install, qwen};
+use stella::hooks::{codex, copilot, cursor, gemini, install, opencode, qwen};
 
 /// Check that Stella's protection is on: installed hooks, config, data dir, shell guard
 ///
@@ -112,6 +112,53 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
     }
     let mut installed: Vec<(&'static str, &'static str, PathBuf)> = Vec::new();
+    // OpenCode's is a plugin of Stella's own: it is Stella's whole, or OpenCode runs something
+    // else, or nothing (a syntax error makes it skip a plugin without a word).
+    let plugins = [
+        root.as_ref()
+            .map(|r| ("project", r.join(opencode::PLUGIN), install::Launch::Found)),
+        home.as_ref().and_then(|h| {
+            let path = install::user_settings("opencode", h, |v| std::env::var_os(v))?;
+            let exe = std::env::current_exe().ok()?;
+            Some(("user", path, install::Launch::At(exe)))
+        }),
+    ];
+    for (scope, path, launch) in plugins.into_iter().flatten() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if !text.starts_with(opencode::MARK) {
+            continue;
+        }
+        installed.push(("opencode", scope, path.clone()));
+        findings.push(if text == opencode::plugin(&launch) {
+            finding(
+                Level::Ok,
+                "opencode",
+                format!("OpenCode loads Stella's plugin from {}", path.display()),
+                None,
+            )
+        } else {
+            finding(
+                Level::Error,
+                "opencode",
+                format!("'{}' is not the plugin this git-stella writes: OpenCode may skip it or run an old one", path.display()),
+                Some(format!("'git stella hooks install --agent opencode{}' writes it again", if scope == "user" { " --user" } else { "" })),
+            )
+        });
+    }
+    for var in ["OPENCODE_PURE", "OPENCODE_DISABLE_PROJECT_CONFIG"] {
+        if installed.iter().any(|(h, _, _)| *h == "opencode")
+            && std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+        {
+            findings.push(finding(
+                Level::Error,
+                "opencode",
+                format!("{var} is set: OpenCode runs without Stella's plugin here"),
+                Some(format!("unset {var} (and do not run OpenCode with --pure)")),
+            ));
+        }
+    }
     // Claude Code's settings as read, for its shell prefix: (scope, settings).
     let mut claude: Vec<(&'static str, PathBuf, Value)> = Vec::new();
     for f in &files {
@@ -192,7 +239,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             "hooks",
             "no agent host has Stella's hooks here or in your user settings".into(),
             Some(
-                "'git stella hooks install --agent claude-code' (or codex, gemini, cursor, qwen, copilot)"
+                "'git stella hooks install --agent claude-code' (or codex, gemini, copilot, opencode, qwen, cursor)"
                     .into(),
             ),
         ));

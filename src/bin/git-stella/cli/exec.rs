@@ -69,9 +69,9 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["command", "host"])]
     pub check: bool,
     /// Run an agent host's shell command: the one argument is the host's shell snippet, run with
-    /// bash -c in the host's session (claude-code: from CLAUDE_CODE_SESSION_ID; codex, gemini and
-    /// copilot: --session, as their hooks write it), created when missing
-    #[arg(long, value_name = "HOST", value_parser = ["claude-code", "codex", "gemini", "copilot"])]
+    /// bash -c in the host's session (claude-code: from CLAUDE_CODE_SESSION_ID; the others:
+    /// --session, as their hooks write it), created when missing
+    #[arg(long, value_name = "HOST", value_parser = ["claude-code", "codex", "gemini", "copilot", "opencode"])]
     pub host: Option<String>,
     /// The command and its arguments
     #[arg(

@@ -39,6 +39,9 @@ pub enum HookCommand {
     /// Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)
     #[command(after_long_help = HOOK_EXIT)]
     Copilot,
+    /// Answer Stella's OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)
+    #[command(after_long_help = HOOK_EXIT)]
+    Opencode,
     /// Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)
     #[command(after_long_help = HOOK_EXIT)]
     Qwen,
@@ -59,7 +62,7 @@ fn budget() -> Duration {
 pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Result {
     use stella::hooks::{
         claude_code::ClaudeCode, codex::Codex, copilot::Copilot, cursor::Cursor, gemini::Gemini,
-        qwen::Qwen,
+        opencode::OpenCode, qwen::Qwen,
     };
     let env = Env {
         settings: ctx.settings.clone(),
@@ -71,7 +74,10 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         // `exec`, when this machine can guard one.
         // (`STELLA_TEST_NO_SHELL_GUARD=1`: the tests' stand-in for a machine that cannot.)
         guard_exe: match command {
-            HookCommand::Codex | HookCommand::Gemini | HookCommand::Copilot
+            HookCommand::Codex
+            | HookCommand::Gemini
+            | HookCommand::Copilot
+            | HookCommand::Opencode
                 if stella::exec::support().is_ok()
                     && std::env::var_os("STELLA_TEST_NO_SHELL_GUARD").is_none() =>
             {
@@ -80,7 +86,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
                     // Copilot CLI asks before a command that names a path outside the
                     // workspace, which no one answers in a headless run: Stella is named as
                     // PATH finds it, when that is this binary.
-                    (HookCommand::Copilot, Some(exe))
+                    (HookCommand::Copilot | HookCommand::Opencode, Some(exe))
                         if hooks::install::invoked_as(
                             std::ffi::OsStr::new("git-stella"),
                             std::env::var_os("PATH").as_deref(),
@@ -104,6 +110,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         HookCommand::Cursor => answer::<Cursor>(env),
         HookCommand::Qwen => answer::<Qwen>(env),
         HookCommand::Copilot => answer::<Copilot>(env),
+        HookCommand::Opencode => answer::<OpenCode>(env),
     };
     Ok(emit(ctx, &answer, out))
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
 use stella::hooks::install::{self, HooksFile, Launch, Ledger, Outcome};
-use stella::hooks::{codex, copilot, cursor, gemini, qwen};
+use stella::hooks::{codex, copilot, cursor, gemini, opencode, qwen};
 
 /// The exit status of `hooks install` and `hooks uninstall`.
 const HOOKS_EXIT: &str = "Exit status:
@@ -66,6 +66,8 @@ pub enum Agent {
     Qwen,
     /// GitHub Copilot CLI: .github/hooks/stella.json
     Copilot,
+    /// OpenCode: a plugin, .opencode/plugins/stella.js
+    Opencode,
 }
 
 impl Agent {
@@ -77,6 +79,7 @@ impl Agent {
             Agent::Cursor => "Cursor",
             Agent::Qwen => "Qwen Code",
             Agent::Copilot => "Copilot CLI",
+            Agent::Opencode => "OpenCode",
         }
     }
 
@@ -88,6 +91,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -101,6 +105,7 @@ impl Agent {
             (Agent::Cursor, _) => cursor::SETTINGS,
             (Agent::Qwen, _) => qwen::SETTINGS,
             (Agent::Copilot, _) => copilot::SETTINGS,
+            (Agent::Opencode, _) => opencode::PLUGIN,
         }
     }
 
@@ -121,6 +126,8 @@ impl Agent {
             Agent::Cursor => cursor::hooks_file(path, launch),
             Agent::Qwen => qwen::hooks_file(path, launch),
             Agent::Copilot => copilot::hooks_file(path, launch),
+            // OpenCode's is a plugin, installed whole (see `run`); its path is what counts.
+            Agent::Opencode => install::claude_hooks_file(path, launch),
         }
     }
 
@@ -226,6 +233,20 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (ws.root, ledger)
     };
+    if agent == Agent::Opencode {
+        let path = agent.settings_at(scope, &base);
+        let outcome = if installing {
+            install::install_own_file(&path, &opencode::plugin(&launch), opencode::MARK)
+        } else {
+            install::uninstall_own_file(&path, opencode::MARK, &base)
+        }
+        .map_err(failed)?;
+        say(ctx, installing, outcome, &path);
+        if installing && let Some(next) = trust_steps(agent, scope) {
+            ctx.say(format_args!("{next}"));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let file = agent.hooks_file(agent.settings_at(scope, &base), &launch);
     let outcome = if installing {
         let installed = install::install(&file, &ledger).map_err(failed)?;
@@ -285,6 +306,9 @@ fn trust_steps(agent: Agent, scope: Scope) -> Option<&'static str> {
         (Agent::Gemini, Scope::User) => None,
         (Agent::Gemini, _) => Some(
             "next: Gemini CLI runs a project's hooks only in a folder you trust: choose \"Trust folder\" when it asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true. Its --skip-trust flag loads no project settings, so these hooks would not run: for runs with it, install with --user. 'git stella doctor' says whether Gemini CLI trusts the folder.",
+        ),
+        (Agent::Opencode, _) => Some(
+            "next: OpenCode loads the plugin at its next start; it runs no plugin under --pure (or OPENCODE_PURE=1), and no project plugin with OPENCODE_DISABLE_PROJECT_CONFIG=1. 'git stella doctor' checks the plugin is Stella's, whole.",
         ),
         (Agent::Copilot, Scope::User) => None,
         (Agent::Copilot, _) => Some(
