@@ -166,18 +166,24 @@ impl Config {
 /// read strictly: `Err` says what is wrong with them, and a caller treats it as fail-closed — an
 /// invalid config cannot say what was meant, so it never silently allows.
 pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, Error> {
+    Ok(match on_error_choice(settings, cwd)? {
+        Some(OnErrorSetting::Deny) => OnError::Deny,
+        Some(OnErrorSetting::Allow) | None => OnError::Allow,
+    })
+}
+
+/// What the project chose for a hook that fails (`.stella/config.toml`, else git config), if it
+/// chose.
+pub fn on_error_choice(settings: &Settings, cwd: &Path) -> Result<Option<OnErrorSetting>, Error> {
     let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
-        return Ok(OnError::Allow);
+        return Ok(None);
     };
     let from_git = git_on_error(&repo).map_err(Error::Git)?;
     let from_file = match repo.workdir() {
         Some(root) => Config::load(root)?.hooks.on_error,
         None => None,
     };
-    Ok(match from_file.or(from_git) {
-        Some(OnErrorSetting::Deny) => OnError::Deny,
-        Some(OnErrorSetting::Allow) | None => OnError::Allow,
-    })
+    Ok(from_file.or(from_git))
 }
 
 /// The `stella.*` git config, read strictly: `stella.hookOnError` (`allow` or `deny`) is its only
@@ -216,11 +222,18 @@ pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, St
 }
 
 /// The deny reason when the hook failed and fail-closed is on (`Ok`), or Stella's config is
-/// invalid (`Err`); `None`: let the tool run.
-pub fn deny_reason(settings: &Settings, cwd: &Path, error: &str) -> Option<String> {
-    match on_error(settings, cwd) {
-        Ok(OnError::Allow) => None,
-        Ok(OnError::Deny) => Some(fail_closed_reason(error)),
+/// invalid (`Err`); `None`: let the tool run. `unset_denies`: a project that chose nothing fails
+/// closed (for a host that would let the tool run whatever a failed hook said).
+pub fn deny_reason(
+    settings: &Settings,
+    cwd: &Path,
+    error: &str,
+    unset_denies: bool,
+) -> Option<String> {
+    match on_error_choice(settings, cwd) {
+        Ok(Some(OnErrorSetting::Allow)) => None,
+        Ok(None) if !unset_denies => None,
+        Ok(_) => Some(fail_closed_reason(error)),
         Err(invalid) => Some(invalid_reason(&invalid)),
     }
 }

@@ -79,6 +79,8 @@ impl Host for Copilot {
     const NAME: &'static str = AGENT;
     type Payload = Payload;
     const ROUTES_SHELL: bool = true;
+    /// A hook that times out or prints what is not JSON lets the tool run.
+    const FAILS_OPEN: bool = true;
 
     fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();
@@ -114,6 +116,15 @@ impl Host for Copilot {
 
     fn deny(reason: &str) -> Answer {
         deny(reason)
+    }
+
+    /// Copilot CLI takes exit 1 as a deny: a failure that may let the tool run says so on
+    /// stderr and exits 0.
+    fn failed(e: &Error) -> Answer {
+        Answer {
+            code: 0,
+            ..Answer::failed(e)
+        }
     }
 
     fn asks_before_write(raw: &Value) -> bool {

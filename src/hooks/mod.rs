@@ -205,6 +205,10 @@ pub trait Host {
     /// shell commands run under the shell guard ([`Hook::guarded_shell`]).
     const ROUTES_SHELL: bool = false;
 
+    /// Whether the host lets a tool run whatever a failed hook said (a crash, a timeout): then
+    /// a write Stella could not check is denied unless the project chose `on-error = "allow"`.
+    const FAILS_OPEN: bool = false;
+
     /// Act on the payload in the workspace `hook` opened.
     fn handle(hook: &mut Hook, p: &Self::Payload) -> Result<Answer, Error>;
     /// The answer that says nothing (outside a workspace, or nothing to do).
@@ -213,6 +217,11 @@ pub trait Host {
     }
     /// The answer that stops the tool, `reason` going to the model.
     fn deny(reason: &str) -> Answer;
+    /// The answer when the hook itself failed and the tool may run: exit 1 with the error on
+    /// stderr, unless the host takes exit 1 as a deny.
+    fn failed(e: &Error) -> Answer {
+        Answer::failed(e)
+    }
     /// Whether the payload asks before a write: the call fail-closed denies when the hook itself
     /// fails. Read from the raw JSON, since it must work on a payload that fails to parse whole.
     fn asks_before_write(raw: &Value) -> bool;
@@ -361,11 +370,11 @@ pub fn on_failure<H: Host>(env: &Env, raw: Option<&Value>, e: &Error) -> Answer 
         && H::asks_before_write(raw)
     {
         let cwd = H::raw_cwd(raw).map_or_else(|| env.cwd.clone(), |c| env.cwd.join(c));
-        if let Some(reason) = deny_reason(&env.settings, &cwd, &error_text(e)) {
+        if let Some(reason) = deny_reason(&env.settings, &cwd, &error_text(e), H::FAILS_OPEN) {
             return H::deny(&reason);
         }
     }
-    Answer::failed(e)
+    H::failed(e)
 }
 
 /// The Stella session of a host session: named after the host's id, and a subagent (which can

@@ -56,6 +56,8 @@ impl Host for OpenCode {
     const NAME: &'static str = AGENT;
     type Payload = ToolPayload;
     const ROUTES_SHELL: bool = true;
+    /// OpenCode runs a tool whatever a plugin failed to say.
+    const FAILS_OPEN: bool = true;
 
     fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();
@@ -88,6 +90,16 @@ impl Host for OpenCode {
 
     fn deny(reason: &str) -> Answer {
         deny(reason)
+    }
+
+    /// The plugin refuses a write it gets no answer for: a failure that may let the tool run
+    /// answers `{}`, the error on stderr.
+    fn failed(e: &Error) -> Answer {
+        Answer {
+            code: 0,
+            stdout: b"{}\n".to_vec(),
+            ..Answer::failed(e)
+        }
     }
 
     fn asks_before_write(raw: &Value) -> bool {

@@ -62,6 +62,8 @@ pub struct Qwen;
 impl Host for Qwen {
     const NAME: &'static str = AGENT;
     type Payload = ToolPayload;
+    /// A hook that exits 1 or times out lets the tool run.
+    const FAILS_OPEN: bool = true;
 
     fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();

@@ -243,3 +243,90 @@ fn every_host_keeps_the_time_budget_and_fail_closed_denies_a_write_that_ran_out(
     assert!(took.as_secs() < 10, "took {took:?}");
     assert_eq!(w.read("notes.txt"), "alpha\n");
 }
+
+/// A call of each host that fails open (it runs a tool whatever a failed hook said): Qwen Code's
+/// edit, Copilot CLI's edit, OpenCode's write, as each sends them.
+fn fails_open_writes(w: &World) -> [(&'static str, Value); 3] {
+    let notes = w.repo.join("notes.txt");
+    [
+        (
+            "qwen",
+            json!({"session_id": "s-1", "cwd": w.repo, "hook_event_name": "PreToolUse",
+                "tool_name": "edit", "tool_use_id": "toolu_1",
+                "tool_input": {"file_path": notes, "old_string": "alpha", "new_string": "ALPHA"}}),
+        ),
+        (
+            "copilot",
+            json!({"sessionId": "s-1", "timestamp": 1, "cwd": w.repo, "toolName": "edit",
+                "toolArgs": {"path": notes, "old_str": "alpha", "new_str": "ALPHA"}}),
+        ),
+        (
+            "opencode",
+            json!({"session_id": "s-1", "cwd": w.repo, "hook_event_name": "tool.execute.before",
+                "tool_name": "write", "tool_use_id": "call_1", "tool_response": null,
+                "tool_input": {"filePath": notes, "content": "mine\n"}}),
+        ),
+    ]
+}
+
+#[test]
+fn where_the_host_fails_open_a_write_stella_could_not_check_is_denied_unless_the_project_allows_it()
+{
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    w.ok(&["init"]);
+    // A slow store: the owner record gone and its lock held; the hook's budget runs out.
+    let mut holder = hold_owner_lock(&w);
+    for (agent, payload) in fails_open_writes(&w) {
+        let mut cmd = w.stella();
+        cmd.args(["hook", agent])
+            .env("STELLA_HOOK_TIMEOUT_MS", "500");
+        let started = std::time::Instant::now();
+        let out = feed(cmd, payload.to_string().as_bytes());
+        assert!(started.elapsed().as_secs() < 10, "{agent}");
+        assert_eq!(code(&out), 0, "{agent}: {}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let reason = [
+            &v["hookSpecificOutput"]["permissionDecisionReason"],
+            &v["permissionDecisionReason"],
+            &v["reason"],
+        ]
+        .into_iter()
+        .find_map(Value::as_str)
+        .unwrap_or_else(|| panic!("{agent}: no deny in {v}"));
+        assert!(
+            reason.ends_with(
+                "the hook did not finish within its time budget of 500ms; nothing more was done"
+            ),
+            "{agent}: {reason}"
+        );
+    }
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // An unreadable store (the data folder is a file): denied the same way.
+    let blocked = w.base().join("not-a-folder");
+    std::fs::write(&blocked, "").unwrap();
+    for (agent, payload) in fails_open_writes(&w) {
+        let mut cmd = w.stella();
+        cmd.args(["hook", agent]).env("STELLA_HOME", &blocked);
+        let out = feed(cmd, payload.to_string().as_bytes());
+        assert_eq!(code(&out), 0, "{agent}: {}", stderr(&out));
+        assert!(stdout(&out).contains("deny"), "{agent}: {}", stdout(&out));
+    }
+    // A project that chose to let writes through when Stella fails gets that, as each host
+    // reads it: Qwen Code exit 1, Copilot CLI (for which 1 is a deny) and OpenCode's plugin 0.
+    w.write(".stella/config.toml", "[hooks]\non-error = \"allow\"\n");
+    for (agent, payload) in fails_open_writes(&w) {
+        let mut cmd = w.stella();
+        cmd.args(["hook", agent]).env("STELLA_HOME", &blocked);
+        let out = feed(cmd, payload.to_string().as_bytes());
+        assert!(!stdout(&out).contains("deny"), "{agent}: {}", stdout(&out));
+        assert!(
+            stderr(&out).starts_with("stella: error: "),
+            "{agent}: {}",
+            stderr(&out)
+        );
+        assert_eq!(code(&out), if agent == "qwen" { 1 } else { 0 }, "{agent}");
+    }
+    assert_eq!(w.read("notes.txt"), "alpha\n");
+}

@@ -50,19 +50,20 @@ pub(crate) struct Client<'a> {
 impl Client<'_> {
     /// `qwen -p PROMPT --yolo`, headless, in the repository, with `git-stella`'s folder on PATH.
     pub(crate) fn run(&self, prompt: &str) -> (Output, Value) {
-        self.run_in(Command::new(self.bin), prompt)
+        self.run_in(Command::new(self.bin), prompt, &[])
     }
 
     /// The client run whole under the shell guard, in `session`: `git stella exec -- qwen …`.
     fn run_guarded(&self, session: &str, prompt: &str) -> (Output, Value) {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("git-stella"));
         cmd.args(["--session", session, "exec", "--"]).arg(self.bin);
-        self.run_in(cmd, prompt)
+        self.run_in(cmd, prompt, &[])
     }
 
-    fn run_in(&self, mut cmd: Command, prompt: &str) -> (Output, Value) {
+    fn run_in(&self, mut cmd: Command, prompt: &str, env: &[(&str, &str)]) -> (Output, Value) {
         clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
-        cmd.current_dir(&self.w.repo)
+        cmd.envs(env.iter().copied())
+            .current_dir(&self.w.repo)
             .env("PATH", path_with_stella())
             .env(
                 "OPENAI_BASE_URL",
@@ -259,6 +260,31 @@ fn the_real_qwen_code_is_guarded_by_stella() {
         log.contains("read notes.txt") && log.contains("refused write notes.txt"),
         "{log}"
     );
+
+    // (6) Last, since the workspace stays locked: a slow store, the hook's budget running out
+    // before it can check. Qwen Code would run
+    // the tool on a failed or late hook; Stella's answer is the explicit deny, in time.
+    let mut holder = hold_owner_lock(&w);
+    mock.script(
+        "q6_",
+        vec![("edit", edit(&notes, "alpha", "ALPHA"))],
+        vec![],
+    );
+    c.run_in(
+        Command::new(&bin),
+        "Update notes.txt",
+        &[("STELLA_HOOK_TIMEOUT_MS", "500")],
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(
+        mock.output(0).ends_with(
+            "the hook did not finish within its time budget of 500ms; nothing more was done"
+        ),
+        "{}",
+        mock.output(0)
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\nbetA\n");
 }
 
 #[test]
