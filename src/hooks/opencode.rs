@@ -169,11 +169,24 @@ pub fn deny(reason: &str) -> Answer {
 /// Stella's plugin, running Stella as `launch` says: found on each machine for a project's
 /// (committed), this binary for a user's.
 pub fn plugin(launch: &Launch) -> String {
-    let command = match launch {
+    plugin_running(&match launch {
         Launch::At(exe) => super::install::hook_command(exe, AGENT),
         Launch::Found => super::install::portable_command(AGENT, false),
-    };
-    let command = serde_json::to_string(&command).expect("a string serialises");
+    })
+}
+
+/// The command line Stella's plugin `text` runs, when `text` is whole Stella's plugin for it.
+pub fn command_of(text: &str) -> Option<String> {
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("const COMMAND = "))?;
+    let command: String = serde_json::from_str(line).ok()?;
+    (plugin_running(&command) == text).then_some(command)
+}
+
+/// Stella's plugin running `command` (a shell command line) for each call.
+fn plugin_running(command: &str) -> String {
+    let command = serde_json::to_string(command).expect("a string serialises");
     format!(
         r#"{MARK}
 // It asks Stella before each tool call and tells it after; a write Stella cannot answer for is

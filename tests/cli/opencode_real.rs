@@ -279,7 +279,8 @@ fn the_opencode_plugin_installs_whole_and_uninstalls_leaving_the_folder_as_it_wa
         .output()
         .unwrap();
     assert!(
-        stdout(&doctor).contains("OpenCode loads Stella's plugin from"),
+        stdout(&doctor).contains("ok    opencode (project, ")
+            && stdout(&doctor).contains("stella.js): hooks run "),
         "{}",
         stdout(&doctor)
     );

@@ -115,15 +115,15 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     // OpenCode's is a plugin of Stella's own: it is Stella's whole, or OpenCode runs something
     // else, or nothing (a syntax error makes it skip a plugin without a word).
     let plugins = [
-        root.as_ref()
-            .map(|r| ("project", r.join(opencode::PLUGIN), install::Launch::Found)),
+        root.as_ref().map(|r| ("project", r.join(opencode::PLUGIN))),
         home.as_ref().and_then(|h| {
-            let path = install::user_settings("opencode", h, |v| std::env::var_os(v))?;
-            let exe = std::env::current_exe().ok()?;
-            Some(("user", path, install::Launch::At(exe)))
+            Some((
+                "user",
+                install::user_settings("opencode", h, |v| std::env::var_os(v))?,
+            ))
         }),
     ];
-    for (scope, path, launch) in plugins.into_iter().flatten() {
+    for (scope, path) in plugins.into_iter().flatten() {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -131,12 +131,15 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             continue;
         }
         installed.push(("opencode", scope, path.clone()));
-        findings.push(if text == opencode::plugin(&launch) {
-            finding(
-                Level::Ok,
-                "opencode",
-                format!("OpenCode loads Stella's plugin from {}", path.display()),
-                None,
+        findings.push(if let Some(command) = opencode::command_of(&text) {
+            // The command the plugin runs is checked as every host's hook command is.
+            check_command(
+                &HostFile {
+                    host: "opencode",
+                    scope,
+                    path: path.clone(),
+                },
+                &command,
             )
         } else {
             finding(
