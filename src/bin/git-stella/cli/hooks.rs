@@ -233,45 +233,42 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (ws.root, ledger)
     };
-    if agent == Agent::Opencode {
-        let path = agent.settings_at(scope, &base);
-        let outcome = if installing {
+    let path = agent.settings_at(scope, &base);
+    let outcome = if agent == Agent::Opencode {
+        // OpenCode's is a plugin: a file of Stella's own, written and removed whole.
+        if installing {
             install::install_own_file(&path, &opencode::plugin(&launch), opencode::MARK)
         } else {
             install::uninstall_own_file(&path, opencode::MARK, &base)
         }
-        .map_err(failed)?;
-        say(ctx, installing, outcome, &path);
-        if installing && let Some(next) = trust_steps(agent, scope) {
-            ctx.say(format_args!("{next}"));
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let file = agent.hooks_file(agent.settings_at(scope, &base), &launch);
-    let outcome = if installing {
-        let installed = install::install(&file, &ledger).map_err(failed)?;
-        if let Some(prefix) = installed.foreign_prefix {
-            let _ = writeln!(
-                ctx.err,
-                "stella: warning: '{}' already sets {} to '{prefix}'; it was kept, so Claude Code's Bash commands run without Stella's shell guard",
-                file.path.display(),
-                install::PREFIX_KEY
-            );
-        }
-        warn_twice(ctx, agent, scope, &file.path, &launch);
-        installed.outcome
+        .map_err(failed)?
     } else {
-        install::uninstall(&file, &ledger).map_err(failed)?
+        let file = agent.hooks_file(path.clone(), &launch);
+        let outcome = if installing {
+            let installed = install::install(&file, &ledger).map_err(failed)?;
+            if let Some(prefix) = installed.foreign_prefix {
+                let _ = writeln!(
+                    ctx.err,
+                    "stella: warning: '{}' already sets {} to '{prefix}'; it was kept, so Claude Code's Bash commands run without Stella's shell guard",
+                    file.path.display(),
+                    install::PREFIX_KEY
+                );
+            }
+            warn_twice(ctx, agent, scope, &file.path, &launch);
+            installed.outcome
+        } else {
+            install::uninstall(&file, &ledger).map_err(failed)?
+        };
+        if agent == Agent::ClaudeCode {
+            say(ctx, installing, outcome, &file.path);
+            return Ok(ExitCode::SUCCESS);
+        }
+        outcome
     };
-    if agent == Agent::ClaudeCode {
-        say(ctx, installing, outcome, &file.path);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let shown = file.path.strip_prefix(&base).unwrap_or(&file.path);
     let shown = if scope == Scope::User {
-        file.path.display().to_string()
+        path.display().to_string()
     } else {
-        shown.display().to_string()
+        path.strip_prefix(&base).unwrap_or(&path).display().to_string()
     };
     match (installing, outcome) {
         (true, Outcome::Changed) => ctx.say(format_args!("installed Stella's hooks in {shown}")),
