@@ -38,6 +38,15 @@ pub fn clean_env(cmd: &mut Command, home: &Path, stella_home: &Path) {
     }
 }
 
+/// `git stella doctor` in `w`, with the built `git-stella` on PATH, as a project's hooks find it.
+pub fn doctor_on_path(w: &World) -> Output {
+    w.stella()
+        .env("PATH", path_with_stella())
+        .args(["doctor"])
+        .output()
+        .unwrap()
+}
+
 /// `PATH` with the built `git-stella`'s folder first: where a project's hooks, run by a real
 /// host, find Stella, as they would where it is installed.
 pub fn path_with_stella() -> std::ffi::OsString {

@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::model_mock::{ChatCompletions, Mock, rewrite};
+use crate::model_mock::{ChatCompletions, Mock, assert_allowed, rewrite};
 
 struct Client<'a> {
     bin: &'a Path,
@@ -57,16 +57,6 @@ impl Client<'_> {
 /// The model reads `Denied by preToolUse hook: R` for a call a hook denied.
 fn denied(file: &str, diff: &str) -> String {
     format!("Denied by preToolUse hook: {}", write_refusal(file, diff))
-}
-
-/// A tool of step `i` that ran, with nothing refused.
-fn assert_allowed(mock: &Mock<ChatCompletions>, i: usize) -> String {
-    let text = mock.output(i);
-    assert!(
-        !text.contains("refusing") && !text.starts_with("Denied"),
-        "step {i} must pass: {text}"
-    );
-    text
 }
 
 #[test]
@@ -301,13 +291,7 @@ fn installing_copilot_hooks_then_uninstalling_leaves_the_users_hooks_and_doctor_
         ours.contains("hook copilot") && ours.contains("\"version\": 1"),
         "{ours}"
     );
-    let doctor = |w: &World| {
-        w.stella()
-            .env("PATH", path_with_stella())
-            .args(["doctor"])
-            .output()
-            .unwrap()
-    };
+    let doctor = doctor_on_path;
     let out = doctor(&w);
     assert!(
         stdout(&out)

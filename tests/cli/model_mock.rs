@@ -322,3 +322,16 @@ impl ModelApi for ChatCompletions {
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
     }
 }
+
+/// What the client sent back for step `i`, which must be a tool that ran: neither Stella's
+/// refusal nor a host's or plugin's denial.
+pub fn assert_allowed(mock: &Mock<ChatCompletions>, i: usize) -> String {
+    let text = mock.output(i);
+    assert!(
+        !text.contains("refusing")
+            && !text.starts_with("Denied")
+            && !text.contains("Stella could not"),
+        "step {i} must pass: {text}"
+    );
+    text
+}

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::*;
-use crate::model_mock::{ChatCompletions, Mock, rewrite};
+use crate::model_mock::{ChatCompletions, Mock, assert_allowed, rewrite};
 
 struct Client<'a> {
     bin: &'a Path,
@@ -72,16 +72,6 @@ impl Client<'_> {
             .stdin(Stdio::null());
         cmd
     }
-}
-
-/// A tool of step `i` that ran, with nothing refused.
-fn assert_allowed(mock: &Mock<ChatCompletions>, i: usize) -> String {
-    let text = mock.output(i);
-    assert!(
-        !text.contains("refusing") && !text.contains("Stella could not"),
-        "step {i} must pass: {text}"
-    );
-    text
 }
 
 #[test]
@@ -272,12 +262,7 @@ fn the_opencode_plugin_installs_whole_and_uninstalls_leaving_the_folder_as_it_wa
         !plugin.contains(&*w.base().to_string_lossy()),
         "no path of this machine"
     );
-    let doctor = w
-        .stella()
-        .env("PATH", path_with_stella())
-        .args(["doctor"])
-        .output()
-        .unwrap();
+    let doctor = doctor_on_path(&w);
     assert!(
         stdout(&doctor).contains("ok    opencode (project, ")
             && stdout(&doctor).contains("stella.js): hooks run "),
@@ -286,12 +271,7 @@ fn the_opencode_plugin_installs_whole_and_uninstalls_leaving_the_folder_as_it_wa
     );
     // Changed by hand (or by an older Stella): doctor says so, install writes it again.
     w.write(".opencode/plugins/stella.js", &plugin.replace("30000", "1"));
-    let doctor = w
-        .stella()
-        .env("PATH", path_with_stella())
-        .args(["doctor"])
-        .output()
-        .unwrap();
+    let doctor = doctor_on_path(&w);
     assert_eq!(code(&doctor), 1, "{}", stdout(&doctor));
     w.ok(&["hooks", "install", "--agent", "opencode"]);
     assert_eq!(w.read(".opencode/plugins/stella.js"), plugin);

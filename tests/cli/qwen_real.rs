@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::model_mock::{self, ChatCompletions, rewrite};
+use crate::model_mock::{self, ChatCompletions, assert_allowed, rewrite};
 
 /// The model: a loopback HTTP server answering `POST /v1/chat/completions` from a script.
 pub(crate) type Mock = model_mock::Mock<ChatCompletions>;
@@ -97,13 +97,6 @@ fn write_file(path: &Path, content: &str) -> Value {
 
 fn edit(path: &Path, old: &str, new: &str) -> Value {
     json!({"file_path": path, "old_string": old, "new_string": new})
-}
-
-/// A tool of step `i` that ran, with nothing refused.
-fn assert_allowed(mock: &Mock, i: usize) -> String {
-    let text = mock.output(i);
-    assert!(!text.contains("refusing"), "step {i} must pass: {text}");
-    text
 }
 
 #[test]
@@ -299,26 +292,14 @@ fn installing_then_uninstalling_qwen_hooks_gives_the_settings_back_byte_for_byte
         "{installed}"
     );
     assert!(installed.contains("// my own"), "{installed}");
-    let doctor = stdout(
-        &w.stella()
-            .env("PATH", path_with_stella())
-            .args(["doctor"])
-            .output()
-            .unwrap(),
-    );
+    let doctor = stdout(&doctor_on_path(&w));
     assert!(
         doctor.contains("Qwen Code cannot run its shell tool through Stella's shell guard"),
         "{doctor}"
     );
     // With folder trust on, an untrusted folder loads no project hooks: doctor fails, until
     // the folder is trusted.
-    let doctor = |w: &World| {
-        w.stella()
-            .env("PATH", path_with_stella())
-            .args(["doctor"])
-            .output()
-            .unwrap()
-    };
+    let doctor = doctor_on_path;
     std::fs::create_dir_all(w.home.join(".qwen")).unwrap();
     std::fs::write(
         w.home.join(".qwen/settings.json"),

@@ -268,7 +268,10 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
     let shown = if scope == Scope::User {
         path.display().to_string()
     } else {
-        path.strip_prefix(&base).unwrap_or(&path).display().to_string()
+        path.strip_prefix(&base)
+            .unwrap_or(&path)
+            .display()
+            .to_string()
     };
     match (installing, outcome) {
         (true, Outcome::Changed) => ctx.say(format_args!("installed Stella's hooks in {shown}")),
