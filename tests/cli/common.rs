@@ -38,6 +38,28 @@ pub fn clean_env(cmd: &mut Command, home: &Path, stella_home: &Path) {
     }
 }
 
+/// A payload captured from a host, `tests/fixtures/<dir>/<name>.json`, its paths moved into `w`
+/// (`/home/user/project` the repository, `/home/user` the home folder).
+pub fn captured_payload(w: &World, dir: &str, name: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir)
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("/home/user/project", w.repo.to_str().unwrap())
+        .replace("/home/user", w.home.to_str().unwrap());
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `git stella hook AGENT` on `payload`: it must exit 0 and say nothing on stderr; its stdout.
+pub fn hook_stdout(w: &World, agent: &str, payload: &serde_json::Value) -> String {
+    let out = w.run_stdin(&["hook", agent], payload.to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{agent}: {payload}: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "{agent}: {payload}");
+    stdout(&out)
+}
+
 /// `git stella doctor` in `w`, with the built `git-stella` on PATH, as a project's hooks find it.
 pub fn doctor_on_path(w: &World) -> Output {
     w.stella()

@@ -220,29 +220,12 @@ fn the_real_copilot_cli_is_guarded_by_stella() {
     );
 }
 
-/// A payload captured from Copilot CLI 1.0.102, its paths moved into `w`.
-fn captured(w: &World, name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/copilot-1.0.102")
-        .join(format!("{name}.json"));
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("/home/user/project", w.repo.to_str().unwrap());
-    let mut v: Value = serde_json::from_str(&text).unwrap();
-    // The patch was captured in a run of its own: one session for all of them here.
-    v["sessionId"] = "b95a7486-3927-47a2-be68-05e986e99038".into();
-    v
-}
-
-/// `git stella hook copilot` on a captured payload: exit 0, nothing on stderr; its stdout.
+/// `git stella hook copilot` on the payload captured as `name`; its stdout.
 fn hook_copilot(w: &World, name: &str) -> String {
-    let out = w.run_stdin(
-        &["hook", "copilot"],
-        captured(w, name).to_string().as_bytes(),
-    );
-    assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
-    assert_eq!(stderr(&out), "", "{name}");
-    stdout(&out)
+    let mut payload = captured_payload(w, "copilot-1.0.102", name);
+    // The patch was captured in a run of its own: one session for all of them here.
+    payload["sessionId"] = "b95a7486-3927-47a2-be68-05e986e99038".into();
+    hook_stdout(w, "copilot", &payload)
 }
 
 #[test]

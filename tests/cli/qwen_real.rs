@@ -329,24 +329,9 @@ fn installing_then_uninstalling_qwen_hooks_gives_the_settings_back_byte_for_byte
     assert_eq!(w.read(".qwen/settings.json"), mine);
 }
 
-/// A payload captured from Qwen Code 0.24.4, its paths moved into `w`.
-fn captured(w: &World, name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/qwen-code-0.24.4")
-        .join(format!("{name}.json"));
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("/home/user/project", w.repo.to_str().unwrap())
-        .replace("/home/user", w.home.to_str().unwrap());
-    serde_json::from_str(&text).unwrap()
-}
-
-/// `git stella hook qwen` on a captured payload: exit 0, nothing on stderr; its stdout.
+/// `git stella hook qwen` on the payload captured as `name`; its stdout.
 fn hook_qwen(w: &World, name: &str) -> String {
-    let out = w.run_stdin(&["hook", "qwen"], captured(w, name).to_string().as_bytes());
-    assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
-    assert_eq!(stderr(&out), "", "{name}");
-    stdout(&out)
+    hook_stdout(w, "qwen", &captured_payload(w, "qwen-code-0.24.4", name))
 }
 
 #[test]
