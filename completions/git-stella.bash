@@ -2379,7 +2379,7 @@ _git__stella() {
         git__stella__subcmd__session__subcmd__undrop)
             opts="-C -q -v -h --date --session --quiet --verbose --color --no-pager --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions --dropped)" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
@@ -2403,7 +2403,7 @@ _git__stella() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions --dropped)" -- "${cur}") )
             return 0
             ;;
         git__stella__subcmd__show)
@@ -2781,12 +2781,13 @@ else
     complete -F _git__stella -o bashdefault -o default git-stella
 fi
 
-# The session ids of the workspace around the current folder.
+# The session ids of the workspace around the current folder (with --dropped, the dropped ones
+# 'session undrop' can bring back).
 __git_stella_sessions() {
     local top
     top=$(git rev-parse --show-toplevel 2>/dev/null) || return 0
     [[ -d "$top/.stella/private" ]] || return 0
-    git stella session list 2>/dev/null | tail -n +2 | cut -d' ' -f1
+    git stella session list "$@" 2>/dev/null | tail -n +2 | cut -d' ' -f1
 }
 
 # `git stella <TAB>`: git's completion calls _git_stella (loading this file through

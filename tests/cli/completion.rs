@@ -231,9 +231,10 @@ fn bash_completes_session_ids_folders_and_files_where_they_belong() {
         return;
     };
     let w = World::new();
-    for id in ["agent-1", "agent-2", "other"] {
+    for id in ["agent-1", "agent-2", "other", "gone-1"] {
         w.ok(&["session", "start", "--id", id]);
     }
+    w.ok(&["session", "drop", "gone-1"]);
     std::fs::create_dir_all(w.repo.join("src/deep")).unwrap();
     w.write("src/lib.rs", "x");
     let setup = format!("source '{}'\nsource '{}'", git.display(), ours().display());
@@ -260,6 +261,7 @@ fn bash_completes_session_ids_folders_and_files_where_they_belong() {
             &["git-stella", "diff", "src/l"],
             &["git-stella", "-C", "sr"],
             &["git-stella", "log", "--date", "re"],
+            &["git", "stella", "session", "undrop", ""],
         ],
     );
     // Session ids come most recently active first, as `session list` shows them.
@@ -276,6 +278,8 @@ fn bash_completes_session_ids_folders_and_files_where_they_belong() {
     assert_eq!(r[6], ["src/lib.rs"]);
     assert_eq!(r[7], ["src"]);
     assert_eq!(r[8], ["relative"]);
+    // undrop offers the dropped sessions, and only those.
+    assert_eq!(words(&r[9]), ["gone-1 "]);
 
     // Where Stella keeps nothing, a TAB offers no session and sets nothing up.
     let plain = w.base().join("plain");

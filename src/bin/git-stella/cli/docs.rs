@@ -159,12 +159,13 @@ fn completion(shell: Shell) -> Vec<u8> {
 /// The session ids bash offers: read by `git stella session list`, and only in a workspace where
 /// Stella already keeps something, so a TAB never sets one up.
 const BASH_SESSIONS: &str = r#"
-# The session ids of the workspace around the current folder.
+# The session ids of the workspace around the current folder (with --dropped, the dropped ones
+# 'session undrop' can bring back).
 __git_stella_sessions() {
     local top
     top=$(git rev-parse --show-toplevel 2>/dev/null) || return 0
     [[ -d "$top/.stella/private" ]] || return 0
-    git stella session list 2>/dev/null | tail -n +2 | cut -d' ' -f1
+    git stella session list "$@" 2>/dev/null | tail -n +2 | cut -d' ' -f1
 }
 "#;
 
@@ -200,6 +201,9 @@ fn bash_values(script: String, cmd: &Command) -> String {
             Operand::Session => {
                 r#"COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions)" -- "${cur}") )"#
             }
+            Operand::Dropped => {
+                r#"COMPREPLY=( $(compgen -W "${opts} $(__git_stella_sessions --dropped)" -- "${cur}") )"#
+            }
             Operand::File => {
                 r#"COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") $(compgen -f -- "${cur}") )"#
             }
@@ -213,6 +217,8 @@ fn bash_values(script: String, cmd: &Command) -> String {
 /// What a command's operand names.
 enum Operand {
     Session,
+    /// A dropped session's id (`session undrop`).
+    Dropped,
     File,
 }
 
@@ -222,6 +228,7 @@ fn operand_states(cmd: &Command, state: String, out: &mut Vec<(String, Operand)>
         cmd.get_positionals()
             .find_map(|a| match a.get_value_names()?.first()?.as_str() {
                 "ID" => Some(Operand::Session),
+                "DROPPED_ID" => Some(Operand::Dropped),
                 "PATH" | "FILE" => Some(Operand::File),
                 _ => None,
             });

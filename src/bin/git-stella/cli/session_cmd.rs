@@ -166,6 +166,7 @@ Exit status:
   2  an error: no dropped session of that id is kept, or a session has that id now")]
 pub struct UndropArgs {
     /// The dropped session to bring back
+    #[arg(value_name = "DROPPED_ID")]
     pub id: String,
     #[command(flatten)]
     pub date: super::term::Dates,
