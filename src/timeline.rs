@@ -180,7 +180,8 @@ const DIFF_MAX_BYTES: u64 = 1 << 20;
 
 /// The steps of session `id`, oldest first. A replayed session's history reaches back into the
 /// session it was replayed from, as `log` shows it.
-pub fn of(journal: &Journal<'_>, id: &SessionId) -> Result<Vec<Step>, journal::Error> {
+/// With `diffs` false, refusals carry no diff (nothing but the records is read for them).
+pub fn of(journal: &Journal<'_>, id: &SessionId, diffs: bool) -> Result<Vec<Step>, journal::Error> {
     let history = journal.history(id)?;
     let trees = history
         .iter()
@@ -228,7 +229,10 @@ pub fn of(journal: &Journal<'_>, id: &SessionId) -> Result<Vec<Step>, journal::E
                 .last
                 .into_iter()
                 .map(|record| {
-                    let diff = refusal_diff(journal, trees[i], &record, &mut versions)?;
+                    let diff = match diffs {
+                        true => refusal_diff(journal, trees[i], &record, &mut versions)?,
+                        false => None,
+                    };
                     Ok(Refusal { record, diff })
                 })
                 .collect::<Result<_, journal::Error>>()?
@@ -500,7 +504,7 @@ mod tests {
         };
         record("turn end t1", Vec::new(), vec![end]);
 
-        let steps = of(&journal, &id).unwrap();
+        let steps = of(&journal, &id, true).unwrap();
         let kinds: Vec<Kind> = steps.iter().map(|s| s.kind).collect();
         use Kind::*;
         assert_eq!(
@@ -537,7 +541,7 @@ mod tests {
             vec![put(&journal, "a", b"three\n", false)],
             Vec::new(),
         );
-        let steps = of(&journal, &id).unwrap();
+        let steps = of(&journal, &id, true).unwrap();
         assert_eq!(
             steps[6].refused[0].diff.as_deref(),
             Some("--- a (seen by this session)\n+++ a (on disk now)\n@@ -1 +1 @@\n-two\n+three")

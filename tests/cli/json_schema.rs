@@ -233,6 +233,26 @@ fn every_commands_json_follows_the_documented_schema() {
         .unwrap();
     assert_eq!(made["paths"], serde_json::json!(["new/c.txt"]));
     assert_eq!(of(&cases, "recover --all")["kept"][0]["path"], "notes.txt");
+    // The newest step alone (-n 1) is what it is, not a refusal because the one before it is
+    // not shown.
+    let newest: Value = serde_json::from_str(&w.ok(&["log", "a", "-n", "1", "--json"])).unwrap();
+    assert_eq!(
+        newest["steps"].as_array().map(Vec::len),
+        Some(1),
+        "{newest}"
+    );
+    assert!(
+        newest["steps"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("turn begin"),
+        "{newest}"
+    );
+    assert_eq!(
+        newest["steps"][0]["refused"],
+        serde_json::json!([]),
+        "{newest}"
+    );
     assert_eq!(
         of(&cases, "session list --dropped")["dropped"][0]["session"],
         "b"

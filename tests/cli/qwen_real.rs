@@ -193,7 +193,10 @@ fn the_real_qwen_code_is_guarded_by_stella() {
         vec![],
     );
     c.run("Replace other.txt");
-    assert_allowed(&mock, 0);
+    // Qwen Code's own refusal, not Stella's: Stella's hook let the call through (checked in
+    // the session's log below: no refusal of other.txt).
+    let own = assert_allowed(&mock, 0);
+    assert!(own.contains("has not been read"), "{own}");
 
     // (5) Its shell is not routed through the shell guard, but the whole agent can run under
     // it. Qwen Code reads the file (so it lets its shell edit it); another process changes it
@@ -253,6 +256,7 @@ fn the_real_qwen_code_is_guarded_by_stella() {
         log.contains("read notes.txt") && log.contains("refused write notes.txt"),
         "{log}"
     );
+    assert!(!log.contains("other.txt"), "{log}");
 
     // (6) Last, since the workspace stays locked: a slow store, the hook's budget running out
     // before it can check. Qwen Code would run

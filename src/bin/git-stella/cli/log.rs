@@ -67,45 +67,29 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     if args.json {
         let mut steps = Vec::new();
         for id in &ids {
-            let mut history = journal.history(id)?;
-            history.truncate(args.max_count.unwrap_or(usize::MAX));
-            let trees = history
+            // The session's timeline, newest first: each step with the paths whose entry it
+            // changed and what it refused (a refusal's own path is one of its paths).
+            let timeline = stella::timeline::of(&journal, id, false)?;
+            for step in timeline
                 .iter()
-                .map(|(c, _, _)| journal.tree_of(*c))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            let files = trees
-                .iter()
-                .map(|t| journal.root_file_id(*t, &stella::refusals::FILE))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            for (i, (commit, time, summary)) in history.iter().enumerate() {
-                let parent = match journal.parent_of(*commit)? {
-                    Some(parent) => journal.map_of(parent)?,
-                    None => None,
-                };
-                let paths: Vec<String> = journal
-                    .map_changes(parent, journal.map_of(*commit)?)?
-                    .into_iter()
-                    .filter_map(|(had, has)| has.or(had))
-                    .map(|e| e.path.to_lossy().into_owned())
+                .rev()
+                .take(args.max_count.unwrap_or(usize::MAX))
+            {
+                let refused: Vec<_> = step.refused.iter().map(|r| &r.record).collect();
+                let paths: Vec<String> = step
+                    .paths
+                    .iter()
+                    .map(|p| p.path.to_lossy().into_owned())
+                    .chain(refused.iter().map(|r| r.path.clone()))
                     .collect();
-                let mut step = serde_json::json!({
+                steps.push(serde_json::json!({
                     "session": id.as_str(),
-                    "commit": commit.to_string(),
-                    "time": format_time(*time),
-                    "summary": summary,
+                    "commit": step.commit.to_string(),
+                    "time": format_time(step.time),
+                    "summary": step.summary,
                     "paths": paths,
-                    "refused": [],
-                });
-                // This step changed the refusal record: it is a refusal.
-                if files[i].is_some() && files.get(i + 1).copied().flatten() != files[i] {
-                    let last = stella::refusals::read(&journal, trees[i]).last;
-                    step["paths"] = paths
-                        .into_iter()
-                        .chain(last.iter().map(|r| r.path.clone()))
-                        .collect();
-                    step["refused"] = last.iter().map(super::record_json).collect();
-                }
-                steps.push(step);
+                    "refused": refused.into_iter().map(super::record_json).collect::<Vec<_>>(),
+                }));
             }
         }
         super::print_json(out, &serde_json::json!({ "steps": steps }))?;

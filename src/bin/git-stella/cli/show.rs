@@ -57,7 +57,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         None => ctx.session_id()?,
     };
     let context = ctx.open()?;
-    let steps = stella::timeline::of(&context.journal(), &id)?;
+    let steps = stella::timeline::of(&context.journal(), &id, true)?;
     let show = Show {
         meta: super::session_cmd::meta(&context, &id),
         id,
