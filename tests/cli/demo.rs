@@ -116,7 +116,11 @@ enum Snippet {
     /// Run in a project of the reader's (`~/src/your-project`, a git repository holding
     /// `notes.txt` and `api.rs`, with sessions agent-1, agent-2 and agent-7 started), after
     /// `setup`; it must exit 0.
-    Run { setup: &'static str },
+    /// `needs`: programs it runs that a machine may lack (skipped without them, but under CI).
+    Run {
+        needs: &'static [&'static str],
+        setup: &'static str,
+    },
     /// Run by the named test, as pasted, with the blocks around it.
     RunBy(&'static str),
     /// Not run here, and why: each says where what it does is tested instead.
@@ -134,7 +138,14 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
                 "installs this checkout and runs this suite: install.rs runs install.sh, and the demonstration is the_demonstration_runs_and_shows_a_refused_write",
             ),
         ),
-        ("README.md", "cd ~/src/your-project", Run { setup: "" }),
+        (
+            "README.md",
+            "cd ~/src/your-project",
+            Run {
+                needs: &[],
+                setup: "",
+            },
+        ),
         (
             "README.md",
             "cd \"$(mktemp -d)\" && git init -q demo && cd demo",
@@ -158,6 +169,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
             "docs/agents.md",
             "git stella --session agent-1 exec -- sh -c 'cat notes.txt; sed -i s/draft/final/ notes.txt'",
             Run {
+                needs: &[],
                 setup: "mkdir -p ~/bin && printf '#!/bin/sh\\ncat notes.txt\\n' > ~/bin/my-agent && chmod +x ~/bin/my-agent && export PATH=\"$PATH:$HOME/bin\"",
             },
         ),
@@ -172,6 +184,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
             "docs/artifacts.md",
             "# machine A: put the checkpoint ref into a repository, push it",
             Run {
+                needs: &[],
                 setup: "git stella --session agent-1 read notes.txt && git stella --session agent-1 checkpoint -o ../agent-a.stella.bundle && git stella session start --id agent-a && git stella --session agent-a read api.rs && git stella --session agent-a checkpoint -o ../agent-a.stella.bundle && git clone -q --bare . ../origin.git && git remote add origin ../origin.git && git stella -q session drop agent-a",
             },
         ),
@@ -204,7 +217,10 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
         (
             "docs/claude-code.md",
             "git stella hooks install --git",
-            Run { setup: "" },
+            Run {
+                needs: &[],
+                setup: "",
+            },
         ),
         (
             "docs/claude-code.md",
@@ -221,6 +237,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
             "docs/install.md",
             "git stella --help        # the man page",
             Run {
+                needs: &["man"],
                 setup: "mkdir -p ~/man/man1 && cp \"$STELLA_REPO\"/man/*.1 ~/man/man1/ && export MANPATH=\"$HOME/man:\"  # as install.sh installs them",
             },
         ),
@@ -233,6 +250,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
             "docs/install.md",
             "git stella hooks uninstall --agent claude-code",
             Run {
+                needs: &[],
                 setup: "git stella -q hooks install --agent claude-code && git stella -q hooks install --git",
             },
         ),
@@ -256,7 +274,10 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
         (
             "docs/shell-guard.md",
             "git stella --session agent-1 exec -- sh -c 'cat notes.txt; sed -i s/draft/final/ notes.txt'",
-            Run { setup: "" },
+            Run {
+                needs: &[],
+                setup: "",
+            },
         ),
         (
             "docs/uncommitted-work.md",
@@ -325,9 +346,15 @@ fn every_snippet_in_the_readme_and_docs_runs_as_pasted_or_says_where_it_is_teste
             ));
             continue;
         };
-        let Snippet::Run { setup } = how else {
+        let Snippet::Run { needs, setup } = how else {
             continue;
         };
+        if !needs
+            .iter()
+            .all(|tool| have(tool, &format!("{file}: the block starting {first:?}")))
+        {
+            continue;
+        }
         let w = World::new();
         let project = w.home.join("src/your-project");
         std::fs::create_dir_all(&project).unwrap();
