@@ -120,6 +120,10 @@ fn the_real_copilot_cli_is_guarded_by_stella() {
                 "bash",
                 json!({"command": "sed -i s/beta/BETA/ notes.txt", "description": "edit"}),
             ),
+            (
+                "bash",
+                json!({"command": "printf 'mine\\n' > notes.txt", "description": "write"}),
+            ),
             ("create", json!({"path": notes, "file_text": "mine\n"})),
         ],
         vec![(1, rewrite(&notes, "alpha\nbeta\ngamma (another process)\n"))],
@@ -131,8 +135,14 @@ fn the_real_copilot_cli_is_guarded_by_stella() {
         "{}",
         mock.output(1)
     );
+    // A redirect over it too.
     assert!(
+        mock.output(2).contains("refusing to write: notes.txt"),
+        "{}",
         mock.output(2)
+    );
+    assert!(
+        mock.output(3)
             .starts_with("Denied by preToolUse hook: refusing to write: notes.txt")
     );
     assert_eq!(

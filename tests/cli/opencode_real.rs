@@ -126,6 +126,10 @@ fn the_real_opencode_is_guarded_by_stellas_plugin() {
                 "bash",
                 json!({"command": "sed -i s/beta/BETA/ notes.txt", "description": "edit"}),
             ),
+            (
+                "bash",
+                json!({"command": "printf 'mine\\n' > notes.txt", "description": "write"}),
+            ),
         ],
         vec![(1, rewrite(&notes, other))],
     );
@@ -135,6 +139,12 @@ fn the_real_opencode_is_guarded_by_stellas_plugin() {
         mock.output(1).contains("refusing to write: notes.txt"),
         "{}",
         mock.output(1)
+    );
+    // A redirect over it too.
+    assert!(
+        mock.output(2).contains("refusing to write: notes.txt"),
+        "{}",
+        mock.output(2)
     );
     assert_eq!(w.read("notes.txt"), other);
 

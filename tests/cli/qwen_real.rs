@@ -221,6 +221,8 @@ fn the_real_qwen_code_is_guarded_by_stella() {
                 "run_shell_command",
                 json!({"command": "sed -i s/beta/BETA/ notes.txt"}),
             ),
+            // A delete of the stale file: Qwen Code checks none, Stella refuses it.
+            ("run_shell_command", json!({"command": "rm notes.txt"})),
         ],
         vec![(1, same_size)],
     );
@@ -233,9 +235,15 @@ fn the_real_qwen_code_is_guarded_by_stella() {
         "{failed}"
     );
     assert!(
-        stderr(&out).contains("refusing to write: notes.txt"),
+        stderr(&out).contains("refusing to write: notes.txt")
+            && stderr(&out).contains("refusing to delete: notes.txt"),
         "{}",
         stderr(&out)
+    );
+    assert!(
+        mock.output(2).contains("Permission denied"),
+        "{}",
+        mock.output(2)
     );
     assert_eq!(w.read("notes.txt"), "alpha\nbetA\n");
 
