@@ -502,7 +502,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot opencode" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini copilot opencode qwen cursor" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -749,7 +749,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__help__subcmd__hook)
-            opts="claude-code codex gemini cursor copilot opencode qwen"
+            opts="claude-code codex gemini copilot opencode qwen cursor"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1295,7 +1295,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook)
-            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini cursor copilot opencode qwen help"
+            opts="-C -q -v -h --session --quiet --verbose --color --no-pager --help claude-code codex gemini copilot opencode qwen cursor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1451,7 +1451,7 @@ _git__stella() {
             return 0
             ;;
         git__stella__subcmd__hook__subcmd__help)
-            opts="claude-code codex gemini cursor copilot opencode qwen help"
+            opts="claude-code codex gemini copilot opencode qwen cursor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1718,7 +1718,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot opencode" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini copilot opencode qwen cursor" -- "${cur}"))
                     return 0
                     ;;
                 -C)
@@ -1748,7 +1748,7 @@ _git__stella() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude-code codex gemini cursor qwen copilot opencode" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini copilot opencode qwen cursor" -- "${cur}"))
                     return 0
                     ;;
                 -C)

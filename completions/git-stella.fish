@@ -437,12 +437,12 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s v -l verbos
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l agent -d 'Also fail unless this host has Stella\'s hooks here or in your user settings: a CI job\'s check that its agent will run guarded (repeat for more hosts)' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
-codex\t'Codex CLI: .codex/hooks.json'
+codex\t'Codex: .codex/hooks.json'
 gemini\t'Gemini CLI: .gemini/settings.json'
-cursor\t'Cursor: .cursor/hooks.json'
+copilot\t'Copilot CLI: .github/hooks/stella.json'
+opencode\t'OpenCode: .opencode/plugins/stella.js'
 qwen\t'Qwen Code: .qwen/settings.json'
-copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'
-opencode\t'OpenCode: a plugin, .opencode/plugins/stella.js'"
+cursor\t'Cursor: .cursor/hooks.json'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand doctor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -463,23 +463,23 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s q -l quie
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s C -d 'Run as if started in DIR' -r -F
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini cursor copilot opencode qwen help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch and Bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace, run_shell_command)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex gemini copilot opencode qwen cursor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -507,15 +507,6 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from gemini" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s C -d 'Run as if started in DIR' -r -F
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l session -d 'The session to act on' -r
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
-never\t''
-auto\t''"
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from copilot" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from copilot" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from copilot" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
@@ -543,13 +534,22 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from qwen" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from qwen" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from qwen" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s C -d 'Run as if started in DIR' -r -F
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l session -d 'The session to act on' -r
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
+never\t''
+auto\t''"
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s v -l verbose -d 'Say more on stderr (repeat for more)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from cursor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch and Bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace, run_shell_command)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -l session -d 'The session to act on' -r
@@ -564,38 +564,38 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __f
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and not __fish_seen_subcommand_from install uninstall help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l agent -d 'The agent host whose settings to change' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
-codex\t'Codex CLI: .codex/hooks.json'
+codex\t'Codex: .codex/hooks.json'
 gemini\t'Gemini CLI: .gemini/settings.json'
-cursor\t'Cursor: .cursor/hooks.json'
+copilot\t'Copilot CLI: .github/hooks/stella.json'
+opencode\t'OpenCode: .opencode/plugins/stella.js'
 qwen\t'Qwen Code: .qwen/settings.json'
-copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'
-opencode\t'OpenCode: a plugin, .opencode/plugins/stella.js'"
+cursor\t'Cursor: .cursor/hooks.json'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l user -d 'Change the settings in your home folder (every project) instead of the repository\'s'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l local -d 'Change Claude Code\'s .claude/settings.local.json (this checkout only, usually not committed)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l local -d 'Change the host\'s settings for this checkout only (Claude Code\'s .claude/settings.local.json), usually not committed'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l git -d 'Install git\'s commit-trailer hook instead'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s v -l verbose -d 'Say more on stderr (repeat for more)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -l no-pager -d 'Do not pipe log, show, diff or recover into a pager'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l agent -d 'The agent host whose settings to change' -r -f -a "claude-code\t'Claude Code: .claude/settings.json (--local: .claude/settings.local.json)'
-codex\t'Codex CLI: .codex/hooks.json'
+codex\t'Codex: .codex/hooks.json'
 gemini\t'Gemini CLI: .gemini/settings.json'
-cursor\t'Cursor: .cursor/hooks.json'
+copilot\t'Copilot CLI: .github/hooks/stella.json'
+opencode\t'OpenCode: .opencode/plugins/stella.js'
 qwen\t'Qwen Code: .qwen/settings.json'
-copilot\t'GitHub Copilot CLI: .github/hooks/stella.json'
-opencode\t'OpenCode: a plugin, .opencode/plugins/stella.js'"
+cursor\t'Cursor: .cursor/hooks.json'"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s C -d 'Run as if started in DIR' -r -F
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l session -d 'The session to act on' -r
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour the output: always, never, or auto (a terminal); default from color.stella or color.ui' -r -f -a "always\t''
 never\t''
 auto\t''"
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l user -d 'Change the settings in your home folder (every project) instead of the repository\'s'
-complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l local -d 'Change Claude Code\'s .claude/settings.local.json (this checkout only, usually not committed)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l local -d 'Change the host\'s settings for this checkout only (Claude Code\'s .claude/settings.local.json), usually not committed'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -l git -d 'Install git\'s commit-trailer hook instead'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s q -l quiet -d 'Say nothing on stderr but errors and refusals'
 complete -c git-stella -n "__fish_git_stella_using_subcommand hooks; and __fish_seen_subcommand_from uninstall" -s v -l verbose -d 'Say more on stderr (repeat for more)'
@@ -652,11 +652,11 @@ complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_s
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "begin" -d 'Open a turn: the journal gets a resume point'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from turn" -f -a "end" -d 'End the open turn: the resume point is retracted, the staleness map stays'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "claude-code" -d 'Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)'
-complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "codex" -d 'Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch and Bash)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "gemini" -d 'Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace, run_shell_command)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "copilot" -d 'Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "opencode" -d 'Answer Stella\'s OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "qwen" -d 'Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)'
+complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "cursor" -d 'Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "install" -d 'Install Stella\'s hooks into an agent\'s settings file, or git\'s prepare-commit-msg hook'
 complete -c git-stella -n "__fish_git_stella_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "uninstall" -d 'Take Stella\'s hooks out of an agent\'s settings file, or git\'s, again'

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::install::{self, HooksFile, Launch, PREFIX_KEY, Shape, is_stella_prefix};
+use super::registry::{Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
 use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 use crate::journal::RootFile;
 use crate::journal::layout::HostFile;
@@ -31,6 +33,108 @@ pub const AGENT: &str = "claude-code";
 
 /// The tools the installed hooks fire for (a regular expression, as Claude Code's `matcher`).
 pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*";
+
+/// Claude Code's project settings, relative to the repository's root (or the home folder).
+pub const SETTINGS: &str = ".claude/settings.json";
+/// Claude Code's settings for one checkout, which it reads and git usually ignores.
+pub const LOCAL_SETTINGS: &str = ".claude/settings.local.json";
+
+/// Claude Code in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "Claude Code",
+    answers: "Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)",
+    project: SETTINGS,
+    local: Some(LOCAL_SETTINGS),
+    user: user_settings,
+    wiring: Wiring::Settings(hooks_file),
+    shell: Shell::Prefix {
+        flag: install::PREFIX_ARGS,
+        session_var: "CLAUDE_CODE_SESSION_ID",
+    },
+    answer: super::answer_boxed::<ClaudeCode>,
+    next_in_project: None,
+    next_for_user: None,
+    doctor: shell_prefix_finding,
+};
+
+/// The user's settings: in `$CLAUDE_CONFIG_DIR` when that is set, else `~/.claude`.
+fn user_settings(home: &Path, var: Var<'_>) -> PathBuf {
+    var("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || home.join(SETTINGS),
+            |d| PathBuf::from(d).join("settings.json"),
+        )
+}
+
+/// Claude Code's settings file at `path`, with Stella's hooks and shell prefix run as `launch`
+/// says.
+pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+    let events = [
+        ("SessionStart", None, false),
+        ("UserPromptSubmit", None, false),
+        ("PreToolUse", Some(TOOL_MATCHER), true),
+        ("PostToolUse", Some(TOOL_MATCHER), false),
+        ("Stop", None, false),
+        ("SessionEnd", None, false),
+    ];
+    let handler = |command: &str| json!({ "type": "command", "command": command });
+    HooksFile {
+        shell_prefix: Some(install::shell_prefix(launch)),
+        ..HooksFile::new(path, Shape::Grouped, AGENT, launch, handler, &events)
+    }
+}
+
+/// Whether Claude Code runs Bash commands under the shell guard: the `CLAUDE_CODE_SHELL_PREFIX`
+/// it ends up with, from the settings it reads (local over project over user, as Claude Code
+/// merges them), else from the environment it starts in.
+fn shell_prefix_finding(look: &Look<'_>) -> Vec<Finding> {
+    let key = PREFIX_KEY;
+    let from_settings = [Scope::Local, Scope::Project, Scope::User]
+        .iter()
+        .find_map(|scope| {
+            look.seen.iter().find(|s| s.scope == *scope).and_then(|s| {
+                s.value
+                    .get("env")
+                    .and_then(|e| e.get(key))
+                    .and_then(Value::as_str)
+                    .map(|p| (p.to_owned(), s.path.display().to_string()))
+            })
+        });
+    let effective = from_settings.or_else(|| {
+        look.var(key).map(|p| {
+            (
+                p.to_string_lossy().into_owned(),
+                "the environment".to_owned(),
+            )
+        })
+    });
+    vec![match effective {
+        Some((prefix, _)) if is_stella_prefix(&prefix) => Finding::new(
+            Level::Ok,
+            "claude-shell",
+            "Claude Code runs Bash commands under the shell guard".into(),
+            None,
+        ),
+        Some((prefix, from)) => Finding::new(
+            Level::Error,
+            "claude-shell",
+            format!(
+                "Claude Code runs Bash commands through {key}='{prefix}' (from {from}), not Stella's shell guard: Bash is unguarded"
+            ),
+            Some(format!(
+                "remove that {key}, then run 'git stella hooks install --agent claude-code' again; or have your prefix run its command under 'git-stella --claude-code-shell'"
+            )),
+        ),
+        None => Finding::new(
+            Level::Error,
+            "claude-shell",
+            format!("no {key} is set for Claude Code: Bash commands run unguarded"),
+            Some("run 'git stella hooks install --agent claude-code' again".into()),
+        ),
+    }]
+}
 
 /// Where the session's host settings live in its journal.
 const HOST_FILE: RootFile = RootFile::Host(AGENT);
@@ -74,7 +178,7 @@ impl Host for ClaudeCode {
             "PreToolUse" => {
                 let ops = ops(&hook.root, p)?;
                 Ok(match hook.before(&ops, p.tool_use_id.as_deref())? {
-                    Some(reason) => deny(&reason),
+                    Some(reason) => super::deny_before_tool(&reason),
                     None => Answer::nothing(),
                 })
             }
@@ -86,7 +190,7 @@ impl Host for ClaudeCode {
                     Answer::nothing()
                 } else {
                     let text = told.join("\n\n");
-                    context("PostToolUse", &text, Some(&text))
+                    super::additional_context("PostToolUse", &text, Some(&text))
                 })
             }
             _ => Ok(Answer::nothing()),
@@ -94,7 +198,7 @@ impl Host for ClaudeCode {
     }
 
     fn deny(reason: &str) -> Answer {
-        deny(reason)
+        super::deny_before_tool(reason)
     }
 
     /// Reads and shell commands are never denied: fail-closed is about writes.
@@ -107,31 +211,6 @@ impl Host for ClaudeCode {
                     .any(|r| tool.ends_with(r)));
         raw["hook_event_name"] == "PreToolUse" && !read
     }
-}
-
-/// The deny answer: the model receives `reason` as the tool's error and the turn goes on.
-pub fn deny(reason: &str) -> Answer {
-    Answer::json(&json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }))
-}
-
-/// Context for the model (and, with `person`, a message shown to the person).
-pub(super) fn context(event: &str, for_model: &str, person: Option<&str>) -> Answer {
-    let mut v = json!({
-        "hookSpecificOutput": {
-            "hookEventName": event,
-            "additionalContext": for_model,
-        }
-    });
-    if let Some(p) = person {
-        v["systemMessage"] = json!(p);
-    }
-    Answer::json(&v)
 }
 
 fn session_start(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
@@ -170,7 +249,7 @@ fn session_start(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
     let text = format!(
         "Stella: while this session was away, files it had read or written changed on disk (another agent or a person edited them):\n{list}\nWhat you remember of them is out of date: re-read them before editing. Stella refuses an edit made against the old content."
     );
-    Ok(context("SessionStart", &text, None))
+    Ok(super::additional_context("SessionStart", &text, None))
 }
 
 /// Remember where the host writes the transcript (the session must exist): `checkpoint` reads

@@ -29,7 +29,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::install::{HooksFile, Launch, Shape};
-use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
+use super::patch::{self, PatchOp};
+use super::registry::{Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
+use super::{Answer, Error, Hook, Host, Op, ToolPayload};
+
+/// The agent's name, as `git stella hook codex` spells it.
+pub const AGENT: &str = "codex";
 
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".codex/hooks.json";
@@ -38,20 +43,110 @@ pub const SETTINGS: &str = ".codex/hooks.json";
 /// Code's settings).
 pub const MATCHER: &str = "^(apply_patch|Bash)$";
 
+/// Codex CLI in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "Codex",
+    answers: "Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch and Bash)",
+    project: SETTINGS,
+    local: None,
+    user: user_settings,
+    wiring: Wiring::Settings(hooks_file),
+    shell: Shell::Rewritten { by_name: false },
+    answer: super::answer_boxed::<Codex>,
+    next_in_project: Some(
+        "next: Codex runs a project's hooks only in a project it trusts, and each only once you trust it: start 'codex' here, trust the project, then open /hooks and trust Stella's hooks (again after an upgrade changes them); 'codex exec' skips an untrusted hook without a word. 'git stella doctor' says whether Codex will run them.",
+    ),
+    next_for_user: Some(
+        "next: Codex runs a hook only once you trust it: start 'codex', open /hooks and trust Stella's hooks (again after an upgrade changes them); 'codex exec' skips an untrusted hook without a word. 'git stella doctor' says whether Codex will run them.",
+    ),
+    doctor: trust,
+};
+
+/// Codex's folder: `$CODEX_HOME` when that is set, else `~/.codex`.
+fn codex_home(home: &Path, var: Var<'_>) -> PathBuf {
+    var("CODEX_HOME")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".codex"), PathBuf::from)
+}
+
+/// The user's hooks, in Codex's folder.
+fn user_settings(home: &Path, var: Var<'_>) -> PathBuf {
+    codex_home(home, var).join("hooks.json")
+}
+
+/// Codex runs a project's hooks only in a trusted project, and each hook only once trusted by
+/// hash (`/hooks` in Codex); `codex exec` skips an untrusted one without a word.
+fn trust(look: &Look<'_>) -> Vec<Finding> {
+    let Some(home) = look.home else {
+        return Vec::new();
+    };
+    let config = codex_home(home, look.var).join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap_or_default();
+    let parsed: toml::Table = toml::from_str(&text).unwrap_or_default();
+    let hint = Some(
+        "start codex in this project, trust it, and trust Stella's hooks in /hooks".to_owned(),
+    );
+    if let Some(root) = look.root
+        && look.installed_in(Scope::Project)
+    {
+        let trusted = parsed
+            .get("projects")
+            .and_then(|p| p.get(root.to_string_lossy().as_ref()))
+            .and_then(|p| p.get("trust_level"))
+            .and_then(|t| t.as_str())
+            == Some("trusted");
+        if !trusted {
+            return vec![Finding::new(
+                Level::Error,
+                AGENT,
+                format!(
+                    "Codex does not trust the project {}: it loads none of its hooks",
+                    root.display()
+                ),
+                hint,
+            )];
+        }
+    }
+    let hooks_trusted = look.seen.iter().filter(|s| s.stella).all(|s| {
+        let prefix = format!("{}:", s.path.display());
+        parsed
+            .get("hooks")
+            .and_then(|h| h.get("state"))
+            .and_then(|s| s.as_table())
+            .is_some_and(|state| {
+                state
+                    .iter()
+                    .any(|(k, v)| k.starts_with(&prefix) && v.get("trusted_hash").is_some())
+            })
+    });
+    vec![if hooks_trusted {
+        Finding::new(Level::Ok, AGENT, "Codex trusts Stella's hooks".into(), None)
+    } else {
+        Finding::new(
+            Level::Error,
+            AGENT,
+            format!(
+                "Codex has not trusted Stella's hooks (no trusted_hash in {}): it skips them silently",
+                config.display()
+            ),
+            hint,
+        )
+    }]
+}
+
 /// Codex CLI.
 pub struct Codex;
 
 impl Host for Codex {
-    const NAME: &'static str = "codex";
+    const NAME: &'static str = AGENT;
     type Payload = ToolPayload;
-
-    const ROUTES_SHELL: bool = true;
 
     fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         // A patch Codex applied itself from the shell fired no after-event: settle it first.
         for deferred in hook.take_deferred() {
             if let Some((dir, patch)) = heredoc_patch(&deferred) {
-                hook.after(&ops_in(dir, &parse_patch(patch)), None, "apply_patch")?;
+                hook.after(&ops_in(dir, &patch::parse(patch)), None, "apply_patch")?;
             }
         }
         match p.tool_name.as_deref() {
@@ -64,12 +159,12 @@ impl Host for Codex {
                 field: "tool_input.command",
             });
         };
-        let ops = patch_ops(&parse_patch(patch));
+        let ops = patch::ops(&patch::parse(patch));
         let key = p.tool_use_id.as_deref();
         match p.hook_event_name.as_str() {
             "PreToolUse" => Ok(hook
                 .before(&ops, key)?
-                .map_or_else(Answer::nothing, |r| deny(&r))),
+                .map_or_else(Answer::nothing, |r| super::deny_before_tool(&r))),
             "PostToolUse" => {
                 let told = hook.after(&ops, key, "apply_patch")?;
                 Ok(if told.is_empty() {
@@ -86,7 +181,7 @@ impl Host for Codex {
     }
 
     fn deny(reason: &str) -> Answer {
-        deny(reason)
+        super::deny_before_tool(reason)
     }
 
     fn asks_before_write(raw: &Value) -> bool {
@@ -116,9 +211,9 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         if !pre {
             return Ok(Answer::nothing());
         }
-        let ops = ops_in(dir, &parse_patch(patch));
+        let ops = ops_in(dir, &patch::parse(patch));
         if let Some(refusal) = hook.before(&ops, key)? {
-            return Ok(deny(&refusal));
+            return Ok(super::deny_before_tool(&refusal));
         }
         hook.defer(key.unwrap_or("none"), command)?;
         return Ok(Answer::nothing());
@@ -210,146 +305,7 @@ fn ops_in(dir: Option<&str>, patch: &[PatchOp]) -> Vec<Op> {
             },
         })
         .collect();
-    patch_ops(&moved)
-}
-
-/// A patch's file operations in the core's words: an Update is edits (its hunks) to what the
-/// session saw, and with `*** Move to:` a move carrying them.
-/// The calls a parsed patch makes, as Stella sees them (Copilot CLI's `apply_patch` too).
-pub fn patch_ops(patch: &[PatchOp]) -> Vec<Op> {
-    patch
-        .iter()
-        .map(|op| match op {
-            PatchOp::Add { path, content } => Op::Write {
-                path: path.clone(),
-                how: Writes::Content(content.clone()),
-                original: None,
-            },
-            PatchOp::Delete { path } => Op::Delete { path: path.clone() },
-            PatchOp::Update {
-                path,
-                move_to,
-                hunks,
-            } => {
-                let edits = Writes::Edits(
-                    hunks
-                        .iter()
-                        .map(|(old, new)| Edit {
-                            old: old.clone(),
-                            new: new.clone(),
-                            all: false,
-                        })
-                        .collect(),
-                );
-                match move_to {
-                    Some(to) => Op::Move {
-                        from: path.clone(),
-                        to: to.clone(),
-                        how: edits,
-                    },
-                    None => Op::Write {
-                        path: path.clone(),
-                        how: edits,
-                        original: None,
-                    },
-                }
-            }
-        })
-        .collect()
-}
-
-/// One file operation of a patch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PatchOp {
-    Add {
-        path: String,
-        content: String,
-    },
-    Delete {
-        path: String,
-    },
-    Update {
-        path: String,
-        move_to: Option<String>,
-        /// Each hunk as (old text, new text): context and `-` lines, context and `+` lines.
-        hunks: Vec<(String, String)>,
-    },
-}
-
-/// Parse an `apply_patch` envelope into its file operations, in order. Lines outside any file
-/// section (`*** Begin Patch`, `*** End Patch`) are ignored; so is anything this parser does not
-/// know, since Codex itself validates the patch.
-pub fn parse_patch(patch: &str) -> Vec<PatchOp> {
-    let mut ops = Vec::new();
-    let mut hunk: Option<(Vec<&str>, Vec<&str>)> = None;
-    let flush = |ops: &mut Vec<PatchOp>, hunk: &mut Option<(Vec<&str>, Vec<&str>)>| {
-        if let (Some((old, new)), Some(PatchOp::Update { hunks, .. })) =
-            (hunk.take(), ops.last_mut())
-            && !(old.is_empty() && new.is_empty())
-        {
-            hunks.push((old.join("\n"), new.join("\n")));
-        }
-    };
-    for line in patch.lines() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if let Some(p) = line.strip_prefix("*** Add File: ") {
-            flush(&mut ops, &mut hunk);
-            ops.push(PatchOp::Add {
-                path: p.trim().to_owned(),
-                content: String::new(),
-            });
-        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
-            flush(&mut ops, &mut hunk);
-            ops.push(PatchOp::Delete {
-                path: p.trim().to_owned(),
-            });
-        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
-            flush(&mut ops, &mut hunk);
-            ops.push(PatchOp::Update {
-                path: p.trim().to_owned(),
-                move_to: None,
-                hunks: Vec::new(),
-            });
-            hunk = Some((Vec::new(), Vec::new()));
-        } else if let Some(p) = line.strip_prefix("*** Move to: ") {
-            if let Some(PatchOp::Update { move_to, .. }) = ops.last_mut() {
-                *move_to = Some(p.trim().to_owned());
-            }
-        } else if line.starts_with("*** ") {
-            // *** End Patch, *** End of File
-            flush(&mut ops, &mut hunk);
-        } else if line.starts_with("@@") {
-            flush(&mut ops, &mut hunk);
-            if matches!(ops.last(), Some(PatchOp::Update { .. })) {
-                hunk = Some((Vec::new(), Vec::new()));
-            }
-        } else {
-            match ops.last_mut() {
-                Some(PatchOp::Add { content, .. }) => {
-                    if let Some(l) = line.strip_prefix('+') {
-                        content.push_str(l);
-                        content.push('\n');
-                    }
-                }
-                Some(PatchOp::Update { .. }) => {
-                    if let Some((old, new)) = hunk.as_mut() {
-                        if let Some(l) = line.strip_prefix('-') {
-                            old.push(l);
-                        } else if let Some(l) = line.strip_prefix('+') {
-                            new.push(l);
-                        } else {
-                            let l = line.strip_prefix(' ').unwrap_or(line);
-                            old.push(l);
-                            new.push(l);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    flush(&mut ops, &mut hunk);
-    ops
+    patch::ops(&moved)
 }
 
 /// The patch text of an `apply_patch` call: `tool_input.command` (also accepted: the input
@@ -364,15 +320,6 @@ fn patch_text(tool_input: &Value) -> Option<&str> {
     }
 }
 
-/// Codex's answer that stops the patch, `reason` going to the model.
-pub fn deny(reason: &str) -> Answer {
-    Answer::json(&json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "deny",
-        "permissionDecisionReason": reason,
-    }}))
-}
-
 /// Codex's hooks file at `path` ([`SETTINGS`] in a project or the home folder), and Stella's
 /// entries there, running the binary at `exe`.
 pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
@@ -384,57 +331,6 @@ pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     HooksFile {
         // Before the shell was guarded, only the patch tool was matched.
         former_matchers: &["apply_patch"],
-        ..HooksFile::new(path, Shape::Grouped, "codex", launch, handler, &events)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn patches_with_several_files_moves_and_deletes_parse() {
-        let patch = "*** Begin Patch\n\
-*** Add File: docs/new.md\n\
-+# New\n\
-+body\n\
-*** Update File: src/a.rs\n\
-@@ fn main() {\n\
- fn main() {\n\
--    old();\n\
-+    new();\n\
- }\n\
-*** Update File: src/old_name.rs\n\
-*** Move to: src/new_name.rs\n\
-@@\n\
--x\n\
-+y\n\
-*** Delete File: src/gone.rs\n\
-*** End Patch\n";
-        assert_eq!(
-            parse_patch(patch),
-            vec![
-                PatchOp::Add {
-                    path: "docs/new.md".into(),
-                    content: "# New\nbody\n".into()
-                },
-                PatchOp::Update {
-                    path: "src/a.rs".into(),
-                    move_to: None,
-                    hunks: vec![(
-                        "fn main() {\n    old();\n}".into(),
-                        "fn main() {\n    new();\n}".into()
-                    )]
-                },
-                PatchOp::Update {
-                    path: "src/old_name.rs".into(),
-                    move_to: Some("src/new_name.rs".into()),
-                    hunks: vec![("x".into(), "y".into())]
-                },
-                PatchOp::Delete {
-                    path: "src/gone.rs".into()
-                },
-            ]
-        );
+        ..HooksFile::new(path, Shape::Grouped, AGENT, launch, handler, &events)
     }
 }

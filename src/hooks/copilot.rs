@@ -33,6 +33,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::install::{HooksFile, Launch, Shape};
+use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, Sited, Writes};
 
 /// The agent's name, as `git stella hook copilot` spells it.
@@ -41,6 +42,83 @@ pub const AGENT: &str = "copilot";
 /// Stella's hooks file, relative to the repository's root; a user's is `stella.json` in
 /// `$COPILOT_HOME/hooks/`.
 pub const SETTINGS: &str = ".github/hooks/stella.json";
+
+/// Copilot CLI in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "Copilot CLI",
+    answers: "Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)",
+    project: SETTINGS,
+    local: None,
+    user: user_settings,
+    wiring: Wiring::Settings(hooks_file),
+    // Copilot CLI asks before a command that names a path outside the workspace, which no one
+    // answers in a headless run: Stella is named as PATH finds it, when that is this binary.
+    shell: Shell::Rewritten { by_name: true },
+    answer: super::answer_boxed::<Copilot>,
+    next_in_project: Some(
+        "next: Copilot CLI runs a repository's hooks in prompt mode (-p) only in a trusted folder, and skips them without a word otherwise: trust it when Copilot CLI asks, or add it to trustedFolders in ~/.copilot/config.json (or run with --trust-folder). 'git stella doctor' says whether it will.",
+    ),
+    next_for_user: None,
+    doctor: trust,
+};
+
+/// Copilot CLI's folder: `$COPILOT_HOME` when that is set, else `~/.copilot`.
+fn copilot_home(home: &Path, var: Var<'_>) -> PathBuf {
+    var("COPILOT_HOME")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".copilot"), PathBuf::from)
+}
+
+fn user_settings(home: &Path, var: Var<'_>) -> PathBuf {
+    copilot_home(home, var).join("hooks/stella.json")
+}
+
+/// What Copilot CLI skips of Stella's: in prompt mode (`-p`) it loads a repository's
+/// hooks only in a trusted folder (`trustedFolders` in `$COPILOT_HOME/config.json`,
+/// `COPILOT_ALLOW_ALL=true` or `GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true`), skipping them
+/// silently otherwise, as Copilot CLI 1.0.102 does.
+fn trust(look: &Look<'_>) -> Vec<Finding> {
+    let (Some(home), Some(root), true) = (look.home, look.root, look.installed_in(Scope::Project))
+    else {
+        return Vec::new();
+    };
+    let config = copilot_home(home, look.var).join("config.json");
+    let root = registry::resolved(root);
+    let trusted = registry::jsonc_file(&config)["trustedFolders"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|f| root.starts_with(registry::resolved(Path::new(f))));
+    let on = |var| look.var_is_true(var);
+    vec![
+        if trusted || on("COPILOT_ALLOW_ALL") || on("GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS") {
+            Finding::new(
+                Level::Ok,
+                AGENT,
+                format!(
+                    "Copilot CLI runs this repository's hooks in {}",
+                    root.display()
+                ),
+                None,
+            )
+        } else {
+            Finding::new(
+                Level::Warn,
+                AGENT,
+                format!(
+                    "Copilot CLI does not trust {}: in prompt mode (-p) it skips this repository's hooks without a word",
+                    root.display()
+                ),
+                Some(format!(
+                    "trust the folder when Copilot CLI asks, add it to trustedFolders in {}, or run 'copilot -p' with --trust-folder",
+                    config.display()
+                )),
+            )
+        },
+    ]
+}
 
 /// Seconds Copilot CLI gives each hook (its default) before it lets the tool run.
 const TIMEOUT_S: u64 = 30;
@@ -78,7 +156,6 @@ pub struct Copilot;
 impl Host for Copilot {
     const NAME: &'static str = AGENT;
     type Payload = Payload;
-    const ROUTES_SHELL: bool = true;
     /// A hook that times out or prints what is not JSON lets the tool run.
     const FAILS_OPEN: bool = true;
 
@@ -179,7 +256,7 @@ pub fn ops(p: &Payload) -> Result<Vec<Op>, Error> {
             let Some(patch) = args.as_str() else {
                 return Err(Error::MissingField { field: "toolArgs" });
             };
-            super::codex::patch_ops(&super::codex::parse_patch(patch))
+            super::patch::ops(&super::patch::parse(patch))
         }
         "bash" => match text("command") {
             Some(command) => vec![Op::Shell {

@@ -101,7 +101,6 @@ impl Hook {
     pub fn find(
         env: &Env,
         agent: &'static str,
-        routes_shell: bool,
         cwd: &Path,
         session: SessionId,
     ) -> Result<Option<Hook>, Error> {
@@ -118,8 +117,8 @@ impl Hook {
             session,
             settings: env.settings.clone(),
             context: None,
-            shell_guard: env.shell_guard || routes_shell && env.guard_exe.is_some(),
-            guard_exe: env.guard_exe.clone().filter(|_| routes_shell),
+            shell_guard: env.shell_guard || env.guard_exe.is_some(),
+            guard_exe: env.guard_exe.clone(),
             notices: Vec::new(),
             warnings: Vec::new(),
             agent,

@@ -26,10 +26,34 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::install::{HooksFile, Launch, Shape};
+use super::registry::{self, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Cursor reads hooks, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".cursor/hooks.json";
+
+/// The agent's name, as `git stella hook cursor` spells it.
+pub const AGENT: &str = "cursor";
+
+/// Cursor in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "Cursor",
+    answers: "Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)",
+    project: SETTINGS,
+    local: None,
+    user: user_settings,
+    wiring: Wiring::Settings(hooks_file),
+    shell: Shell::Unrouted,
+    answer: super::answer_boxed::<Cursor>,
+    next_in_project: None,
+    next_for_user: None,
+    doctor: registry::no_checks,
+};
+
+fn user_settings(home: &Path, _: Var<'_>) -> PathBuf {
+    home.join(SETTINGS)
+}
 
 /// A Cursor hook payload, as its documentation describes it (no client to capture from here).
 #[derive(Debug, Deserialize)]
@@ -115,7 +139,7 @@ impl super::Sited for Payload {
 pub struct Cursor;
 
 impl Host for Cursor {
-    const NAME: &'static str = "cursor";
+    const NAME: &'static str = AGENT;
     type Payload = Payload;
 
     fn handle(hook: &mut Hook, p: &Payload) -> Result<Answer, Error> {
@@ -226,6 +250,6 @@ pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"command": command});
     HooksFile {
         header: Some(("version", json!(1))),
-        ..HooksFile::new(path, Shape::Flat, "cursor", launch, handler, &events)
+        ..HooksFile::new(path, Shape::Flat, AGENT, launch, handler, &events)
     }
 }

@@ -14,13 +14,91 @@
 //! adapter never uses it: an internal error exits 1, which Gemini CLI reports as a warning and
 //! lets the tool run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::install::{HooksFile, Launch, Shape};
+use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
+
+/// The agent's name, as `git stella hook gemini` spells it.
+pub const AGENT: &str = "gemini";
+
+/// Gemini CLI in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "Gemini CLI",
+    answers: "Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace, run_shell_command)",
+    project: SETTINGS,
+    local: None,
+    user: user_settings,
+    wiring: Wiring::Settings(hooks_file),
+    shell: Shell::Rewritten { by_name: false },
+    answer: super::answer_boxed::<Gemini>,
+    next_in_project: Some(
+        "next: Gemini CLI runs a project's hooks only in a folder you trust: choose \"Trust folder\" when it asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true. Its --skip-trust flag loads no project settings, so these hooks would not run: for runs with it, install with --user. 'git stella doctor' says whether Gemini CLI trusts the folder.",
+    ),
+    next_for_user: None,
+    doctor: trust,
+};
+
+fn user_settings(home: &Path, _: Var<'_>) -> PathBuf {
+    home.join(SETTINGS)
+}
+
+/// Gemini CLI loads a project's settings, hooks included, only in a trusted folder:
+/// `GEMINI_CLI_TRUST_WORKSPACE=true`, or the longest rule of `~/.gemini/trustedFolders.json` (or
+/// `GEMINI_CLI_TRUSTED_FOLDERS_PATH`) that covers the folder (`TRUST_PARENT` covering the
+/// rule's parent) saying `TRUST_FOLDER` or `TRUST_PARENT`, as Gemini CLI 0.61.0 decides.
+fn trust(look: &Look<'_>) -> Vec<Finding> {
+    let (Some(home), Some(root), true) = (look.home, look.root, look.installed_in(Scope::Project))
+    else {
+        return Vec::new();
+    };
+    let hint = Some(
+        "choose \"Trust folder\" when Gemini CLI asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true (not --skip-trust, which loads no project settings)".to_owned(),
+    );
+    if look.var_is_true("GEMINI_CLI_TRUST_WORKSPACE") {
+        return vec![Finding::new(
+            Level::Ok,
+            AGENT,
+            "Gemini CLI trusts this folder (GEMINI_CLI_TRUST_WORKSPACE=true)".into(),
+            None,
+        )];
+    }
+    let file = (look.var)("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map_or_else(|| home.join(".gemini/trustedFolders.json"), PathBuf::from);
+    let root = registry::resolved(root);
+    vec![match registry::trust_rule(&file, &root).as_deref() {
+        Some("TRUST_FOLDER" | "TRUST_PARENT") => Finding::new(
+            Level::Ok,
+            AGENT,
+            format!("Gemini CLI trusts {}", root.display()),
+            None,
+        ),
+        Some("DO_NOT_TRUST") => Finding::new(
+            Level::Error,
+            AGENT,
+            format!(
+                "Gemini CLI does not trust {} ({}): it loads none of its hooks",
+                root.display(),
+                file.display()
+            ),
+            hint,
+        ),
+        _ => Finding::new(
+            Level::Warn,
+            AGENT,
+            format!(
+                "Gemini CLI has not been told to trust {}: it asks when it starts, and until then (or headless) loads none of its hooks",
+                root.display()
+            ),
+            hint,
+        ),
+    }]
+}
 
 /// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".gemini/settings.json";
@@ -73,9 +151,8 @@ pub fn typed(p: &ToolPayload) -> Result<(ToolInput, Option<ToolResponse>), Error
 pub struct Gemini;
 
 impl Host for Gemini {
-    const NAME: &'static str = "gemini";
+    const NAME: &'static str = AGENT;
     type Payload = ToolPayload;
-    const ROUTES_SHELL: bool = true;
 
     fn handle(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
         let tool = p.tool_name.as_deref().unwrap_or_default();
@@ -229,6 +306,6 @@ pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
         former_matchers: &["^(read_file|write_file|replace)$"],
         // Gemini CLI strips comments from its settings before it parses them.
         comments: true,
-        ..HooksFile::new(path, Shape::Grouped, "gemini", launch, handler, &events)
+        ..HooksFile::new(path, Shape::Grouped, AGENT, launch, handler, &events)
     }
 }

@@ -18,7 +18,6 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::claude_code::TOOL_MATCHER;
 use crate::digest::Digest;
 use crate::fsutil::PathIo;
 use crate::json_path;
@@ -271,68 +270,6 @@ pub struct HooksFile {
     /// The host reads the file with `//` and `/* */` comments (Gemini CLI): so does Stella,
     /// and its edits keep them.
     pub comments: bool,
-}
-
-/// Claude Code's project settings, relative to the repository's root (or the home folder).
-pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
-/// Claude Code's settings for one checkout, which it reads and git usually ignores.
-pub const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
-
-/// A host's user settings file (hooks for every project), where the host reads it: Claude Code's
-/// in `$CLAUDE_CONFIG_DIR` and Codex's in `$CODEX_HOME` when those are set, else under the home
-/// folder. `var` reads the environment (the library reads none itself). `None` for a host Stella
-/// has no hooks for.
-pub fn user_settings(
-    agent: &str,
-    home: &Path,
-    var: impl Fn(&str) -> Option<std::ffi::OsString>,
-) -> Option<PathBuf> {
-    let moved = |name: &str, file: &str| {
-        var(name)
-            .filter(|d| !d.is_empty())
-            .map(|d| PathBuf::from(d).join(file))
-    };
-    Some(match agent {
-        "claude-code" => moved("CLAUDE_CONFIG_DIR", "settings.json")
-            .unwrap_or_else(|| home.join(CLAUDE_SETTINGS)),
-        "codex" => {
-            moved("CODEX_HOME", "hooks.json").unwrap_or_else(|| home.join(super::codex::SETTINGS))
-        }
-        "gemini" => home.join(super::gemini::SETTINGS),
-        "qwen" => home.join(super::qwen::SETTINGS),
-        "opencode" => {
-            super::opencode::user_plugin(home, var("XDG_CONFIG_HOME").as_deref().map(Path::new))
-        }
-        "copilot" => moved("COPILOT_HOME", "hooks/stella.json")
-            .unwrap_or_else(|| home.join(".copilot/hooks/stella.json")),
-        "cursor" => home.join(super::cursor::SETTINGS),
-        _ => return None,
-    })
-}
-
-/// Claude Code's settings file at `path`, with Stella's hooks and shell prefix run as `launch`
-/// says.
-pub fn claude_hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
-    let events = [
-        ("SessionStart", None, false),
-        ("UserPromptSubmit", None, false),
-        ("PreToolUse", Some(TOOL_MATCHER), true),
-        ("PostToolUse", Some(TOOL_MATCHER), false),
-        ("Stop", None, false),
-        ("SessionEnd", None, false),
-    ];
-    let handler = |command: &str| json!({ "type": "command", "command": command });
-    HooksFile {
-        shell_prefix: Some(shell_prefix(launch)),
-        ..HooksFile::new(
-            path,
-            Shape::Grouped,
-            "claude-code",
-            launch,
-            handler,
-            &events,
-        )
-    }
 }
 
 impl HooksFile {

@@ -4,9 +4,11 @@
 //! One core serves every host: [`Hook`] (in `core`) names the session, resolves paths, guards,
 //! records reads and writes and keeps the scratch state between a tool's two events; [`answer`]
 //! and [`answer_within`] parse the payload, find the workspace, keep the time budget, say the
-//! notices and apply fail-closed. Each host is a small adapter implementing [`Host`]: its typed
-//! payload, its tool calls described as [`Op`]s, its deny and allow answers, and (in `install`)
-//! its hooks file. The library never prints: the binary writes the [`Answer`] out.
+//! notices and apply fail-closed. Each host is one module: a small adapter implementing [`Host`]
+//! (its typed payload, its tool calls described as [`Op`]s, its deny and allow answers) and its
+//! entry in the host registry ([`registry::Spec`]: its name, its hooks files and how they are
+//! written, how its shell reaches the shell guard, its `doctor` checks). The library never
+//! prints: the binary writes the [`Answer`] out.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,7 +35,9 @@ pub mod cursor;
 pub mod gemini;
 pub mod install;
 pub mod opencode;
+mod patch;
 pub mod qwen;
+pub mod registry;
 
 pub use crate::config::{
     Access, Config, HooksConfig, OnError, OnErrorSetting, RetentionConfig, ToolMapping,
@@ -153,9 +157,9 @@ pub struct Env {
     /// The host runs its shell commands under the shell guard (`git stella exec`), which
     /// records what they read and wrote: the hook need not watch them.
     pub shell_guard: bool,
-    /// This program, when this machine can run a command under the shell guard: the hosts that
-    /// route the model's shell commands through it ([`Host::ROUTES_SHELL`]) rewrite each one to
-    /// run under `<guard_exe> exec`.
+    /// The program that runs a shell command under the shell guard, for a host whose hook
+    /// rewrites each of the model's shell commands to run under `<guard_exe> exec`
+    /// ([`registry::Shell::Rewritten`]), when this machine can guard one. `None` otherwise.
     pub guard_exe: Option<PathBuf>,
 }
 
@@ -200,10 +204,6 @@ pub trait Host {
     const NAME: &'static str;
     /// The payload, typed: its fields as the captured payloads carry them.
     type Payload: serde::de::DeserializeOwned + Sited;
-
-    /// Whether the host's hook can rewrite a shell command before it runs, so that the model's
-    /// shell commands run under the shell guard ([`Hook::guarded_shell`]).
-    const ROUTES_SHELL: bool = false;
 
     /// Whether the host lets a tool run whatever a failed hook said (a crash, a timeout): then
     /// a write Stella could not check is denied unless the project chose `on-error = "allow"`.
@@ -280,6 +280,34 @@ impl Sited for ToolPayload {
     }
 }
 
+/// The answer that stops a tool before it runs, `reason` going to the model as the tool's error
+/// while the turn goes on: `hookSpecificOutput.permissionDecision` as Claude Code defined it, and
+/// Codex CLI and Qwen Code read it.
+pub fn deny_before_tool(reason: &str) -> Answer {
+    Answer::json(&serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }))
+}
+
+/// Context for the model after `event` (and, with `person`, a message shown to the person), in
+/// the same protocol.
+pub(crate) fn additional_context(event: &str, for_model: &str, person: Option<&str>) -> Answer {
+    let mut v = serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "additionalContext": for_model,
+        }
+    });
+    if let Some(p) = person {
+        v["systemMessage"] = serde_json::json!(p);
+    }
+    Answer::json(&v)
+}
+
 /// Answer one payload given as bytes.
 pub fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
     match serde_json::from_slice::<Value>(input) {
@@ -322,6 +350,16 @@ pub fn answer_within<H: Host>(
     )
 }
 
+/// [`answer_within`] with its closures boxed: what a host's [`registry::Spec::answer`] points to.
+pub fn answer_boxed<H: Host>(
+    env: Env,
+    budget: Duration,
+    read_input: registry::ReadInput,
+    give_up: registry::GiveUp,
+) -> Answer {
+    answer_within::<H>(env, budget, read_input, give_up)
+}
+
 fn answer_raw<H: Host>(env: &Env, raw: &Value) -> Answer {
     match handle::<H>(env, raw) {
         Ok(a) => a,
@@ -337,7 +375,7 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
     let cwd = p.cwd().map_or_else(|| env.cwd.clone(), |c| env.cwd.join(c));
     let (host_id, agent_id) = p.ids();
     let session = session_name(host_id, agent_id)?;
-    let Some(mut hook) = Hook::find(env, H::NAME, H::ROUTES_SHELL, &cwd, session)? else {
+    let Some(mut hook) = Hook::find(env, H::NAME, &cwd, session)? else {
         return Ok(H::nothing(&p));
     };
     // A call that found the store damaged repairs it. Repaired whole, the session knows what it

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::install::Launch;
+use super::registry::{Finding, Level, Look, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// The agent's name, as `git stella hook opencode` spells it.
@@ -40,13 +41,53 @@ pub const PLUGIN: &str = ".opencode/plugins/stella.js";
 pub const MARK: &str =
     "// Stella's guard for OpenCode, written by 'git stella hooks install --agent opencode'.";
 
+/// OpenCode in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "OpenCode",
+    answers: "Answer Stella's OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)",
+    project: PLUGIN,
+    local: None,
+    user: user_plugin,
+    wiring: Wiring::OwnFile {
+        text: plugin,
+        mark: MARK,
+        command_of,
+    },
+    // As Copilot CLI's: named as PATH finds it.
+    shell: Shell::Rewritten { by_name: true },
+    answer: super::answer_boxed::<OpenCode>,
+    next_in_project: Some(NEXT),
+    next_for_user: Some(NEXT),
+    doctor: pure,
+};
+
+const NEXT: &str = "next: OpenCode loads the plugin at its next start; it runs no plugin under --pure (or OPENCODE_PURE=1), and no project plugin with OPENCODE_DISABLE_PROJECT_CONFIG=1. 'git stella doctor' checks the plugin is Stella's, whole.";
+
 /// The user's plugin: in OpenCode's config folder (`$XDG_CONFIG_HOME/opencode`, else
-/// `~/.config/opencode`). `xdg_config` is `XDG_CONFIG_HOME` as the environment says.
-pub fn user_plugin(home: &Path, xdg_config: Option<&Path>) -> PathBuf {
-    xdg_config
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| home.join(".config"), Path::to_owned)
+/// `~/.config/opencode`).
+fn user_plugin(home: &Path, var: Var<'_>) -> PathBuf {
+    var("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".config"), PathBuf::from)
         .join("opencode/plugins/stella.js")
+}
+
+/// OpenCode runs no plugin under `--pure` (`OPENCODE_PURE`), and no project's with
+/// `OPENCODE_DISABLE_PROJECT_CONFIG`.
+fn pure(look: &Look<'_>) -> Vec<Finding> {
+    ["OPENCODE_PURE", "OPENCODE_DISABLE_PROJECT_CONFIG"]
+        .into_iter()
+        .filter(|var| look.var(var).is_some_and(|v| v != "0" && v != "false"))
+        .map(|var| {
+            Finding::new(
+                Level::Error,
+                AGENT,
+                format!("{var} is set: OpenCode runs without Stella's plugin here"),
+                Some(format!("unset {var} (and do not run OpenCode with --pure)")),
+            )
+        })
+        .collect()
 }
 
 /// OpenCode.
@@ -55,7 +96,6 @@ pub struct OpenCode;
 impl Host for OpenCode {
     const NAME: &'static str = AGENT;
     type Payload = ToolPayload;
-    const ROUTES_SHELL: bool = true;
     /// OpenCode runs a tool whatever a plugin failed to say.
     const FAILS_OPEN: bool = true;
 
@@ -141,7 +181,7 @@ pub fn ops(p: &ToolPayload) -> Result<Vec<Op>, Error> {
             original: None,
         }],
         "apply_patch" => match text("patchText") {
-            Some(patch) => super::codex::patch_ops(&super::codex::parse_patch(&patch)),
+            Some(patch) => super::patch::ops(&super::patch::parse(&patch)),
             None => {
                 return Err(Error::MissingField {
                     field: "tool_input.patchText",

@@ -21,12 +21,13 @@
 //! so. A hook that crashes or times out lets the tool run in Qwen Code; Stella's answer is always
 //! the explicit deny, well inside the timeout the installed hooks set.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::install::{HooksFile, Launch, Shape};
+use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// The agent's name, as `git stella hook qwen` spells it.
@@ -34,6 +35,76 @@ pub const AGENT: &str = "qwen";
 
 /// Where Qwen Code reads settings, relative to the repository's root (or the home folder).
 pub const SETTINGS: &str = ".qwen/settings.json";
+
+/// Qwen Code in the host registry.
+pub const SPEC: Spec = Spec {
+    flag: AGENT,
+    name: "Qwen Code",
+    answers: "Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)",
+    project: SETTINGS,
+    local: None,
+    user: user_settings,
+    wiring: Wiring::Settings(hooks_file),
+    shell: Shell::Unrouted,
+    answer: super::answer_boxed::<Qwen>,
+    next_in_project: Some(NEXT),
+    next_for_user: Some(NEXT),
+    doctor: skipped,
+};
+
+const NEXT: &str = "next: Qwen Code runs a project's hooks unless folder trust is on and the folder is not trusted (then add it to ~/.qwen/trustedFolders.json); it cannot route its shell tool through Stella, so commands it runs are noticed, not guarded. 'git stella doctor' says both.";
+
+fn user_settings(home: &Path, _: Var<'_>) -> PathBuf {
+    home.join(SETTINGS)
+}
+
+/// What Qwen Code skips of Stella's: with folder trust on (`security.folderTrust.enabled` in
+/// `~/.qwen/settings.json`; off by default) it loads no project settings, hooks included, in a
+/// folder `~/.qwen/trustedFolders.json` does not trust; and it never routes its shell tool
+/// through the shell guard (a `PreToolUse` hook cannot rewrite a command in 0.24.4).
+fn skipped(look: &Look<'_>) -> Vec<Finding> {
+    let Some(home) = look.home else {
+        return Vec::new();
+    };
+    let mut out = vec![Finding::new(
+        Level::Warn,
+        AGENT,
+        "Qwen Code cannot run its shell tool through Stella's shell guard: a file its commands change is noticed after, not refused".into(),
+        Some("'git stella exec -- qwen …' runs the whole agent, shell included, under the shell guard".into()),
+    )];
+    let settings = registry::jsonc_file(&home.join(SETTINGS));
+    let (Some(root), true, true) = (
+        look.root,
+        look.installed_in(Scope::Project),
+        settings["security"]["folderTrust"]["enabled"] == true,
+    ) else {
+        return out;
+    };
+    let root = registry::resolved(root);
+    let file = home.join(".qwen/trustedFolders.json");
+    out.push(match registry::trust_rule(&file, &root).as_deref() {
+        Some("TRUST_FOLDER" | "TRUST_PARENT") => Finding::new(
+            Level::Ok,
+            AGENT,
+            format!("Qwen Code trusts {}", root.display()),
+            None,
+        ),
+        _ => Finding::new(
+            Level::Error,
+            AGENT,
+            format!(
+                "Qwen Code's folder trust is on and it does not trust {}: it loads none of this project's hooks",
+                root.display()
+            ),
+            Some(format!(
+                "add \"{}\": \"TRUST_FOLDER\" to {}",
+                root.display(),
+                file.display()
+            )),
+        ),
+    });
+    out
+}
 
 /// The tools the hooks match (a regular expression on the tool's name).
 pub const MATCHER: &str = "^(read_file|write_file|edit|notebook_edit|run_shell_command)$";
@@ -81,7 +152,7 @@ impl Host for Qwen {
                 Ok(if told.is_empty() {
                     Answer::nothing()
                 } else {
-                    super::claude_code::context("PostToolUse", &told.join("\n\n"), None)
+                    super::additional_context("PostToolUse", &told.join("\n\n"), None)
                 })
             }
             _ => Ok(Answer::nothing()),
@@ -168,7 +239,7 @@ pub fn op(p: &ToolPayload) -> Result<Option<Op>, Error> {
 
 /// Qwen Code's answer that stops the tool, `reason` going to the model: Claude Code's.
 pub fn deny(reason: &str) -> Answer {
-    super::claude_code::deny(reason)
+    super::deny_before_tool(reason)
 }
 
 /// Qwen Code's settings file at `path` ([`SETTINGS`] in a project or the home folder), and

@@ -81,3 +81,62 @@ fn the_check_catches_what_it_is_for() {
     assert_eq!(lines, vec![2, 3, 5]);
     assert!(offences("let p = std::env::split_paths(&v);").is_empty());
 }
+
+/// Every `.rs` file under `dir`, the binaries' included.
+fn all_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The lines of `text` that name `host` in code (not in comments or help text, not in tests):
+/// its name as a string, or its module.
+fn names_of(text: &str, flag: &str) -> Vec<(usize, String)> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let quoted = format!("\"{flag}\"");
+    let module = format!("{}::", flag.replace('-', "_"));
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .filter(|(_, line)| line.contains(&quoted) || line.contains(&module))
+        .map(|(i, line)| (i + 1, line.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn a_host_is_named_only_in_its_own_module_and_the_registry() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let registry = src.join("hooks/registry.rs");
+    let mut files = Vec::new();
+    all_sources(&src, &mut files);
+    let mut found = Vec::new();
+    for host in stella::hooks::registry::HOSTS {
+        let own = src
+            .join("hooks")
+            .join(format!("{}.rs", host.flag.replace('-', "_")));
+        assert!(own.is_file(), "{} has no module of its own", host.flag);
+        for file in files.iter().filter(|f| **f != own && **f != registry) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (line, code) in names_of(&text, host.flag) {
+                found.push(format!("{}:{line}: {code}", file.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a host is known by its registry entry, not by name:\n  {}",
+        found.join("\n  ")
+    );
+    // The check finds a branch on a name, and not a help text that mentions one.
+    let branch = "match h {\n    \"codex\" => 1,\n    _ => hooks::codex::x(),\n}\n/// \"codex\"\n";
+    let lines: Vec<usize> = names_of(branch, "codex")
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    assert_eq!(lines, vec![2, 3]);
+}

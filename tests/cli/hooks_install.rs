@@ -62,7 +62,8 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     assert_eq!(code(&out), 0);
     assert_eq!(
         stderr(&out),
-        format!("stella: installed Stella's hooks in '{}'\n", path.display())
+        "installed Stella's hooks in .claude/settings.json
+"
     );
     assert_eq!(
         settings(&path),
@@ -120,17 +121,16 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!(
-            "stella: Stella's hooks are already installed in '{}'\n",
-            path.display()
-        )
+        "Stella's hooks are already in .claude/settings.json
+"
     );
     assert_eq!(std::fs::read(&path).unwrap(), before);
     // Uninstall gives back the user's settings.
     let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!("stella: removed Stella's hooks from '{}'\n", path.display())
+        "removed Stella's hooks from .claude/settings.json
+"
     );
     assert_eq!(
         settings(&path),
@@ -139,7 +139,8 @@ fn claude_settings_are_created_merged_idempotent_and_restored() {
     let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!("stella: no Stella hooks in '{}'\n", path.display())
+        "no Stella hooks in .claude/settings.json; nothing to remove
+"
     );
 }
 
@@ -197,7 +198,7 @@ fn a_shell_prefix_that_is_not_stellas_is_kept_and_named() {
     assert_eq!(
         stderr(&out),
         format!(
-            "stella: warning: '{0}' already sets CLAUDE_CODE_SHELL_PREFIX to '/opt/audit/wrap'; it was kept, so Claude Code's Bash commands run without Stella's shell guard\nstella: installed Stella's hooks in '{0}'\n",
+            "stella: warning: '{0}' already sets CLAUDE_CODE_SHELL_PREFIX to '/opt/audit/wrap'; it was kept, so Claude Code's shell commands run without Stella's shell guard\ninstalled Stella's hooks in .claude/settings.json\n",
             path.display()
         )
     );
@@ -406,7 +407,6 @@ fn a_users_hook_in_stellas_group_survives_install_and_uninstall() {
 fn a_matcher_widened_in_stellas_group_is_kept() {
     let w = World::new();
     w.ok(&["hooks", "install", "--agent", "claude-code"]);
-    let path = w.repo.join(".claude/settings.json");
     let stella = "\"matcher\": \"Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*\"";
     let widened = w.read(".claude/settings.json").replacen(
         stella,
@@ -417,10 +417,8 @@ fn a_matcher_widened_in_stellas_group_is_kept() {
     let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!(
-            "stella: Stella's hooks are already installed in '{}'\n",
-            path.display()
-        )
+        "Stella's hooks are already in .claude/settings.json
+"
     );
     assert_eq!(w.read(".claude/settings.json"), widened);
 }
@@ -701,10 +699,8 @@ fn local_installs_go_to_settings_local_json() {
     let local = w.repo.join(".claude/settings.local.json");
     assert_eq!(
         stderr(&out),
-        format!(
-            "stella: installed Stella's hooks in '{}'\n",
-            local.display()
-        )
+        "installed Stella's hooks in .claude/settings.local.json
+"
     );
     assert_eq!(
         settings(&local),
@@ -714,10 +710,8 @@ fn local_installs_go_to_settings_local_json() {
     let out = w.run(&["hooks", "uninstall", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!(
-            "stella: no Stella hooks in '{}'\n",
-            w.repo.join(".claude/settings.json").display()
-        )
+        "no Stella hooks in .claude/settings.json; nothing to remove
+"
     );
     assert!(local.exists());
     w.ok(&["hooks", "uninstall", "--agent", "claude-code", "--local"]);
@@ -741,9 +735,8 @@ fn a_second_install_in_another_scope_is_warned_about() {
     assert_eq!(
         stderr(&out),
         format!(
-            "stella: warning: Stella's hooks are also in '{}': Claude Code would run each of them twice (take one copy out: 'git stella hooks uninstall --agent claude-code --user')\nstella: installed Stella's hooks in '{}'\n",
+            "stella: warning: Stella's hooks are also in '{}': Claude Code would run each of them twice (take one copy out: 'git stella hooks uninstall --agent claude-code --user')\ninstalled Stella's hooks in .claude/settings.json\n",
             user.display(),
-            project.display()
         )
     );
     assert!(settings(&project)["hooks"]["PreToolUse"].is_array());
@@ -764,10 +757,8 @@ fn a_second_install_in_another_scope_is_warned_about() {
     let out = w.run(&["hooks", "install", "--agent", "claude-code"]);
     assert_eq!(
         stderr(&out),
-        format!(
-            "stella: Stella's hooks are already installed in '{}'\n",
-            project.display()
-        )
+        "Stella's hooks are already in .claude/settings.json
+"
     );
 }
 

@@ -5,6 +5,7 @@ use std::process::{Command, ExitCode};
 
 use super::{CliError, Ctx, Result};
 use stella::exec;
+use stella::hooks::registry::{Shell, Spec};
 use stella::hooks::{self, OnError};
 use stella::ids::SessionId;
 
@@ -71,8 +72,8 @@ pub struct Args {
     /// Run an agent host's shell command: the one argument is the host's shell snippet, run with
     /// bash -c in the host's session (claude-code: from CLAUDE_CODE_SESSION_ID; the others:
     /// --session, as their hooks write it), created when missing
-    #[arg(long, value_name = "HOST", value_parser = ["claude-code", "codex", "gemini", "copilot", "opencode"])]
-    pub host: Option<String>,
+    #[arg(long, value_name = "HOST", value_parser = super::hooks::HostParser::routed())]
+    pub host: Option<&'static Spec>,
     /// The command and its arguments
     #[arg(
         value_name = "COMMAND",
@@ -114,9 +115,14 @@ fn guard_run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             }
         });
     }
-    match args.host.as_deref() {
-        Some("claude-code") => return host_prefix(ctx, args),
-        Some(host) => return host_command(ctx, args, host),
+    match args.host {
+        Some(
+            host @ Spec {
+                shell: Shell::Prefix { session_var, .. },
+                ..
+            },
+        ) => return host_prefix(ctx, args, host, session_var),
+        Some(host) => return host_command(ctx, args, host.flag),
         None => {}
     }
     let (context, id) = ctx.open_session()?;
@@ -129,16 +135,17 @@ fn guard_run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     guarded(ctx, &context, &id, make, None)
 }
 
-/// Claude Code runs `<prefix> '<snippet>'` for every Bash call and every hook command.
-fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
-    let snippet = one_snippet(args, "claude-code")?;
+/// A host with a shell prefix (Claude Code) runs `<prefix> '<snippet>'` for every Bash call and
+/// every hook command, in the session `session_var` names.
+fn host_prefix(ctx: &mut Ctx<'_>, args: &Args, host: &Spec, session_var: &str) -> Result {
+    let snippet = one_snippet(args, host.flag)?;
     let cwd = ctx.cwd.clone();
     let make = || bash_c(snippet, &cwd);
     let shell = make();
     if !is_bash_call(snippet) {
         return plain(shell);
     }
-    let host_session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
+    let host_session = std::env::var(session_var).ok();
     let opened = host_session
         .as_deref()
         .map(|s| hooks::session_name(s, None))
@@ -155,7 +162,8 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args) -> Result {
             })),
         )) => return plain(shell),
         Ok((None, _)) => {
-            return unguarded(ctx, shell, "Claude Code gave no CLAUDE_CODE_SESSION_ID");
+            let why = format!("{} gave no {session_var}", host.name);
+            return unguarded(ctx, shell, &why);
         }
         Ok((_, Err(e))) => return unguarded(ctx, shell, &CliError::from(e).message),
         Err(e) => return unguarded(ctx, shell, &e.message),

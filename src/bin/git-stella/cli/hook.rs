@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::{Ctx, Result};
+use stella::hooks::registry::{self, HOSTS, Shell, Spec};
 use stella::hooks::{self, Answer, Env};
 
 /// The exit status of every `hook` call: never 2, which agent hosts read as "block".
@@ -15,36 +16,57 @@ const HOOK_EXIT: &str = "Exit status:
      exit 0
   Never 2.";
 
-/// Answer an agent host's hook call: read its payload on stdin, act, answer in its protocol
-///
-/// Installed by 'git stella hooks install --agent NAME'; not meant to be run by hand.
-#[derive(clap::Subcommand, Debug)]
-#[command(after_long_help = HOOK_EXIT)]
-pub enum HookCommand {
-    /// Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)
-    ///
-    /// Fail-closed is '.stella/config.toml' with 'hooks.on-error = "deny"', or 'git config
-    /// stella.hookOnError deny'.
-    #[command(after_long_help = HOOK_EXIT)]
-    ClaudeCode,
-    /// Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch)
-    #[command(after_long_help = HOOK_EXIT)]
-    Codex,
-    /// Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace)
-    #[command(after_long_help = HOOK_EXIT)]
-    Gemini,
-    /// Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)
-    #[command(after_long_help = HOOK_EXIT)]
-    Cursor,
-    /// Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)
-    #[command(after_long_help = HOOK_EXIT)]
-    Copilot,
-    /// Answer Stella's OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)
-    #[command(after_long_help = HOOK_EXIT)]
-    Opencode,
-    /// Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)
-    #[command(after_long_help = HOOK_EXIT)]
-    Qwen,
+/// What a hook answers when it cannot check a write.
+const FAIL_CLOSED: &str = "When the hook itself fails, a write it could not check is denied where the project chose fail-closed ('.stella/config.toml' with 'hooks.on-error = \"deny\"', or 'git config stella.hookOnError deny'), and, for a host that would run the tool anyway, unless the project chose \"allow\".";
+
+/// `git stella hook <HOST>`: answer an agent host's hook call. One subcommand per host of the
+/// registry ([`HOSTS`]), each answering in its host's protocol.
+#[derive(Clone, Copy, Debug)]
+pub struct HookCommand {
+    pub host: &'static Spec,
+}
+
+impl clap::FromArgMatches for HookCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        match matches.subcommand_name().and_then(registry::host) {
+            Some(host) => Ok(HookCommand { host }),
+            None => Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand)),
+        }
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        matches: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for HookCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd
+            .about("Answer an agent host's hook call: read its payload on stdin, act, answer in its protocol")
+            .long_about("Answer an agent host's hook call: read its payload on stdin, act, answer in its protocol\n\nInstalled by 'git stella hooks install --agent NAME'; not meant to be run by hand.")
+            .after_long_help(HOOK_EXIT)
+            .subcommand_required(true);
+        HOSTS.iter().fold(cmd, |cmd, host| {
+            cmd.subcommand(
+                clap::Command::new(host.flag)
+                    .about(host.answers)
+                    .long_about(format!("{}\n\n{FAIL_CLOSED}", host.answers))
+                    .after_long_help(HOOK_EXIT),
+            )
+        })
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        registry::host(name).is_some()
+    }
 }
 
 /// How long one hook call may take before it gives up (and says so), unless
@@ -60,40 +82,35 @@ fn budget() -> Duration {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Result {
-    use stella::hooks::{
-        claude_code::ClaudeCode, codex::Codex, copilot::Copilot, cursor::Cursor, gemini::Gemini,
-        opencode::OpenCode, qwen::Qwen,
-    };
+    let host = command.host;
+    let can_guard = || stella::exec::support().is_ok();
     let env = Env {
         settings: ctx.settings.clone(),
         cwd: ctx.cwd.clone(),
-        shell_guard: std::env::var(hooks::install::PREFIX_KEY)
-            .is_ok_and(|p| hooks::install::is_stella_prefix(&p))
-            && stella::exec::support().is_ok(),
-        // Codex, Gemini CLI and Copilot CLI run each shell command the model sends through this program's
-        // `exec`, when this machine can guard one.
+        // A host that runs every shell command through Stella's prefix, set where it runs.
+        shell_guard: match host.shell {
+            Shell::Prefix { .. } => std::env::var(hooks::install::PREFIX_KEY)
+                .is_ok_and(|p| hooks::install::is_stella_prefix(&p)),
+            _ => false,
+        } && can_guard(),
+        // A host whose hook rewrites each shell command the model sends runs it through this
+        // program's `exec`, when this machine can guard one.
         // (`STELLA_TEST_NO_SHELL_GUARD=1`: the tests' stand-in for a machine that cannot.)
-        guard_exe: match command {
-            HookCommand::Codex
-            | HookCommand::Gemini
-            | HookCommand::Copilot
-            | HookCommand::Opencode
-                if stella::exec::support().is_ok()
-                    && std::env::var_os("STELLA_TEST_NO_SHELL_GUARD").is_none() =>
+        guard_exe: match host.shell {
+            Shell::Rewritten { by_name }
+                if can_guard() && std::env::var_os("STELLA_TEST_NO_SHELL_GUARD").is_none() =>
             {
                 let exe = std::env::current_exe().ok();
-                match (command, &exe) {
-                    // Copilot CLI asks before a command that names a path outside the
-                    // workspace, which no one answers in a headless run: Stella is named as
-                    // PATH finds it, when that is this binary.
-                    (HookCommand::Copilot | HookCommand::Opencode, Some(exe))
-                        if hooks::install::invoked_as(
-                            std::ffi::OsStr::new("git-stella"),
-                            std::env::var_os("PATH").as_deref(),
-                            &ctx.cwd,
-                            exe,
-                        )
-                        .is_some() =>
+                match &exe {
+                    Some(exe)
+                        if by_name
+                            && hooks::install::invoked_as(
+                                std::ffi::OsStr::new("git-stella"),
+                                std::env::var_os("PATH").as_deref(),
+                                &ctx.cwd,
+                                exe,
+                            )
+                            .is_some() =>
                     {
                         Some(std::path::PathBuf::from("git-stella"))
                     }
@@ -103,35 +120,22 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
             _ => None,
         },
     };
-    let answer = match command {
-        HookCommand::ClaudeCode => answer::<ClaudeCode>(env),
-        HookCommand::Codex => answer::<Codex>(env),
-        HookCommand::Gemini => answer::<Gemini>(env),
-        HookCommand::Cursor => answer::<Cursor>(env),
-        HookCommand::Qwen => answer::<Qwen>(env),
-        HookCommand::Copilot => answer::<Copilot>(env),
-        HookCommand::Opencode => answer::<OpenCode>(env),
-    };
-    Ok(emit(ctx, &answer, out))
-}
-
-/// Read the payload on stdin and answer it within the time budget.
-fn answer<H: hooks::Host>(env: Env) -> Answer {
-    hooks::answer_within::<H>(
+    let answer = (host.answer)(
         env,
         budget(),
-        || {
+        Box::new(|| {
             let mut input = Vec::new();
             std::io::stdin().lock().read_to_end(&mut input)?;
             Ok(input)
-        },
+        }),
         // Out of time: answer the host now and end the process, which ends the work.
-        |answer| {
+        Box::new(|answer| {
             write_fd(1, &answer.stdout);
             write_fd(2, answer.stderr.as_bytes());
             std::process::exit(exit_code(&answer).into());
-        },
-    )
+        }),
+    );
+    Ok(emit(ctx, &answer, out))
 }
 
 /// Write an answer out; never exit 2, whatever the answer says.

@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use stella::hooks::install::{self, HooksFile, Launch, Ledger, Outcome};
-use stella::hooks::{codex, copilot, cursor, gemini, opencode, qwen};
+use stella::hooks::install::{self, Launch, Ledger, Outcome};
+use stella::hooks::registry::{self, HOSTS, Scope, Spec, Wiring};
 
 /// The exit status of `hooks install` and `hooks uninstall`.
 const HOOKS_EXIT: &str = "Exit status:
@@ -51,110 +51,67 @@ pub enum HooksCommand {
     Uninstall(Args),
 }
 
-/// The agents whose hooks Stella can install.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Agent {
-    /// Claude Code: .claude/settings.json (--local: .claude/settings.local.json)
-    ClaudeCode,
-    /// Codex CLI: .codex/hooks.json
-    Codex,
-    /// Gemini CLI: .gemini/settings.json
-    Gemini,
-    /// Cursor: .cursor/hooks.json
-    Cursor,
-    /// Qwen Code: .qwen/settings.json
-    Qwen,
-    /// GitHub Copilot CLI: .github/hooks/stella.json
-    Copilot,
-    /// OpenCode: a plugin, .opencode/plugins/stella.js
-    Opencode,
+/// A host of the registry, named on the command line (`--agent`, `exec --host`).
+#[derive(Clone, Copy)]
+pub struct HostParser {
+    /// Which hosts the flag takes.
+    only: fn(&Spec) -> bool,
+    /// Whether each value's help names the host's files.
+    files: bool,
 }
 
-impl Agent {
-    fn name(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "Claude Code",
-            Agent::Codex => "Codex",
-            Agent::Gemini => "Gemini CLI",
-            Agent::Cursor => "Cursor",
-            Agent::Qwen => "Qwen Code",
-            Agent::Copilot => "Copilot CLI",
-            Agent::Opencode => "OpenCode",
+impl HostParser {
+    /// Every host, each with the files Stella's hooks go in.
+    pub fn any() -> Self {
+        HostParser {
+            only: |_| true,
+            files: true,
         }
     }
 
-    fn flag(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Cursor => "cursor",
-            Agent::Qwen => "qwen",
-            Agent::Copilot => "copilot",
-            Agent::Opencode => "opencode",
+    /// The hosts whose shell commands run under the shell guard.
+    pub fn routed() -> Self {
+        HostParser {
+            only: Spec::routes_shell,
+            files: false,
         }
     }
 
-    /// The settings file, relative to the repository's root or the home folder.
-    fn settings(self, scope: Scope) -> &'static str {
-        match (self, scope) {
-            (Agent::ClaudeCode, Scope::Local) => install::CLAUDE_LOCAL_SETTINGS,
-            (Agent::ClaudeCode, _) => install::CLAUDE_SETTINGS,
-            (Agent::Codex, _) => codex::SETTINGS,
-            (Agent::Gemini, _) => gemini::SETTINGS,
-            (Agent::Cursor, _) => cursor::SETTINGS,
-            (Agent::Qwen, _) => qwen::SETTINGS,
-            (Agent::Copilot, _) => copilot::SETTINGS,
-            (Agent::Opencode, _) => opencode::PLUGIN,
-        }
-    }
-
-    /// The settings file of `scope`, `base` being the repository's root or the home folder.
-    fn settings_at(self, scope: Scope, base: &Path) -> PathBuf {
-        match scope {
-            Scope::User => install::user_settings(self.flag(), base, |v| std::env::var_os(v))
-                .unwrap_or_else(|| base.join(self.settings(scope))),
-            _ => base.join(self.settings(scope)),
-        }
-    }
-
-    fn hooks_file(self, path: PathBuf, launch: &Launch) -> HooksFile {
-        match self {
-            Agent::ClaudeCode => install::claude_hooks_file(path, launch),
-            Agent::Codex => codex::hooks_file(path, launch),
-            Agent::Gemini => gemini::hooks_file(path, launch),
-            Agent::Cursor => cursor::hooks_file(path, launch),
-            Agent::Qwen => qwen::hooks_file(path, launch),
-            Agent::Copilot => copilot::hooks_file(path, launch),
-            // OpenCode's is a plugin, installed whole (see `run`); its path is what counts.
-            Agent::Opencode => install::claude_hooks_file(path, launch),
-        }
-    }
-
-    /// The places this host reads hooks from.
-    fn scopes(self) -> &'static [Scope] {
-        match self {
-            Agent::ClaudeCode => &[Scope::User, Scope::Project, Scope::Local],
-            _ => &[Scope::User, Scope::Project],
-        }
+    fn values(self) -> impl Iterator<Item = clap::builder::PossibleValue> {
+        HOSTS
+            .into_iter()
+            .filter(move |h| (self.only)(h))
+            .map(move |h| {
+                let value = clap::builder::PossibleValue::new(h.flag);
+                if !self.files {
+                    return value;
+                }
+                value.help(match h.local {
+                    Some(local) => format!("{}: {} (--local: {local})", h.name, h.project),
+                    None => format!("{}: {}", h.name, h.project),
+                })
+            })
     }
 }
 
-/// Whose settings file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Scope {
-    User,
-    Project,
-    Local,
-}
+impl clap::builder::TypedValueParser for HostParser {
+    type Value = &'static Spec;
 
-impl Scope {
-    fn flag(self) -> &'static str {
-        match self {
-            Scope::User => " --user",
-            Scope::Project => "",
-            Scope::Local => " --local",
-        }
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<&'static Spec, clap::Error> {
+        let name =
+            clap::builder::PossibleValuesParser::new(self.values()).parse_ref(cmd, arg, value)?;
+        Ok(registry::host(&name).expect("a possible value is a host"))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(self.values()))
     }
 }
 
@@ -162,12 +119,12 @@ impl Scope {
 #[command(group(clap::ArgGroup::new("target").required(true).args(["agent", "git"])))]
 pub struct Args {
     /// The agent host whose settings to change
-    #[arg(long, value_enum)]
-    pub agent: Option<Agent>,
+    #[arg(long, value_parser = HostParser::any())]
+    pub agent: Option<&'static Spec>,
     /// Change the settings in your home folder (every project) instead of the repository's
     #[arg(long, requires = "agent", conflicts_with = "local")]
     pub user: bool,
-    /// Change Claude Code's .claude/settings.local.json (this checkout only, usually not committed)
+    /// Change the host's settings for this checkout only (Claude Code's .claude/settings.local.json), usually not committed
     #[arg(long, requires = "agent")]
     pub local: bool,
     /// Install git's commit-trailer hook instead
@@ -193,10 +150,16 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         say(ctx, installing, outcome, &hook);
         return Ok(ExitCode::SUCCESS);
     };
-    if args.local && agent != Agent::ClaudeCode {
-        return Err(CliError::new(
-            "--local goes with --agent claude-code only; the other agents have no settings file for one checkout",
-        ));
+    if args.local && agent.local.is_none() {
+        let with: Vec<&str> = HOSTS
+            .iter()
+            .filter(|h| h.local.is_some())
+            .map(|h| h.flag)
+            .collect();
+        return Err(CliError::new(format!(
+            "--local goes with --agent {} only; the other agents have no settings file for one checkout",
+            with.join(", ")
+        )));
     }
     let scope = match (args.user, args.local) {
         (true, _) => Scope::User,
@@ -233,37 +196,36 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         };
         (ws.root, ledger)
     };
-    let path = agent.settings_at(scope, &base);
-    let outcome = if agent == Agent::Opencode {
-        // OpenCode's is a plugin: a file of Stella's own, written and removed whole.
-        if installing {
-            install::install_own_file(&path, &opencode::plugin(&launch), opencode::MARK)
+    let path = agent
+        .file(scope, &base, &|v| std::env::var_os(v))
+        .expect("a scope the host has");
+    let outcome = match &agent.wiring {
+        // A file of Stella's own, written and removed whole.
+        Wiring::OwnFile { text, mark, .. } => if installing {
+            install::install_own_file(&path, &text(&launch), mark)
         } else {
-            install::uninstall_own_file(&path, opencode::MARK, &base)
+            install::uninstall_own_file(&path, mark, &base)
         }
-        .map_err(failed)?
-    } else {
-        let file = agent.hooks_file(path.clone(), &launch);
-        let outcome = if installing {
-            let installed = install::install(&file, &ledger).map_err(failed)?;
-            if let Some(prefix) = installed.foreign_prefix {
-                let _ = writeln!(
-                    ctx.err,
-                    "stella: warning: '{}' already sets {} to '{prefix}'; it was kept, so Claude Code's Bash commands run without Stella's shell guard",
-                    file.path.display(),
-                    install::PREFIX_KEY
-                );
+        .map_err(failed)?,
+        Wiring::Settings(hooks_file) => {
+            let file = hooks_file(path.clone(), &launch);
+            if installing {
+                let installed = install::install(&file, &ledger).map_err(failed)?;
+                if let Some(prefix) = installed.foreign_prefix {
+                    let _ = writeln!(
+                        ctx.err,
+                        "stella: warning: '{}' already sets {} to '{prefix}'; it was kept, so {}'s shell commands run without Stella's shell guard",
+                        file.path.display(),
+                        install::PREFIX_KEY,
+                        agent.name,
+                    );
+                }
+                warn_twice(ctx, agent, scope, &file.path);
+                installed.outcome
+            } else {
+                install::uninstall(&file, &ledger).map_err(failed)?
             }
-            warn_twice(ctx, agent, scope, &file.path, &launch);
-            installed.outcome
-        } else {
-            install::uninstall(&file, &ledger).map_err(failed)?
-        };
-        if agent == Agent::ClaudeCode {
-            say(ctx, installing, outcome, &file.path);
-            return Ok(ExitCode::SUCCESS);
         }
-        outcome
     };
     let shown = if scope == Scope::User {
         path.display().to_string()
@@ -284,41 +246,17 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         )),
     }
     // Said when something changed: a changed hook is one the host asks to trust again.
+    let next = match scope {
+        Scope::User => agent.next_for_user,
+        Scope::Project | Scope::Local => agent.next_in_project,
+    };
     if installing
         && outcome == Outcome::Changed
-        && let Some(steps) = trust_steps(agent, scope)
+        && let Some(steps) = next
     {
         ctx.say(format_args!("{steps}"));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What the person still has to do before the host runs the hooks just installed: trust is
-/// theirs to give, so Stella says how rather than giving it behind their back.
-fn trust_steps(agent: Agent, scope: Scope) -> Option<&'static str> {
-    match (agent, scope) {
-        (Agent::Codex, Scope::User) => Some(
-            "next: Codex runs a hook only once you trust it: start 'codex', open /hooks and trust Stella's hooks (again after an upgrade changes them); 'codex exec' skips an untrusted hook without a word. 'git stella doctor' says whether Codex will run them.",
-        ),
-        (Agent::Codex, _) => Some(
-            "next: Codex runs a project's hooks only in a project it trusts, and each only once you trust it: start 'codex' here, trust the project, then open /hooks and trust Stella's hooks (again after an upgrade changes them); 'codex exec' skips an untrusted hook without a word. 'git stella doctor' says whether Codex will run them.",
-        ),
-        (Agent::Gemini, Scope::User) => None,
-        (Agent::Gemini, _) => Some(
-            "next: Gemini CLI runs a project's hooks only in a folder you trust: choose \"Trust folder\" when it asks; headless, add the folder to ~/.gemini/trustedFolders.json or set GEMINI_CLI_TRUST_WORKSPACE=true. Its --skip-trust flag loads no project settings, so these hooks would not run: for runs with it, install with --user. 'git stella doctor' says whether Gemini CLI trusts the folder.",
-        ),
-        (Agent::Opencode, _) => Some(
-            "next: OpenCode loads the plugin at its next start; it runs no plugin under --pure (or OPENCODE_PURE=1), and no project plugin with OPENCODE_DISABLE_PROJECT_CONFIG=1. 'git stella doctor' checks the plugin is Stella's, whole.",
-        ),
-        (Agent::Copilot, Scope::User) => None,
-        (Agent::Copilot, _) => Some(
-            "next: Copilot CLI runs a repository's hooks in prompt mode (-p) only in a trusted folder, and skips them without a word otherwise: trust it when Copilot CLI asks, or add it to trustedFolders in ~/.copilot/config.json (or run with --trust-folder). 'git stella doctor' says whether it will.",
-        ),
-        (Agent::Qwen, _) => Some(
-            "next: Qwen Code runs a project's hooks unless folder trust is on and the folder is not trusted (then add it to ~/.qwen/trustedFolders.json); it cannot route its shell tool through Stella, so commands it runs are noticed, not guarded. 'git stella doctor' says both.",
-        ),
-        _ => None,
-    }
 }
 
 /// The path this git-stella was run by (see [`install::invoked_as`]). Uninstall can do without:
@@ -342,11 +280,11 @@ fn this_binary(installing: bool) -> Result<PathBuf> {
 
 /// Warn when the host also reads Stella's hooks from another of its settings files: it would
 /// run each of them twice.
-fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, launch: &Launch) {
+fn warn_twice(ctx: &mut Ctx<'_>, agent: &Spec, scope: Scope, installed: &Path) {
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
     let mut others = Vec::new();
-    for &other in agent.scopes() {
+    for other in agent.scopes() {
         let base = match other {
             Scope::User => home.as_ref(),
             _ => root.as_ref(),
@@ -354,8 +292,10 @@ fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, l
         let Some(base) = base.filter(|_| other != scope) else {
             continue;
         };
-        let path = agent.settings_at(other, base);
-        if path != installed && agent.hooks_file(path.clone(), launch).has_stella_hooks() {
+        let Some(path) = agent.file(other, base, &|v| std::env::var_os(v)) else {
+            continue;
+        };
+        if path != installed && agent.holds_stella(&path) {
             others.push((path, other));
         }
     }
@@ -371,7 +311,7 @@ fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, l
         .map(|(_, s)| {
             format!(
                 "'git stella hooks uninstall --agent {}{}'",
-                agent.flag(),
+                agent.flag,
                 s.flag()
             )
         })
@@ -380,7 +320,7 @@ fn warn_twice(ctx: &mut Ctx<'_>, agent: Agent, scope: Scope, installed: &Path, l
         ctx.err,
         "stella: warning: Stella's hooks are also in {}: {} would run each of them twice (take one copy out: {})",
         files.join(" and "),
-        agent.name(),
+        agent.name,
         fixes.join(" or ")
     );
 }

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use stella::hooks::registry::{self, HOSTS, Shell};
 use stella::ids::SessionId;
 use stella::journal;
 use stella::report::Report;
@@ -258,20 +259,21 @@ fn usage_error(e: &clap::Error) -> CliError {
 impl Cli {
     /// Parse a command line, the hot commands without building the whole tree.
     pub fn parse_args(args: &[OsString]) -> std::result::Result<Cli, clap::Error> {
-        // Claude Code's shell prefix is one program and one flag (see `install::shell_prefix`).
-        if args
-            .get(1)
-            .is_some_and(|a| a == stella::hooks::install::PREFIX_ARGS)
+        // A host's shell prefix is one program and one flag (see `install::shell_prefix`).
+        if let Some(arg) = args.get(1)
+            && let Some(host) = HOSTS
+                .iter()
+                .find(|h| matches!(h.shell, Shell::Prefix { flag, .. } if arg.as_os_str() == flag))
         {
             let mut rewritten: Vec<OsString> = vec![args[0].clone()];
-            rewritten.extend(["exec", "--host", "claude-code"].map(OsString::from));
+            rewritten.extend(["exec", "--host", host.flag].map(OsString::from));
             rewritten.extend(args[2..].iter().cloned());
             return Cli::try_parse_from(rewritten);
         }
         // What `hooks install` writes, word for word: nothing to parse.
         if let [_, hook, agent] = args
             && hook == "hook"
-            && agent == "claude-code"
+            && let Some(host) = agent.to_str().and_then(registry::host)
             && let session = std::env::var("STELLA_SESSION")
             && !matches!(session, Err(std::env::VarError::NotUnicode(_)))
         {
@@ -284,7 +286,7 @@ impl Cli {
                     color: None,
                     no_pager: false,
                 },
-                command: Command::Hook(hook::HookCommand::ClaudeCode),
+                command: Command::Hook(hook::HookCommand { host }),
             });
         }
         if matches!(command_word(args), Some("guard" | "hook"))
