@@ -153,14 +153,20 @@ pub fn private_refusal(e: &Error) -> String {
 /// The private area `rel` lies in: `.git` (any folder of that name: the repository's, a
 /// submodule's) or `.stella` (the workspace's own state, at the root). Writes there on an agent's
 /// behalf could run code (`.git/hooks`, `.git/config`) or switch the guard off for everyone.
+/// Names are compared without case, as git's own path check does: on a case-folding file system
+/// `.GIT` is `.git`. Every way in asks this one function: the commands, MCP, the hooks, the shell
+/// guard (which leaves these folders unrecorded) and replay (which refuses an artifact naming one).
 pub fn private_area(rel: &RelPath) -> Option<&'static str> {
     let mut parts = rel.as_bytes().split(|b| *b == b'/');
-    if parts.next() == Some(b".stella".as_slice()) {
+    if parts
+        .next()
+        .is_some_and(|c| c.eq_ignore_ascii_case(b".stella"))
+    {
         return Some(".stella");
     }
     rel.as_bytes()
         .split(|b| *b == b'/')
-        .any(|c| c == b".git")
+        .any(|c| c.eq_ignore_ascii_case(b".git"))
         .then_some(".git")
 }
 
@@ -293,6 +299,21 @@ fn canonicalize_lenient(abs: &Path, depth: u32) -> io::Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn private_areas_are_git_anywhere_and_stella_at_the_root_whatever_the_case() {
+        let area =
+            |p: &str| super::private_area(&super::RelPath::from_bytes(p.as_bytes()).unwrap());
+        assert_eq!(area(".git/config"), Some(".git"));
+        assert_eq!(area("sub/.git/hooks/pre-commit"), Some(".git"));
+        assert_eq!(area("sub/.GIT/config"), Some(".git"));
+        assert_eq!(area(".stella/private/workspace.toml"), Some(".stella"));
+        assert_eq!(area(".Stella/config.toml"), Some(".stella"));
+        assert_eq!(area("sub/.stella/x"), None);
+        assert_eq!(area(".github/workflows/ci.yml"), None);
+        assert_eq!(area("src/.git-keep"), None);
+        assert_eq!(area(".gitignore"), None);
+    }
+
     use super::*;
 
     #[test]

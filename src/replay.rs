@@ -179,12 +179,8 @@ fn check_paths<'a>(paths: impl Iterator<Item = &'a RelPath>) -> Result<(), Error
         let bad = |why: &str| Error::NotAnArtifact {
             why: format!("it names '{p}', {why}"),
         };
-        let comps: Vec<&[u8]> = p.as_bytes().split(|b| *b == b'/').collect();
-        if comps.iter().any(|c| c.eq_ignore_ascii_case(b".git")) {
-            return Err(bad("a path inside .git"));
-        }
-        if comps[0] == b".stella" {
-            return Err(bad("a path inside .stella"));
+        if let Some(area) = crate::paths::private_area(p) {
+            return Err(bad(&format!("a path inside {area}")));
         }
         if !folded.insert(p.as_bytes().to_ascii_lowercase()) {
             return Err(bad("which collides with another path when case is folded"));

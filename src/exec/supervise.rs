@@ -1597,9 +1597,12 @@ impl Supervisor<'_, '_> {
             },
         };
         match RelPath::from_bytes(rel.as_os_str().as_bytes()) {
-            Some(rel) if paths::private_area(&rel) == Some(".stella") => Located::Stella(resolved),
-            Some(rel) if is_private(&rel) => Located::Elsewhere,
-            Some(rel) => Located::Inside(rel),
+            Some(rel) => match paths::private_area(&rel) {
+                Some(".stella") => Located::Stella(resolved),
+                // `.git` folders are git's: never recorded, as git runs in them.
+                Some(_) => Located::Elsewhere,
+                None => Located::Inside(rel),
+            },
             // The root itself, or a name git cannot hold.
             None => Located::Elsewhere,
         }
@@ -1995,12 +1998,6 @@ impl Supervisor<'_, '_> {
     }
 }
 
-/// `.git/` and `.stella/` are never recorded by the guard.
-fn is_private(path: &RelPath) -> bool {
-    let first = path.as_bytes().split(|b| *b == b'/').next().unwrap_or(b"");
-    first == b".git" || first == b".stella"
-}
-
 /// The part of Stella's data folder a guarded command may not change: all of it, unless the
 /// workspace lies inside it (then the stores' folder only).
 fn protected_data_dir(data_dir: &Path, root: &Path) -> PathBuf {
@@ -2195,18 +2192,4 @@ fn git_output(root: &Path, args: &[&str], input: Vec<u8>) -> Vec<u8> {
     let _ = writer.join();
     let _ = child.wait();
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn private_folders_are_never_recorded() {
-        let p = |s: &str| RelPath::from_bytes(s.as_bytes()).unwrap();
-        assert!(is_private(&p(".git/config")));
-        assert!(is_private(&p(".stella/private/workspace.toml")));
-        assert!(!is_private(&p(".github/workflows/ci.yml")));
-        assert!(!is_private(&p("src/.git-keep")));
-    }
 }

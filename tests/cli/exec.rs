@@ -345,12 +345,14 @@ fn git_internals_ignored_paths_and_outside_files_are_not_recorded() {
     let outside = w.base().join("outside.txt");
     std::fs::write(&outside, "far\n").unwrap();
     let script = format!(
-        "mkdir -p build && echo out > build/out && cat build/out {} .git/HEAD >/dev/null && git hash-object a.txt",
+        "mkdir -p build && echo out > build/out && cat build/out {} .git/HEAD >/dev/null && git hash-object a.txt \
+         && mkdir -p vendor/lib/.git vendor/up/.GIT && echo x > vendor/lib/.git/config && echo y > vendor/up/.GIT/config",
         outside.display()
     );
     let out = sh(&w, &s, &script);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    // git read a.txt to hash it; nothing of build/, .git/ or outside is tracked.
+    // git read a.txt to hash it; nothing of build/, any .git/ folder (a nested repository's, in
+    // any case) or outside is tracked.
     assert_eq!(status(&w, &s), "unchanged  a.txt");
     // A file the session already tracks is recorded even where git ignores it.
     w.write("build/keep", "k\n");
