@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::install::{self, HooksFile, Launch, PREFIX_KEY, Shape, is_stella_prefix};
-use super::registry::{Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
+use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
 use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 use crate::journal::RootFile;
 use crate::journal::layout::HostFile;
@@ -60,12 +60,7 @@ pub const SPEC: Spec = Spec {
 
 /// The user's settings: in `$CLAUDE_CONFIG_DIR` when that is set, else `~/.claude`.
 fn user_settings(home: &Path, var: Var<'_>) -> PathBuf {
-    var("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(
-            || home.join(SETTINGS),
-            |d| PathBuf::from(d).join("settings.json"),
-        )
+    registry::folder_from(var, "CLAUDE_CONFIG_DIR", || home.join(".claude")).join("settings.json")
 }
 
 /// Claude Code's settings file at `path`, with Stella's hooks and shell prefix run as `launch`

@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 
 use super::install::{HooksFile, Launch, Shape};
 use super::patch::{self, PatchOp};
-use super::registry::{Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
+use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wiring};
 use super::{Answer, Error, Hook, Host, Op, ToolPayload};
 
 /// The agent's name, as `git stella hook codex` spells it.
@@ -65,9 +65,7 @@ pub const SPEC: Spec = Spec {
 
 /// Codex's folder: `$CODEX_HOME` when that is set, else `~/.codex`.
 fn codex_home(home: &Path, var: Var<'_>) -> PathBuf {
-    var("CODEX_HOME")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| home.join(".codex"), PathBuf::from)
+    registry::folder_from(var, "CODEX_HOME", || home.join(".codex"))
 }
 
 /// The user's hooks, in Codex's folder.

@@ -65,9 +65,7 @@ pub const SPEC: Spec = Spec {
 
 /// Copilot CLI's folder: `$COPILOT_HOME` when that is set, else `~/.copilot`.
 fn copilot_home(home: &Path, var: Var<'_>) -> PathBuf {
-    var("COPILOT_HOME")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| home.join(".copilot"), PathBuf::from)
+    registry::folder_from(var, "COPILOT_HOME", || home.join(".copilot"))
 }
 
 fn user_settings(home: &Path, var: Var<'_>) -> PathBuf {

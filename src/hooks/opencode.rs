@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::install::Launch;
-use super::registry::{Finding, Level, Look, Shell, Spec, Var, Wiring};
+use super::registry::{self, Finding, Level, Look, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// The agent's name, as `git stella hook opencode` spells it.
@@ -67,9 +67,7 @@ const NEXT: &str = "next: OpenCode loads the plugin at its next start; it runs n
 /// The user's plugin: in OpenCode's config folder (`$XDG_CONFIG_HOME/opencode`, else
 /// `~/.config/opencode`).
 fn user_plugin(home: &Path, var: Var<'_>) -> PathBuf {
-    var("XDG_CONFIG_HOME")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| home.join(".config"), PathBuf::from)
+    registry::folder_from(var, "XDG_CONFIG_HOME", || home.join(".config"))
         .join("opencode/plugins/stella.js")
 }
 

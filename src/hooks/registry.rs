@@ -300,6 +300,14 @@ pub fn jsonc_file(path: &Path) -> Value {
         .unwrap_or_default()
 }
 
+/// The folder the environment variable `name` names, when it is set and not empty (a host's
+/// `CODEX_HOME`, `COPILOT_HOME`…), else `otherwise`.
+pub fn folder_from(var: Var<'_>, name: &str, otherwise: impl FnOnce() -> PathBuf) -> PathBuf {
+    var(name)
+        .filter(|d| !d.is_empty())
+        .map_or_else(otherwise, PathBuf::from)
+}
+
 /// A path with its links resolved, or as given when it cannot be.
 pub fn resolved(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_owned())
