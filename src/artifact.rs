@@ -1377,6 +1377,7 @@ impl crate::session::Session<'_> {
         progress: bool,
     ) -> Result<Checkpoint, Error> {
         let id = self.id;
+        let _span = tracing::debug_span!("checkpoint", session = %id).entered();
         let journal = self.ctx.journal();
         let tip = journal.tip(id)?;
         // Every object of the session read back whole first: an artifact never carries a

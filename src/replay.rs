@@ -231,6 +231,7 @@ impl Context {
         source: impl Into<artifact::Source>,
         options: &Options,
     ) -> Result<Outcome, Error> {
+        let _span = tracing::debug_span!("replay", dry_run = options.dry_run).entered();
         if !options.dry_run {
             self.config()?;
         }

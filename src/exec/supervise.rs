@@ -40,10 +40,11 @@ pub fn run(
     label: Option<&str>,
     err: &mut dyn Write,
 ) -> Result<Report, Error> {
+    let line = command_line(&command);
+    let _span = tracing::debug_span!("shell_guard", session = %id, command = %short(label.unwrap_or(&line.to_string_lossy()), 72)).entered();
     crate::config::check(&context.ws)?;
     support().map_err(Error::Unsupported)?;
     let program_name = command.get_program().to_owned();
-    let line = command_line(&command);
     let summary = format!(
         "exec {}",
         short(label.unwrap_or(&line.to_string_lossy()), 72)

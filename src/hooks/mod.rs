@@ -361,6 +361,14 @@ pub fn answer_boxed<H: Host>(
 }
 
 fn answer_raw<H: Host>(env: &Env, raw: &Value) -> Answer {
+    let field = |a: &str, b: &str| raw[a].as_str().or(raw[b].as_str()).unwrap_or_default();
+    let _span = tracing::debug_span!(
+        "hook",
+        host = H::NAME,
+        event = field("hook_event_name", "hookEventName"),
+        tool = field("tool_name", "toolName"),
+    )
+    .entered();
     match handle::<H>(env, raw) {
         Ok(a) => a,
         Err(e) => on_failure::<H>(env, Some(raw), &e),

@@ -696,6 +696,9 @@ fn init_tracing(verbose: u8) {
                         && std::env::var_os("NO_COLOR").is_none(),
                 )
                 .with_target(false)
+                // A span's end says how long it took: a slow hook, shell guard, checkpoint or
+                // replay reads from `STELLA_LOG=debug`.
+                .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
                 .without_time(),
         )
         .with(filter)
