@@ -699,7 +699,8 @@ fn init_tracing(verbose: u8) {
                 // A span's end says how long it took: a slow hook, shell guard, checkpoint or
                 // replay reads from `STELLA_LOG=debug`.
                 .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-                .without_time(),
+                // No clock on each line (`without_time` would also drop the spans' timings).
+                .with_timer(()),
         )
         .with(filter)
         .try_init();
