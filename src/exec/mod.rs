@@ -40,6 +40,8 @@ mod notify;
 #[cfg(target_os = "linux")]
 mod process;
 #[cfg(target_os = "linux")]
+mod signatures;
+#[cfg(target_os = "linux")]
 mod supervise;
 #[cfg(target_os = "linux")]
 mod watch;

@@ -113,6 +113,59 @@ pub(super) fn resolve_as(
     Ok(out)
 }
 
+/// The common case in three system calls or fewer: a path, from the calling thread's working
+/// folder (or absolute), that lies inside `root` by its names alone and has no `.`, `..` or
+/// symbolic link on the way (the kernel checks that, beneath `root_fd`). Then the names are the
+/// path: no descriptor needs naming. Returns the path relative to `root` and the descriptor
+/// (`O_PATH`) of what it names; `None` where [`resolve_quick`] must say.
+pub(super) fn resolve_beneath(
+    thread: u32,
+    dirfd: Option<libc::c_int>,
+    raw: &Path,
+    follow: bool,
+    root: &Path,
+    root_fd: std::os::fd::BorrowedFd<'_>,
+) -> Option<(PathBuf, std::os::fd::OwnedFd)> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Component;
+    let bytes = raw.as_os_str().as_bytes();
+    if bytes.ends_with(b"/")
+        || raw
+            .components()
+            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+    {
+        return None;
+    }
+    let rel = if raw.is_absolute() {
+        raw.strip_prefix(root).ok()?.to_owned()
+    } else {
+        if !matches!(dirfd, None | Some(libc::AT_FDCWD)) {
+            return None;
+        }
+        let cwd = std::fs::read_link(format!("/proc/{thread}/cwd")).ok()?;
+        if !cwd.is_absolute() || cwd.as_os_str().as_bytes().ends_with(b" (deleted)") {
+            return None;
+        }
+        cwd.strip_prefix(root).ok()?.join(raw)
+    };
+    if rel.as_os_str().is_empty() {
+        return None;
+    }
+    let mut flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC;
+    if !follow {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
+    let fd = rustix::fs::openat2(
+        root_fd,
+        &rel,
+        flags,
+        rustix::fs::Mode::empty(),
+        rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
+    )
+    .ok()?;
+    Some((rel, fd))
+}
+
 /// [`resolve_as`] in a few system calls, for the common case: the kernel walks the path once
 /// (from the calling thread's working folder or descriptor `dirfd`), and the descriptor it opens
 /// names the result. `None` where only the walk by names can say: a path through `/proc` or

@@ -4,14 +4,14 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use gix::ObjectId;
 
@@ -26,7 +26,10 @@ use crate::session::Context;
 
 use super::act;
 use super::notify::{self, Answer, Listener, Received};
-use super::process::{is_stella, resolve_as, resolve_quick, still_guarded, under_stella};
+use super::process::{
+    is_stella, resolve_as, resolve_beneath, resolve_quick, still_guarded, under_stella,
+};
+use super::signatures::{Signature, Signatures};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
@@ -68,6 +71,7 @@ pub fn run(
         last_read: HashMap::new(),
         log: Vec::new(),
         hashing: Vec::new(),
+        signatures: Signatures::new(&context.ws.root, id),
         renamed_by: HashMap::new(),
         touched_set: HashSet::new(),
         recorded: HashSet::new(),
@@ -109,6 +113,13 @@ pub fn run(
             })
             .flatten(),
         processes: HashMap::new(),
+        root_dir: rustix::fs::open(
+            &context.ws.root,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok(),
+        stat_hint: None,
         views: HashMap::new(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
@@ -361,36 +372,6 @@ enum Known {
     Nothing,
 }
 
-/// What `stat` says of a file, enough to tell it changed (git's index keeps the same).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Signature {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Signature {
-    fn of(meta: &std::fs::Metadata) -> Signature {
-        Signature {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-
-    /// The regular file at `path` now; `None` when there is none.
-    fn at(path: &Path) -> Option<Signature> {
-        std::fs::symlink_metadata(path)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| Signature::of(&m))
-    }
-}
-
 /// One thing the command did that the session records, in the order it happened.
 enum Event {
     /// It read these bytes.
@@ -430,6 +411,8 @@ enum Taken {
     Snap(Snapshot),
     /// Being hashed off it (`Supervisor::hashing`).
     Hashing(usize),
+    /// Not read at all: the file's signature had not moved since the guard last hashed it.
+    Known { digest: Digest, exec: bool },
 }
 
 /// Files larger than this are hashed off the call path: an open of a huge (or sparse) file
@@ -553,6 +536,8 @@ struct Supervisor<'a, 'j> {
     log: Vec<Event>,
     /// The large files it read, being hashed off the call path.
     hashing: Vec<Hashing>,
+    /// What the session's guard hashed before, by `stat` signature.
+    signatures: Signatures,
     /// Which process renamed a file to each path, and when.
     renamed_by: HashMap<RelPath, (u32, Instant)>,
     /// What the command changed: its own work.
@@ -610,6 +595,10 @@ struct Supervisor<'a, 'j> {
     /// out beneath it by the supervisor itself (`None` where the kernel cannot hand the caller
     /// a descriptor the supervisor opened: the kernel carries every call out).
     root_fd: Option<OwnedFd>,
+    /// The workspace folder, opened (`O_PATH`): most paths are resolved beneath it.
+    root_dir: Option<OwnedFd>,
+    /// What `stat` said of the path the last read's resolution named (`locate`).
+    stat_hint: Option<(PathBuf, std::fs::Metadata)>,
     /// Whether each process sees files as the supervisor does, looked up once per process.
     views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -788,6 +777,11 @@ impl Supervisor<'_, '_> {
     /// Record a read of `path`'s bytes now, if it is a regular file, remembering which process
     /// read it and what was known before.
     fn read(&mut self, req: &libc::seccomp_notif, path: RelPath) {
+        let meta = self
+            .stat_hint
+            .take()
+            .filter(|(p, _)| p.as_os_str().as_bytes() == path.as_bytes())
+            .map(|(_, meta)| meta);
         if matches!(self.known.get(&path), Some(Known::Writing)) {
             return;
         }
@@ -800,24 +794,35 @@ impl Supervisor<'_, '_> {
         {
             return;
         }
-        let Ok(Some((file, meta))) = self.open_regular(&path) else {
+        if meta.as_ref().is_some_and(|m| !m.is_file()) {
             return;
-        };
-        // A large file is hashed off the call path: the open goes on at once.
-        let (taken, now_known) = if meta.len() > HASH_ON_CALL_MAX {
-            let id = self.hashing.len();
-            self.hashing
-                .push(Hashing::start(file, Signature::of(&meta)));
-            (Taken::Hashing(id), Known::Hashing(id))
-        } else {
-            match self.snapshot_of(file, &meta) {
-                Ok(snap) => {
-                    let digest = snap.digest;
-                    (Taken::Snap(snap), Known::Read(digest))
+        }
+        // A file whose signature has not moved since the guard hashed it is not read again.
+        let (taken, now_known) =
+            if let Some((digest, exec)) = self.signatures.lookup(&self.root, &path, meta) {
+                (Taken::Known { digest, exec }, Known::Read(digest))
+            } else {
+                let Ok(Some((file, meta, at))) = self.open_regular(&path) else {
+                    return;
+                };
+                // A large file is hashed off the call path: the open goes on at once.
+                if meta.len() > HASH_ON_CALL_MAX {
+                    let id = self.hashing.len();
+                    self.hashing
+                        .push(Hashing::start(file, Signature::of(&meta)));
+                    (Taken::Hashing(id), Known::Hashing(id))
+                } else {
+                    match self.snapshot_of(file, &meta) {
+                        Ok(snap) => {
+                            let digest = snap.digest;
+                            self.signatures
+                                .learn(&path, Signature::of(&meta), at, digest);
+                            (Taken::Snap(snap), Known::Read(digest))
+                        }
+                        Err(_) => return,
+                    }
                 }
-                Err(_) => return,
-            }
-        };
+            };
         let process = self.process_of(req.pid);
         let now = Instant::now();
         let known = self.known.insert(path.clone(), now_known);
@@ -847,18 +852,22 @@ impl Supervisor<'_, '_> {
 
     /// The bytes at `path` now; `None` when it is not a regular file (or gone).
     fn snapshot(&mut self, path: &RelPath) -> io::Result<Option<Snapshot>> {
-        match self.open_regular(path)? {
-            Some((file, meta)) => self.snapshot_of(file, &meta).map(Some),
-            None => Ok(None),
-        }
+        let Some((file, meta, at)) = self.open_regular(path)? else {
+            return Ok(None);
+        };
+        let snap = self.snapshot_of(file, &meta)?;
+        self.signatures
+            .learn(path, Signature::of(&meta), at, snap.digest);
+        Ok(Some(snap))
     }
 
     /// The regular file at `path`, opened for reading without following a symlink or waiting
-    /// on a FIFO; `None` when there is none.
+    /// on a FIFO, with the moment just before it was opened; `None` when there is none.
     fn open_regular(
         &self,
         path: &RelPath,
-    ) -> io::Result<Option<(std::fs::File, std::fs::Metadata)>> {
+    ) -> io::Result<Option<(std::fs::File, std::fs::Metadata, SystemTime)>> {
+        let at = SystemTime::now();
         let file = match std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
@@ -869,7 +878,7 @@ impl Supervisor<'_, '_> {
             Err(e) => return Err(e),
         };
         let meta = file.metadata()?;
-        Ok(meta.is_file().then_some((file, meta)))
+        Ok(meta.is_file().then_some((file, meta, at)))
     }
 
     /// The bytes of `file` (whose metadata is `meta`): the digest, and the bytes themselves
@@ -1553,6 +1562,7 @@ impl Supervisor<'_, '_> {
         follow: bool,
         change: bool,
     ) -> Located {
+        self.stat_hint = None;
         let raw = match notify::read_path(req.pid, addr) {
             Ok(p) => p,
             Err(e) => return Located::Unknown(e),
@@ -1568,24 +1578,37 @@ impl Supervisor<'_, '_> {
         let raw = PathBuf::from(raw);
         // Every process seen is known, for the signals passed on to the command.
         let process = self.process_of(req.pid);
-        let resolved = match resolve_quick(req.pid, dirfd, &raw, follow) {
-            Some(p) => p,
-            None => {
-                let abs = if raw.is_absolute() {
-                    raw
-                } else {
-                    match notify::base_dir(req.pid, dirfd) {
-                        Ok(base) => base.join(raw),
+        let beneath = self.root_dir.as_ref().and_then(|root_fd| {
+            resolve_beneath(req.pid, dirfd, &raw, follow, &self.root, root_fd.as_fd())
+        });
+        let resolved = match beneath {
+            Some((rel, fd)) => {
+                // A read's `stat` comes from the descriptor, not another walk of the path.
+                self.stat_hint = (!change)
+                    .then(|| std::fs::File::from(fd).metadata().ok())
+                    .flatten()
+                    .map(|meta| (rel.clone(), meta));
+                self.root.join(rel)
+            }
+            None => match resolve_quick(req.pid, dirfd, &raw, follow) {
+                Some(p) => p,
+                None => {
+                    let abs = if raw.is_absolute() {
+                        raw
+                    } else {
+                        match notify::base_dir(req.pid, dirfd) {
+                            Ok(base) => base.join(raw),
+                            Err(e) => return Located::Unknown(e),
+                        }
+                    };
+                    match resolve_as(process, req.pid, &abs, follow) {
+                        Ok(p) => p,
+                        // A path that cannot be resolved cannot be opened either.
+                        Err(_) if follow => return Located::Elsewhere,
                         Err(e) => return Located::Unknown(e),
                     }
-                };
-                match resolve_as(process, req.pid, &abs, follow) {
-                    Ok(p) => p,
-                    // A path that cannot be resolved cannot be opened either.
-                    Err(_) if follow => return Located::Elsewhere,
-                    Err(e) => return Located::Unknown(e),
                 }
-            }
+            },
         };
         if resolved.starts_with(&self.data_dir) {
             return Located::Stella(resolved);
@@ -1690,6 +1713,7 @@ impl Supervisor<'_, '_> {
     fn finish(mut self, status: ExitStatus) -> Result<Report, Error> {
         self.closes();
         self.flush(true)?;
+        self.signatures.save();
         if let Some(damage) = self.damage.take() {
             return Err(Error::Journal(damage));
         }
@@ -1844,6 +1868,23 @@ impl Supervisor<'_, '_> {
                             }
                             None => continue,
                         },
+                        // Not read: known by its signature. Held with its bytes, there is
+                        // nothing to record; otherwise the bytes are taken now, if they still
+                        // are the same.
+                        Taken::Known { digest, exec } => {
+                            if skip(self, path) || holds(self, path, *digest, true) {
+                                continue;
+                            }
+                            hashed = match self.snapshot(path) {
+                                Ok(Some(now)) if now.digest == *digest => now,
+                                _ => Snapshot {
+                                    digest: *digest,
+                                    bytes: None,
+                                    exec: *exec,
+                                },
+                            };
+                            &hashed
+                        }
                     };
                     if skip(self, path) || holds(self, path, snap.digest, snap.bytes.is_some()) {
                         continue;

@@ -677,3 +677,64 @@ fn a_refusal_into_a_stderr_file_is_whole() {
     );
     assert!(text.ends_with("Permission denied\n"), "{text}");
 }
+
+/// A read of a file unchanged since the guard hashed it takes the digest from the file's `stat`
+/// signature, kept per session; a change that keeps the size and puts the mtime back is still
+/// seen (the ctime moved), so the session's next write is checked against what it really read.
+/// A damaged signatures file only costs a re-hash.
+#[test]
+fn a_file_unchanged_since_it_was_hashed_is_not_read_again_and_a_change_behind_its_mtime_is_seen() {
+    let Some((w, s)) = setup() else { return };
+    let cat = |w: &World| {
+        let out = w
+            .stella()
+            .env("STELLA_LOG", "debug")
+            .args(["--session", &s, "exec", "--", "cat", "a.txt"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let err = stderr(&out);
+        let hits = err
+            .split("known_by_signature=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no count of reads known by signature: {err}"));
+        hits.parse::<usize>().unwrap()
+    };
+    // Older than a timestamp's granularity: not racily clean.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(cat(&w), 0, "the first read hashes the file");
+    let kept = w
+        .repo
+        .join(".stella/private/exec")
+        .join(format!("{s}.signatures"));
+    assert!(kept.is_file());
+    assert_eq!(cat(&w), 1, "the second is known by its signature");
+
+    // A person's edit of the same size, written in place, its mtime put back.
+    let path = w.repo.join("a.txt");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, "ONE\nTWO\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(cat(&w), 0, "the ctime moved: hashed again");
+    let out = sh(&w, &s, "echo mine > a.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("a.txt"), "mine\n");
+
+    // Damage is ignored whole, and the file written again.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(cat(&w), 0);
+    let mut bytes = std::fs::read(&kept).unwrap();
+    let last = bytes.len() - 40;
+    bytes[last] ^= 0x55;
+    std::fs::write(&kept, &bytes).unwrap();
+    assert_eq!(cat(&w), 0, "a damaged file is not trusted");
+    assert_eq!(cat(&w), 1, "and is written whole again");
+}

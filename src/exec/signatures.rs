@@ -1,0 +1,299 @@
+//! What the shell guard knows of workspace files by their `stat` signature, kept per session:
+//! for each file it hashed, the device, inode, size, mtime and ctime it had (what git's index
+//! keeps), with its digest. A read of a file whose signature has not moved since takes the digest
+//! from here instead of reading and hashing the file again.
+//!
+//! An entry is only learned when it cannot be racily clean (git's rule): the file's newest
+//! timestamp must be older than the moment the guard started reading it by more than the
+//! filesystem's timestamp granularity. A change after that moment then always moves the ctime,
+//! which no program can set back. Only reads use this; every check before a change still hashes
+//! the bytes on disk.
+//!
+//! Kept in `.stella/private/exec/<session>.signatures` (machine-local: inode numbers mean nothing
+//! elsewhere), written whole at the end of each command, checked whole when read: a file that
+//! does not check out is ignored, and the guard hashes as if it had never been written.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::digest::Digest;
+use crate::fsutil;
+use crate::ids::SessionId;
+use crate::paths::RelPath;
+
+/// What `stat` says of a file, enough to tell it changed (git's index keeps the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Signature {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Signature {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Signature {
+        Signature {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// The regular file at `path` now; `None` when there is none.
+    pub(super) fn at(path: &Path) -> Option<Signature> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| Signature::of(&m))
+    }
+
+    /// Whether a change made after `taken` must move this signature: its newest timestamp is
+    /// older than `taken` by more than a timestamp's granularity (two seconds where the
+    /// filesystem keeps whole seconds, as FAT and some network filesystems do).
+    fn settled(&self, taken: SystemTime) -> bool {
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        let coarse = self.mtime.1 == 0 && self.ctime.1 == 0;
+        let margin = if coarse {
+            Duration::from_secs(2)
+        } else {
+            Duration::from_millis(50)
+        };
+        let taken = match taken.duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(_) => return false,
+        };
+        let margin = margin.as_nanos() as i128;
+        ns(self.mtime).max(ns(self.ctime)) + margin < taken
+    }
+}
+
+/// A file as the guard hashed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Known {
+    sig: Signature,
+    digest: Digest,
+}
+
+/// More entries than this are not kept from one command to the next (only those of the last
+/// command are): about 100 bytes each on disk and in memory.
+const MAX_ENTRIES: usize = 500_000;
+
+const MAGIC: &[u8] = b"stella-signatures 1\n";
+/// One entry after its path: dev, ino, size, mtime (s, ns), ctime (s, ns), digest.
+const ENTRY: usize = 7 * 8 + 32;
+
+/// The signatures of one session, loaded when first asked.
+pub(super) struct Signatures {
+    file: PathBuf,
+    map: Option<HashMap<RelPath, Known>>,
+    /// Paths learned or confirmed by this command.
+    used: std::collections::HashSet<RelPath>,
+    changed: bool,
+    /// Reads answered from here, for the log.
+    hits: usize,
+}
+
+impl Signatures {
+    pub(super) fn new(root: &Path, id: &SessionId) -> Signatures {
+        Signatures {
+            file: folder(root).join(format!("{}.signatures", id.as_str())),
+            map: None,
+            used: Default::default(),
+            changed: false,
+            hits: 0,
+        }
+    }
+
+    fn map(&mut self) -> &mut HashMap<RelPath, Known> {
+        self.map.get_or_insert_with(|| {
+            std::fs::read(&self.file)
+                .ok()
+                .and_then(|b| decode(&b))
+                .unwrap_or_default()
+        })
+    }
+
+    /// The digest of the regular file at `path` (under `root`) when its signature is the one
+    /// it had when it was hashed: what `meta` says of it, or one `lstat`; none when the path was
+    /// never hashed.
+    pub(super) fn lookup(
+        &mut self,
+        root: &Path,
+        path: &RelPath,
+        meta: Option<std::fs::Metadata>,
+    ) -> Option<(Digest, bool)> {
+        let known = *self.map().get(path)?;
+        let meta = match meta {
+            Some(m) => m,
+            None => std::fs::symlink_metadata(path.under(root)).ok()?,
+        };
+        if !meta.is_file() || Signature::of(&meta) != known.sig {
+            return None;
+        }
+        self.used.insert(path.clone());
+        self.hits += 1;
+        Some((known.digest, meta.mode() & 0o111 != 0))
+    }
+
+    /// Remember that the file at `path`, whose signature was `sig` when reading it began at
+    /// `taken`, holds `digest`; forgotten instead when it may be racily clean.
+    pub(super) fn learn(
+        &mut self,
+        path: &RelPath,
+        sig: Signature,
+        taken: SystemTime,
+        digest: Digest,
+    ) {
+        let settled = sig.settled(taken);
+        let map = self.map();
+        let entry = Known { sig, digest };
+        if settled {
+            if map.insert(path.clone(), entry) != Some(entry) {
+                self.changed = true;
+            }
+            self.used.insert(path.clone());
+        } else if map.remove(path).is_some() {
+            self.changed = true;
+        }
+    }
+
+    /// Write what changed, whole; a failure only costs the next command a re-hash.
+    pub(super) fn save(&mut self) {
+        tracing::debug!(
+            known_by_signature = self.hits,
+            learned = self.changed,
+            "reads of files unchanged since they were hashed"
+        );
+        if !self.changed {
+            return;
+        }
+        let Some(map) = self.map.as_mut() else {
+            return;
+        };
+        if map.len() > MAX_ENTRIES {
+            map.retain(|p, _| self.used.contains(p));
+        }
+        let bytes = encode(map);
+        let saved = self
+            .file
+            .parent()
+            .map_or(Ok(()), |d| fsutil::create_private_dir(d, 0o700))
+            .and_then(|()| fsutil::write_atomic(&self.file, &bytes, 0o600));
+        if let Err(e) = saved {
+            tracing::debug!(error = %e, file = %self.file.display(), "signatures not saved");
+        }
+    }
+}
+
+fn encode(map: &HashMap<RelPath, Known>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + map.len() * (ENTRY + 40) + 32);
+    out.extend_from_slice(MAGIC);
+    for (path, k) in map {
+        let p = path.as_bytes();
+        out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        out.extend_from_slice(p);
+        for n in [k.sig.dev, k.sig.ino, k.sig.size] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for n in [k.sig.mtime.0, k.sig.mtime.1, k.sig.ctime.0, k.sig.ctime.1] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&k.digest.0);
+    }
+    let sum = Digest::of(&out);
+    out.extend_from_slice(&sum.0);
+    out
+}
+
+/// The entries of `bytes`, or `None` when it is not whole.
+fn decode(bytes: &[u8]) -> Option<HashMap<RelPath, Known>> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
+    if Digest::of(body).0 != sum || !body.starts_with(MAGIC) {
+        return None;
+    }
+    let mut at = &body[MAGIC.len()..];
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, rest) = at.split_at_checked(n)?;
+        at = rest;
+        Some(head)
+    };
+    let mut map = HashMap::new();
+    while let Some(len) = take(4) {
+        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+        let path = RelPath::from_bytes(take(len)?)?;
+        let e = take(ENTRY)?;
+        let u = |i: usize| u64::from_le_bytes(e[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let i = |i: usize| u(i) as i64;
+        let sig = Signature {
+            dev: u(0),
+            ino: u(1),
+            size: u(2),
+            mtime: (i(3), i(4)),
+            ctime: (i(5), i(6)),
+        };
+        let digest = Digest(e[56..88].try_into().ok()?);
+        map.insert(path, Known { sig, digest });
+        if map.len() > MAX_ENTRIES {
+            return None;
+        }
+    }
+    Some(map)
+}
+
+/// The folder the signatures of every session of the workspace at `root` are kept in.
+pub(super) fn folder(root: &Path) -> PathBuf {
+    root.join(".stella/private/exec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(ctime: (i64, i64)) -> Signature {
+        Signature {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime: ctime,
+            ctime,
+        }
+    }
+
+    #[test]
+    fn a_timestamp_too_close_to_the_read_is_never_trusted() {
+        let taken = UNIX_EPOCH + Duration::new(1_000, 0);
+        assert!(sig((999, 900_000_000)).settled(taken));
+        assert!(!sig((999, 960_000_000)).settled(taken));
+        assert!(!sig((1_001, 1)).settled(taken));
+        // Whole seconds: the granularity may be two of them.
+        assert!(!sig((999, 0)).settled(taken));
+        assert!(sig((997, 0)).settled(taken));
+    }
+
+    #[test]
+    fn what_is_written_reads_back_and_damage_reads_as_nothing() {
+        let mut map = HashMap::new();
+        for (i, name) in ["a.txt", "dir/b c", "é/\u{1}"].iter().enumerate() {
+            map.insert(
+                RelPath::from_bytes(name.as_bytes()).unwrap(),
+                Known {
+                    sig: sig((i as i64, -1)),
+                    digest: Digest::of(name.as_bytes()),
+                },
+            );
+        }
+        let bytes = encode(&map);
+        assert_eq!(decode(&bytes), Some(map));
+        for cut in [0, 1, MAGIC.len(), bytes.len() - 1] {
+            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[MAGIC.len() + 6] ^= 1;
+        assert_eq!(decode(&flipped), None);
+    }
+}
