@@ -417,6 +417,10 @@ fn with_hook_hosts_among_them_every_lost_write_is_reported_with_its_way_back() {
             x.told.replace('\n', " | ")
         );
     }
+    if !unreported.is_empty() && std::env::var_os("STELLA_KEEP_FAILED").is_some() {
+        eprintln!("kept for a look: {}", w.tmp.path().display());
+        std::mem::forget(w);
+    }
     assert!(
         unreported.is_empty(),
         "{}; unreported: {unreported:#?}",
