@@ -18,9 +18,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use gix::ObjectId;
+
 use crate::digest::Digest;
 use crate::fsutil;
 use crate::ids::SessionId;
+use crate::journal::{self, Journal};
 use crate::paths::RelPath;
 
 /// What `stat` says of a file, enough to tell it changed (git's index keeps the same).
@@ -77,25 +80,32 @@ impl Signature {
 struct Known {
     sig: Signature,
     digest: Digest,
+    /// The session's map held these bytes, digest and all, at [`Signatures::at_map`].
+    held: bool,
 }
 
-/// More entries than this are not kept from one command to the next (only those of the last
-/// command are): about 100 bytes each on disk and in memory.
+/// At most this many entries (about 100 bytes each on disk, 150 in memory): past it, files not
+/// hashed before are not learned.
 const MAX_ENTRIES: usize = 500_000;
 
-const MAGIC: &[u8] = b"stella-signatures 1\n";
-/// One entry after its path: dev, ino, size, mtime (s, ns), ctime (s, ns), digest.
-const ENTRY: usize = 7 * 8 + 32;
+const MAGIC: &[u8] = b"stella-signatures 2\n";
+/// One entry after its path: dev, ino, size, mtime (s, ns), ctime (s, ns), digest, held.
+const ENTRY: usize = 7 * 8 + 32 + 1;
+/// The map tree the `held` marks are of: a flag and 20 bytes.
+const AT_MAP: usize = 21;
 
 /// The signatures of one session, loaded when first asked.
 pub(super) struct Signatures {
     file: PathBuf,
     map: Option<HashMap<RelPath, Known>>,
-    /// Paths learned or confirmed by this command.
-    used: std::collections::HashSet<RelPath>,
+    /// The session's map tree the `held` marks are true of.
+    at_map: Option<ObjectId>,
+    /// Whether the marks were brought up to the command's start ([`Signatures::check_held`]).
+    checked: bool,
     changed: bool,
-    /// Reads answered from here, for the log.
+    /// Reads answered from here, and what the session was known to hold, for the log.
     hits: usize,
+    held_hits: usize,
 }
 
 impl Signatures {
@@ -103,19 +113,24 @@ impl Signatures {
         Signatures {
             file: folder(root).join(format!("{}.signatures", id.as_str())),
             map: None,
-            used: Default::default(),
+            at_map: None,
+            checked: false,
             changed: false,
             hits: 0,
+            held_hits: 0,
         }
     }
 
     fn map(&mut self) -> &mut HashMap<RelPath, Known> {
-        self.map.get_or_insert_with(|| {
-            std::fs::read(&self.file)
+        if self.map.is_none() {
+            let (at_map, map) = std::fs::read(&self.file)
                 .ok()
                 .and_then(|b| decode(&b))
-                .unwrap_or_default()
-        })
+                .unwrap_or_default();
+            self.at_map = at_map;
+            self.map = Some(map);
+        }
+        self.map.as_mut().expect("loaded")
     }
 
     /// The digest of the regular file at `path` (under `root`) when its signature is the one
@@ -135,7 +150,6 @@ impl Signatures {
         if !meta.is_file() || Signature::of(&meta) != known.sig {
             return None;
         }
-        self.used.insert(path.clone());
         self.hits += 1;
         Some((known.digest, meta.mode() & 0o111 != 0))
     }
@@ -151,13 +165,71 @@ impl Signatures {
     ) {
         let settled = sig.settled(taken);
         let map = self.map();
-        let entry = Known { sig, digest };
-        if settled {
-            if map.insert(path.clone(), entry) != Some(entry) {
+        if !settled {
+            if map.remove(path).is_some() {
                 self.changed = true;
             }
-            self.used.insert(path.clone());
-        } else if map.remove(path).is_some() {
+            return;
+        }
+        let held = map.get(path).is_some_and(|k| k.held && k.digest == digest);
+        let entry = Known { sig, digest, held };
+        if (map.len() < MAX_ENTRIES || map.contains_key(path))
+            && map.insert(path.clone(), entry) != Some(entry)
+        {
+            self.changed = true;
+        }
+    }
+
+    /// Bring the `held` marks to the session's map tree `map` (where the command started): the
+    /// marks of entries that changed since the tree they were true of are dropped. Once per
+    /// command; on any error every mark is dropped.
+    pub(super) fn check_held(&mut self, journal: &Journal, map: Option<ObjectId>) {
+        if self.checked {
+            return;
+        }
+        self.checked = true;
+        self.map();
+        if self.at_map == map {
+            return;
+        }
+        let before = self.at_map;
+        self.at_map = map;
+        self.changed = true;
+        let entries = self.map.as_mut().expect("loaded");
+        if !entries.values().any(|k| k.held) {
+            return;
+        }
+        match journal.map_changed_keys(before, map) {
+            Ok(keys) => {
+                for (path, k) in entries.iter_mut() {
+                    if k.held && keys.contains(&journal::map_key(path)) {
+                        k.held = false;
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the session's map could not be compared");
+                entries.values_mut().for_each(|k| k.held = false);
+            }
+        }
+    }
+
+    /// What the session held of `path` where the command started, when this knows it: the
+    /// digest it held, with its bytes ([`Signatures::check_held`] first).
+    pub(super) fn held(&mut self, path: &RelPath) -> Option<Digest> {
+        debug_assert!(self.checked);
+        let k = self.map.as_ref()?.get(path).filter(|k| k.held)?;
+        self.held_hits += 1;
+        Some(k.digest)
+    }
+
+    /// The session held `digest` of `path`, bytes and all, where the command started.
+    pub(super) fn mark_held(&mut self, path: &RelPath, digest: Digest) {
+        if let Some(k) = self.map().get_mut(path)
+            && k.digest == digest
+            && !k.held
+        {
+            k.held = true;
             self.changed = true;
         }
     }
@@ -166,19 +238,17 @@ impl Signatures {
     pub(super) fn save(&mut self) {
         tracing::debug!(
             known_by_signature = self.hits,
+            held_by_signature = self.held_hits,
             learned = self.changed,
             "reads of files unchanged since they were hashed"
         );
         if !self.changed {
             return;
         }
-        let Some(map) = self.map.as_mut() else {
+        let Some(map) = &self.map else {
             return;
         };
-        if map.len() > MAX_ENTRIES {
-            map.retain(|p, _| self.used.contains(p));
-        }
-        let bytes = encode(map);
+        let bytes = encode(self.at_map, map);
         let saved = self
             .file
             .parent()
@@ -190,9 +260,14 @@ impl Signatures {
     }
 }
 
-fn encode(map: &HashMap<RelPath, Known>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(MAGIC.len() + map.len() * (ENTRY + 40) + 32);
+fn encode(at_map: Option<ObjectId>, map: &HashMap<RelPath, Known>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + AT_MAP + map.len() * (ENTRY + 40) + 32);
     out.extend_from_slice(MAGIC);
+    out.push(u8::from(at_map.is_some()));
+    match at_map {
+        Some(id) => out.extend_from_slice(id.as_bytes()),
+        None => out.extend_from_slice(&[0; 20]),
+    }
     for (path, k) in map {
         let p = path.as_bytes();
         out.extend_from_slice(&(p.len() as u32).to_le_bytes());
@@ -204,14 +279,16 @@ fn encode(map: &HashMap<RelPath, Known>) -> Vec<u8> {
             out.extend_from_slice(&n.to_le_bytes());
         }
         out.extend_from_slice(&k.digest.0);
+        out.push(u8::from(k.held));
     }
     let sum = Digest::of(&out);
     out.extend_from_slice(&sum.0);
     out
 }
 
-/// The entries of `bytes`, or `None` when it is not whole.
-fn decode(bytes: &[u8]) -> Option<HashMap<RelPath, Known>> {
+/// The map tree and the entries of `bytes`, or `None` when it is not whole.
+type Decoded = (Option<ObjectId>, HashMap<RelPath, Known>);
+fn decode(bytes: &[u8]) -> Option<Decoded> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
     if Digest::of(body).0 != sum || !body.starts_with(MAGIC) {
         return None;
@@ -221,6 +298,12 @@ fn decode(bytes: &[u8]) -> Option<HashMap<RelPath, Known>> {
         let (head, rest) = at.split_at_checked(n)?;
         at = rest;
         Some(head)
+    };
+    let head = take(AT_MAP)?;
+    let at_map = match head[0] {
+        0 => None,
+        1 => Some(ObjectId::try_from(&head[1..]).ok()?),
+        _ => return None,
     };
     let mut map = HashMap::new();
     while let Some(len) = take(4) {
@@ -237,12 +320,17 @@ fn decode(bytes: &[u8]) -> Option<HashMap<RelPath, Known>> {
             ctime: (i(5), i(6)),
         };
         let digest = Digest(e[56..88].try_into().ok()?);
-        map.insert(path, Known { sig, digest });
+        let held = match e[88] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        map.insert(path, Known { sig, digest, held });
         if map.len() > MAX_ENTRIES {
             return None;
         }
     }
-    Some(map)
+    Some((at_map, map))
 }
 
 /// The folder the signatures of every session of the workspace at `root` are kept in.
@@ -284,11 +372,15 @@ mod tests {
                 Known {
                     sig: sig((i as i64, -1)),
                     digest: Digest::of(name.as_bytes()),
+                    held: i == 1,
                 },
             );
         }
-        let bytes = encode(&map);
-        assert_eq!(decode(&bytes), Some(map));
+        let tree = ObjectId::from_hex(b"4b825dc642cb6eb9a060e54bf8d69288fbee4904").unwrap();
+        for at_map in [None, Some(tree)] {
+            assert_eq!(decode(&encode(at_map, &map)), Some((at_map, map.clone())));
+        }
+        let bytes = encode(Some(tree), &map);
         for cut in [0, 1, MAGIC.len(), bytes.len() - 1] {
             assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
         }

@@ -69,6 +69,7 @@ pub fn run(
         tree: start.tree,
         known: HashMap::new(),
         last_read: HashMap::new(),
+        pruned: Instant::now(),
         log: Vec::new(),
         hashing: Vec::new(),
         signatures: Signatures::new(&context.ws.root, id),
@@ -530,8 +531,10 @@ struct Supervisor<'a, 'j> {
     /// The session's map when the command started.
     tree: ObjectId,
     known: HashMap<RelPath, Known>,
-    /// Who read each path last, and what that read replaced.
+    /// Who read each path last, and what that read replaced, within [`TOOL_READ`].
     last_read: HashMap<RelPath, LastRead>,
+    /// When reads past [`TOOL_READ`] were last let go of.
+    pruned: Instant,
     /// What the command did and the journal does not hold yet, in order.
     log: Vec<Event>,
     /// The large files it read, being hashed off the call path.
@@ -1679,6 +1682,12 @@ impl Supervisor<'_, '_> {
             }
         }
         self.closes();
+        // A read older than a tool's read window is the session's for good: what it replaced
+        // is never needed again (a command reading 100,000 files would keep it all).
+        if self.pruned.elapsed() >= TOOL_READ {
+            self.pruned = Instant::now();
+            self.last_read.retain(|_, r| r.at.elapsed() < TOOL_READ);
+        }
         // A command shorter than a tool's read window is one step, journaled when it ends.
         if self.flushed.elapsed() < self.flush_every || self.started.elapsed() < TOOL_READ {
             return;
@@ -1806,11 +1815,23 @@ impl Supervisor<'_, '_> {
     ) -> Result<(), Error> {
         // What the session knew of each path when the command started, and which paths git
         // ignores (those matter only when the session already tracks them).
+        // What the signatures kept of it answers for the files the session held unchanged.
+        self.signatures
+            .check_held(self.journal, self.journal.map_in(self.tree)?);
         let mut new = Vec::new();
         for event in due {
             for p in event.paths().into_iter().flatten() {
                 if !self.start.contains_key(p) {
-                    let seen = self.journal.seen_at(self.tree, p)?;
+                    let seen = match self.signatures.held(p) {
+                        Some(digest) => Some((Seen::Digest(digest), true)),
+                        None => {
+                            let seen = self.journal.seen_at(self.tree, p)?;
+                            if let Some((Seen::Digest(digest), true)) = seen {
+                                self.signatures.mark_held(p, digest);
+                            }
+                            seen
+                        }
+                    };
                     if seen.is_none() {
                         new.push(p.clone());
                     }

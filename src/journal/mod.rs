@@ -285,6 +285,11 @@ fn path_key(path: &RelPath) -> String {
     Digest::of(path.as_bytes()).to_hex()
 }
 
+/// The name of `path`'s entry folder in a map tree, as [`Journal::map_changed_keys`] gives it.
+pub fn map_key(path: &RelPath) -> Vec<u8> {
+    path_key(path).into_bytes()
+}
+
 /// How `recover` names a version: the first 12 hex digits of its BLAKE3 digest.
 pub fn version_id(digest: &Digest) -> String {
     digest.to_hex()[..12].to_owned()
@@ -1211,7 +1216,8 @@ impl<'s> Journal<'s> {
                 .then_some((Seen::Forgotten, false)));
         };
         let mut buf = Vec::new();
-        self.cached_tree(&folder.oid, &mut buf)?;
+        // An entry's own folder is read once per command: not worth the cache's memory.
+        self.read_tree(&folder.oid, &mut buf)?;
         let (mut state, mut bytes) = (None, false);
         for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
             let e = Self::entry(&folder.oid, e)?;
@@ -1376,7 +1382,11 @@ impl<'s> Journal<'s> {
 
     /// The map tree of step `commit` (`None`: the step tracks nothing).
     pub fn map_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
-        let tree = self.tree_of(commit)?;
+        self.map_in(self.tree_of(commit)?)
+    }
+
+    /// The map tree of step tree `tree` (`None`: the step tracks nothing).
+    pub fn map_in(&self, tree: ObjectId) -> Result<Option<ObjectId>, Error> {
         Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
     }
 
@@ -1389,17 +1399,47 @@ impl<'s> Journal<'s> {
         after: Option<ObjectId>,
     ) -> Result<Vec<MapChange>, Error> {
         let mut out = Vec::new();
-        let mut stack = vec![(before, after, 0u8)];
-        while let Some((had, has, depth)) = stack.pop() {
+        self.map_diff(before, after, |_, had, has| {
+            let decode = |folder: Option<ObjectId>| match folder {
+                Some(f) => self.decode_entry(&f, None),
+                None => Ok(None),
+            };
+            out.push((decode(had)?, decode(has)?));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The keys ([`map_key`]) of the entries that differ between two map trees, without reading
+    /// the entries themselves.
+    pub fn map_changed_keys(
+        &self,
+        before: Option<ObjectId>,
+        after: Option<ObjectId>,
+    ) -> Result<std::collections::HashSet<Vec<u8>>, Error> {
+        let mut out = std::collections::HashSet::new();
+        self.map_diff(before, after, |key, _, _| {
+            out.insert(key.to_vec());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Walk the entry folders that differ between two map trees, in the trees' order: `leaf`
+    /// gets each one's key and its folder on either side.
+    fn map_diff(
+        &self,
+        before: Option<ObjectId>,
+        after: Option<ObjectId>,
+        mut leaf: impl FnMut(&[u8], Option<ObjectId>, Option<ObjectId>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stack = vec![(before, after, 0u8, Vec::new())];
+        while let Some((had, has, depth, name)) = stack.pop() {
             if had == has {
                 continue;
             }
             if depth == 3 {
-                let decode = |folder: Option<ObjectId>| match folder {
-                    Some(f) => self.decode_entry(&f, None),
-                    None => Ok(None),
-                };
-                out.push((decode(had)?, decode(has)?));
+                leaf(&name, had, has)?;
                 continue;
             }
             let mut children: std::collections::BTreeMap<
@@ -1422,11 +1462,11 @@ impl<'s> Journal<'s> {
                 }
             }
             // Pushed in reverse so entries come out in the trees' order.
-            for (had, has) in children.into_values().rev() {
-                stack.push((had, has, depth + 1));
+            for (name, (had, has)) in children.into_iter().rev() {
+                stack.push((had, has, depth + 1, name));
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `path`'s entry in the map tree `map` (`None`: no map, or no entry).

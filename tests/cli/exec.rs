@@ -679,12 +679,15 @@ fn a_refusal_into_a_stderr_file_is_whole() {
 }
 
 /// A read of a file unchanged since the guard hashed it takes the digest from the file's `stat`
-/// signature, kept per session; a change that keeps the size and puts the mtime back is still
-/// seen (the ctime moved), so the session's next write is checked against what it really read.
-/// A damaged signatures file only costs a re-hash.
+/// signature, kept per session, and what the session held of it from the same place while the
+/// session's map did not change there; a change that keeps the size and puts the mtime back is
+/// still seen (the ctime moved), so the session's next write is checked against what it really
+/// read. A damaged signatures file only costs a re-hash.
 #[test]
 fn a_file_unchanged_since_it_was_hashed_is_not_read_again_and_a_change_behind_its_mtime_is_seen() {
     let Some((w, s)) = setup() else { return };
+    // How many reads were known by signature, and how many of those the session was known to
+    // hold.
     let cat = |w: &World| {
         let out = w
             .stella()
@@ -694,22 +697,37 @@ fn a_file_unchanged_since_it_was_hashed_is_not_read_again_and_a_change_behind_it
             .unwrap();
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         let err = stderr(&out);
-        let hits = err
-            .split("known_by_signature=")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no count of reads known by signature: {err}"));
-        hits.parse::<usize>().unwrap()
+        let count = |field: &str| {
+            err.split(&format!("{field}="))
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no {field}: {err}"))
+                .parse::<usize>()
+                .unwrap()
+        };
+        (count("known_by_signature"), count("held_by_signature"))
     };
     // Older than a timestamp's granularity: not racily clean.
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(cat(&w), 0, "the first read hashes the file");
+    assert_eq!(cat(&w), (0, 0), "the first read hashes the file");
     let kept = w
         .repo
         .join(".stella/private/exec")
         .join(format!("{s}.signatures"));
     assert!(kept.is_file());
-    assert_eq!(cat(&w), 1, "the second is known by its signature");
+    assert_eq!(cat(&w), (1, 0), "the second is known by its signature");
+    assert_eq!(cat(&w), (1, 1), "and then held, with the map unchanged");
+
+    // The session's map changes there (it says it wrote other bytes), the file does not: what
+    // it held is asked of the map again, and the read is recorded.
+    let out = w.run_stdin(
+        &["--session", &s, "wrote", "--content", "-", "a.txt"],
+        b"other\n",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(status(&w, &s), "changed    a.txt");
+    assert_eq!(cat(&w), (1, 0));
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
 
     // A person's edit of the same size, written in place, its mtime put back.
     let path = w.repo.join("a.txt");
@@ -723,18 +741,18 @@ fn a_file_unchanged_since_it_was_hashed_is_not_read_again_and_a_change_behind_it
         .unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(cat(&w), 0, "the ctime moved: hashed again");
+    assert_eq!(cat(&w), (0, 0), "the ctime moved: hashed again");
     let out = sh(&w, &s, "echo mine > a.txt");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("a.txt"), "mine\n");
 
     // Damage is ignored whole, and the file written again.
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(cat(&w), 0);
+    assert_eq!(cat(&w).0, 0);
     let mut bytes = std::fs::read(&kept).unwrap();
     let last = bytes.len() - 40;
     bytes[last] ^= 0x55;
     std::fs::write(&kept, &bytes).unwrap();
-    assert_eq!(cat(&w), 0, "a damaged file is not trusted");
-    assert_eq!(cat(&w), 1, "and is written whole again");
+    assert_eq!(cat(&w).0, 0, "a damaged file is not trusted");
+    assert_eq!(cat(&w).0, 1, "and is written whole again");
 }
