@@ -365,8 +365,9 @@ enum Known {
     /// there), and has not finished: its own work.
     Writing,
     /// It finished writing the path: the file as it left it. A later change is checked against
-    /// it; the digest is known once the write is recorded.
-    Left(Signature, Option<Digest>),
+    /// it; the digest is known once the write is recorded. (Boxed: a command reading 100,000
+    /// files keeps one `Known` each, and this is the largest.)
+    Left(Box<(Signature, Option<Digest>)>),
     /// A rename brought here what the session knew, when the command started, of another path.
     Moved(RelPath),
     /// A rename took the path away, or put there bytes the session never saw: nothing known.
@@ -1058,7 +1059,7 @@ impl Supervisor<'_, '_> {
         };
         match known {
             Some(Known::Writing) => return Ok(Some((path, None, false))),
-            Some(Known::Left(sig, _)) if Signature::at(&path.under(&self.root)) == Some(sig) => {
+            Some(Known::Left(left)) if Signature::at(&path.under(&self.root)) == Some(left.0) => {
                 return Ok(Some((path, None, true)));
             }
             _ => {}
@@ -1224,7 +1225,8 @@ impl Supervisor<'_, '_> {
             let Some(sig) = Signature::at(&path.under(&self.root)) else {
                 continue;
             };
-            self.known.insert(path.clone(), Known::Left(sig, None));
+            self.known
+                .insert(path.clone(), Known::Left(Box::new((sig, None))));
             self.log.push(Event::Left { path, sig });
         }
     }
@@ -1357,7 +1359,7 @@ impl Supervisor<'_, '_> {
             if let Some((snap, sig)) = taken {
                 self.settle.retain(|p| *p != to);
                 self.known
-                    .insert(to.clone(), Known::Left(sig, Some(snap.digest)));
+                    .insert(to.clone(), Known::Left(Box::new((sig, Some(snap.digest)))));
                 self.log.push(Event::Wrote { path: to, snap });
             }
             return answer;
@@ -1483,7 +1485,7 @@ impl Supervisor<'_, '_> {
             Some(Known::Nothing) => None,
             Some(Known::Moved(from)) => self.journal.seen_at(self.tree, from)?.map(|(s, _)| s),
             // What it left, when recorded; else only a re-read can tell.
-            Some(Known::Left(_, digest)) => Some(digest.map_or(Seen::Reread, Seen::Digest)),
+            Some(Known::Left(left)) => Some(left.1.map_or(Seen::Reread, Seen::Digest)),
             Some(Known::Writing) | None => {
                 self.journal.seen_at(self.tree, path)?.map(|(seen, _)| seen)
             }
@@ -1766,7 +1768,7 @@ impl Supervisor<'_, '_> {
             return Ok(());
         }
         // Within what is due, a path's last reading or writing is what counts, up to a rename.
-        let mut last: HashSet<RelPath> = HashSet::new();
+        let mut last: HashSet<&RelPath> = HashSet::new();
         let mut keep = vec![true; due.len()];
         for (i, event) in due.iter().enumerate().rev() {
             match event {
@@ -1778,7 +1780,7 @@ impl Supervisor<'_, '_> {
                 | Event::Changed { path }
                 | Event::Left { path, .. }
                 | Event::Wrote { path, .. } => {
-                    keep[i] = last.insert(path.clone());
+                    keep[i] = last.insert(path);
                 }
             }
         }
@@ -1977,10 +1979,10 @@ impl Supervisor<'_, '_> {
                             }
                         }
                         Some(snap) => {
-                            if let Some(Known::Left(s, digest)) = self.known.get_mut(path)
-                                && *s == *sig
+                            if let Some(Known::Left(left)) = self.known.get_mut(path)
+                                && left.0 == *sig
                             {
-                                *digest = Some(snap.digest);
+                                left.1 = Some(snap.digest);
                             }
                             if holds(self, path, snap.digest, snap.bytes.is_some()) {
                                 continue;
