@@ -290,6 +290,8 @@ impl Context {
     pub fn drop_session(&self, id: &SessionId) -> Result<journal::DropOutcome, Error> {
         let done = self.journal().drop_session(id)?;
         self.ws.unmark_session(id);
+        // The shell guard's cache of its files: a session started again under the id starts new.
+        let _ = std::fs::remove_file(crate::exec::signatures_file(&self.ws.root, id));
         Ok(done)
     }
 

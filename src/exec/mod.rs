@@ -74,6 +74,16 @@ pub const BYTES_BUDGET: u64 = 8 << 20;
 /// costs a few milliseconds; thousands of loose objects cost seconds).
 pub(crate) const BATCH_PATHS: usize = 64;
 
+/// Where the shell guard keeps what it knows of session `id`'s files by their `stat` signature
+/// (machine-local, a cache: deleting it costs the next command a re-hash).
+pub(crate) fn signatures_file(
+    root: &std::path::Path,
+    id: &crate::ids::SessionId,
+) -> std::path::PathBuf {
+    root.join(".stella/private/exec")
+        .join(format!("{}.signatures", id.as_str()))
+}
+
 /// The error returned by [`run`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

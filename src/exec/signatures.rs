@@ -111,7 +111,7 @@ pub(super) struct Signatures {
 impl Signatures {
     pub(super) fn new(root: &Path, id: &SessionId) -> Signatures {
         Signatures {
-            file: folder(root).join(format!("{}.signatures", id.as_str())),
+            file: super::signatures_file(root, id),
             map: None,
             at_map: None,
             checked: false,
@@ -331,11 +331,6 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
         }
     }
     Some((at_map, map))
-}
-
-/// The folder the signatures of every session of the workspace at `root` are kept in.
-pub(super) fn folder(root: &Path) -> PathBuf {
-    root.join(".stella/private/exec")
 }
 
 #[cfg(test)]

@@ -755,4 +755,8 @@ fn a_file_unchanged_since_it_was_hashed_is_not_read_again_and_a_change_behind_it
     std::fs::write(&kept, &bytes).unwrap();
     assert_eq!(cat(&w).0, 0, "a damaged file is not trusted");
     assert_eq!(cat(&w).0, 1, "and is written whole again");
+
+    // It goes with its session.
+    w.ok(&["session", "drop", &s]);
+    assert!(!kept.exists(), "dropped with its session");
 }
