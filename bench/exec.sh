@@ -4,7 +4,8 @@
 # a guard whose check and write are one step (`floor --one-step`: it opens a file for writing
 # itself, under its folder's flock, and hands the caller the descriptor), and under
 # `git stella exec`, in alternation in the same run. Prints a Markdown table for docs/performance.md:
-# the median of ROUNDS mean times of RUNS runs for each side, and both ratios.
+# the median of ROUNDS mean times of RUNS runs for each side, and both ratios; then the
+# supervisor's peak memory while a command reads 100,000 files (GNU time, /usr/bin/time).
 #
 #   bash bench/exec.sh                    # builds the release binary first, as install.sh does
 #   RUNS=10 ROUNDS=7 bash bench/exec.sh
@@ -83,3 +84,34 @@ for d in $(seq 1 200); do
 done
 tar -C "$WORK/pkg" -cf "$WORK/pkg.tar" node_modules
 measure 'an install (`tar x`, 20,000 files, gitignored)' "$(((RUNS + 4) / 5))" sh -c "rm -rf node_modules && tar -xf '$WORK/pkg.tar'"
+
+# Memory: the supervisor's peak resident size (GNU time's %M of `git stella exec`) while a command
+# reads 100,000 committed workspace files, for a new session and for one that holds them.
+if [ -x /usr/bin/time ]; then
+  python3 - <<'PY'
+import os
+for d in range(1000):
+    os.makedirs(f"big/d{d}", exist_ok=True)
+    for f in range(100):
+        with open(f"big/d{d}/f{f}", "w") as out:
+            out.write(f"{d} {f}\n" * 20)
+PY
+  git add big && git commit -q -m big
+  sleep 1
+  peak() {
+    /usr/bin/time -f '%M %e' "$@" sh -c 'find big -type f -exec cat {} + >/dev/null' 2>&1 >/dev/null | tail -1
+  }
+  M=$(git stella session start)
+  read -r first_kb first_s < <(peak "$BIN/git-stella" --session "$M" exec --)
+  # A command keeps at most 8 MiB of the bytes it reads: the session holds all of these after a
+  # few commands, and a read of what it holds records nothing.
+  for _ in 1 2 3; do peak "$BIN/git-stella" --session "$M" exec -- >/dev/null; done
+  read -r held_kb held_s < <(peak "$BIN/git-stella" --session "$M" exec --)
+  read -r floor_kb floor_s < <(peak "$floor" --)
+  echo
+  echo "| reading 100,000 files | supervisor's peak | time |"
+  echo "|---|---|---|"
+  printf '| the floor | %s MiB | %s s |\n' "$((floor_kb / 1024))" "$floor_s"
+  printf '| `exec`, first sight | %s MiB | %s s |\n' "$((first_kb / 1024))" "$first_s"
+  printf '| `exec`, the session holding them | %s MiB | %s s |\n' "$((held_kb / 1024))" "$held_s"
+fi
