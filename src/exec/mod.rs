@@ -31,25 +31,55 @@
 //! rewrites a path in its own memory between the check and the kernel's use of it. It guards
 //! against mistakes, not against an adversary.
 
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod act;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod filter;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod notify;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod process;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod signatures;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod supervise;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod watch;
-#[cfg(target_os = "linux")]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 pub use supervise::{probe, run};
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 mod unsupported;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 pub use unsupported::{probe, run};
 
 use std::ffi::OsString;
@@ -72,6 +102,13 @@ pub const BYTES_BUDGET: u64 = 8 << 20;
 
 /// Past this many paths, a command's step is written as one pack (spawning `git index-pack`
 /// costs a few milliseconds; thousands of loose objects cost seconds).
+#[cfg_attr(
+    not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )),
+    allow(dead_code)
+)]
 pub(crate) const BATCH_PATHS: usize = 64;
 
 /// Where the shell guard keeps what it knows of session `id`'s files by their `stat` signature
@@ -127,16 +164,16 @@ pub enum Error {
 
 /// Whether this machine can run the guard, and why not.
 pub fn support() -> Result<(), String> {
-    if !cfg!(all(
+    #[cfg(all(
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
-    )) {
-        return Err("the shell guard is built for x86_64 and aarch64 Linux only".into());
-    }
-    #[cfg(target_os = "linux")]
+    ))]
     return notify::kernel_support();
-    #[cfg(not(target_os = "linux"))]
-    Ok(())
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
+    Err("the shell guard is built for x86_64 and aarch64 Linux only".into())
 }
 
 /// What a guarded command did.

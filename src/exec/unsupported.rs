@@ -1,5 +1,6 @@
-//! The shell guard where it cannot run (systems other than Linux): every command is refused
-//! before it starts, with the reason, and the caller decides (run unguarded, or fail closed).
+//! The shell guard where it cannot run (systems other than Linux, and Linux on architectures the
+//! filter is not written for): every command is refused before it starts, with the reason, and
+//! the caller decides (run unguarded, or fail closed).
 
 use std::io::Write;
 use std::process::Command;
@@ -16,15 +17,13 @@ pub fn run(
     _label: Option<&str>,
     _err: &mut dyn Write,
 ) -> Result<Report, Error> {
-    Err(Error::Unsupported(
-        support()
-            .err()
-            .unwrap_or_else(|| "the shell guard needs Linux".into()),
-    ))
+    Err(Error::Unsupported(support().err().unwrap_or_else(|| {
+        "the shell guard needs Linux on x86_64 or aarch64".into()
+    })))
 }
 
 /// Whether the guard runs here: never.
 pub fn probe() -> Result<(), String> {
     support()?;
-    Err("the shell guard needs Linux".into())
+    Err("the shell guard needs Linux on x86_64 or aarch64".into())
 }
