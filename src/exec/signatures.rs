@@ -183,12 +183,26 @@ impl Signatures {
     /// Bring the `held` marks to the session's map tree `map` (where the command started): the
     /// marks of entries that changed since the tree they were true of are dropped. Once per
     /// command; on any error every mark is dropped.
-    pub(super) fn check_held(&mut self, journal: &Journal, map: Option<ObjectId>) {
+    pub(super) fn check_held(
+        &mut self,
+        journal: &Journal,
+        map: impl FnOnce() -> Result<Option<ObjectId>, journal::Error>,
+    ) {
         if self.checked {
             return;
         }
         self.checked = true;
         self.map();
+        let map = match map() {
+            Ok(map) => map,
+            Err(e) => {
+                tracing::debug!(error = %e, "the session's map could not be read");
+                let entries = self.map.as_mut().expect("loaded");
+                entries.values_mut().for_each(|k| k.held = false);
+                self.changed = true;
+                return;
+            }
+        };
         if self.at_map == map {
             return;
         }

@@ -1410,7 +1410,7 @@ impl Supervisor<'_, '_> {
     fn carry(&mut self, process: u32, from: RelPath, to: RelPath, before: Option<Digest>) {
         if self.touched_set.contains(&from) {
             let created_here = matches!(self.origins.get(&from), Some(None))
-                && !matches!(self.journal.seen_at(self.tree, &from), Ok(Some(_)));
+                && !matches!(self.at_start(&from), Ok(Some(_)));
             if created_here {
                 // A file this command made (a tool's temporary file, renamed over the file it
                 // rewrites): the destination's write, finished once renamed; the source is gone.
@@ -1465,6 +1465,29 @@ impl Supervisor<'_, '_> {
         self.log.push(Event::Moved { from, to });
     }
 
+    /// What the session knew of `path` when the command started (its digest, and whether its
+    /// bytes are kept), asked once per path: from the signatures' mark when the session held the
+    /// file unchanged, else from the journal.
+    fn at_start(&mut self, path: &RelPath) -> Result<Option<(Seen, bool)>, journal::Error> {
+        if let Some(seen) = self.start.get(path) {
+            return Ok(*seen);
+        }
+        let (journal, tree) = (self.journal, self.tree);
+        self.signatures.check_held(journal, || journal.map_in(tree));
+        let seen = match self.signatures.held(path) {
+            Some(digest) => Some((Seen::Digest(digest), true)),
+            None => {
+                let seen = journal.seen_at(tree, path)?;
+                if let Some((Seen::Digest(digest), true)) = seen {
+                    self.signatures.mark_held(path, digest);
+                }
+                seen
+            }
+        };
+        self.start.insert(path.clone(), seen);
+        Ok(seen)
+    }
+
     /// The session's entry for `path`, given what this command has seen of it (`known`).
     /// Only what the decision needs: the whole entry (the bytes for a refusal's diff) is read
     /// when a refusal needs it.
@@ -1483,12 +1506,13 @@ impl Supervisor<'_, '_> {
                     .map_or(Seen::Reread, Seen::Digest),
             ),
             Some(Known::Nothing) => None,
-            Some(Known::Moved(from)) => self.journal.seen_at(self.tree, from)?.map(|(s, _)| s),
+            Some(Known::Moved(from)) => {
+                let from = from.clone();
+                self.at_start(&from)?.map(|(s, _)| s)
+            }
             // What it left, when recorded; else only a re-read can tell.
             Some(Known::Left(left)) => Some(left.1.map_or(Seen::Reread, Seen::Digest)),
-            Some(Known::Writing) | None => {
-                self.journal.seen_at(self.tree, path)?.map(|(seen, _)| seen)
-            }
+            Some(Known::Writing) | None => self.at_start(path)?.map(|(seen, _)| seen),
         };
         Ok(seen.map(|seen| Entry {
             path: path.clone(),
@@ -1817,27 +1841,12 @@ impl Supervisor<'_, '_> {
     ) -> Result<(), Error> {
         // What the session knew of each path when the command started, and which paths git
         // ignores (those matter only when the session already tracks them).
-        // What the signatures kept of it answers for the files the session held unchanged.
-        self.signatures
-            .check_held(self.journal, self.journal.map_in(self.tree)?);
         let mut new = Vec::new();
+        let mut asked = HashSet::new();
         for event in due {
             for p in event.paths().into_iter().flatten() {
-                if !self.start.contains_key(p) {
-                    let seen = match self.signatures.held(p) {
-                        Some(digest) => Some((Seen::Digest(digest), true)),
-                        None => {
-                            let seen = self.journal.seen_at(self.tree, p)?;
-                            if let Some((Seen::Digest(digest), true)) = seen {
-                                self.signatures.mark_held(p, digest);
-                            }
-                            seen
-                        }
-                    };
-                    if seen.is_none() {
-                        new.push(p.clone());
-                    }
-                    self.start.insert(p.clone(), seen);
+                if self.at_start(p)?.is_none() && !self.ignored.contains_key(p) && asked.insert(p) {
+                    new.push(p.clone());
                 }
             }
         }
