@@ -135,13 +135,14 @@ impl Signatures {
 
     /// The digest of the regular file at `path` (under `root`) when its signature is the one
     /// it had when it was hashed: what `meta` says of it, or one `lstat`; none when the path was
-    /// never hashed.
+    /// never hashed. With it, whether the file is executable, and whether the session held these
+    /// bytes where the command started (once [`Signatures::check_held`] ran).
     pub(super) fn lookup(
         &mut self,
         root: &Path,
         path: &RelPath,
         meta: Option<std::fs::Metadata>,
-    ) -> Option<(Digest, bool)> {
+    ) -> Option<(Digest, bool, bool)> {
         let known = *self.map().get(path)?;
         let meta = match meta {
             Some(m) => m,
@@ -151,7 +152,9 @@ impl Signatures {
             return None;
         }
         self.hits += 1;
-        Some((known.digest, meta.mode() & 0o111 != 0))
+        let held = known.held && self.checked;
+        self.held_hits += usize::from(held);
+        Some((known.digest, meta.mode() & 0o111 != 0, held))
     }
 
     /// Remember that the file at `path`, whose signature was `sig` when reading it began at

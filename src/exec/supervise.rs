@@ -802,8 +802,16 @@ impl Supervisor<'_, '_> {
             return;
         }
         // A file whose signature has not moved since the guard hashed it is not read again.
+        let (journal, tree) = (self.journal, self.tree);
+        self.signatures.check_held(journal, || journal.map_in(tree));
         let (taken, now_known) =
-            if let Some((digest, exec)) = self.signatures.lookup(&self.root, &path, meta) {
+            if let Some((digest, exec, held)) = self.signatures.lookup(&self.root, &path, meta) {
+                // The session held these very bytes when the command started, and the command
+                // has not touched the path since: the read tells the session nothing, and what
+                // a later change of it is checked against is what the session held.
+                if held && !self.known.contains_key(&path) {
+                    return;
+                }
                 (Taken::Known { digest, exec }, Known::Read(digest))
             } else {
                 let Ok(Some((file, meta, at))) = self.open_regular(&path) else {
