@@ -4,6 +4,9 @@
 //! The commit comes from `git rev-parse` when the source is a git checkout (a source tarball has
 //! none: "unknown"); the date is today's in UTC, or `SOURCE_DATE_EPOCH`'s for a reproducible
 //! build. Only the files that move `HEAD` make the script run again.
+//!
+//! It also sets `cfg(shell_guard)` where the shell guard's supervisor is built: Linux on x86_64
+//! and aarch64, the architectures its seccomp filter is written for.
 
 use std::path::Path;
 use std::process::Command;
@@ -49,6 +52,17 @@ fn main() {
         commit.as_deref().unwrap_or("unknown")
     );
     println!("cargo:rustc-env=STELLA_BUILD_DATE={y:04}-{m:02}-{d:02}");
+
+    println!("cargo::rustc-check-cfg=cfg(shell_guard)");
+    let target = |key: &str| std::env::var(key).unwrap_or_default();
+    if target("CARGO_CFG_TARGET_OS") == "linux"
+        && matches!(
+            target("CARGO_CFG_TARGET_ARCH").as_str(),
+            "x86_64" | "aarch64"
+        )
+    {
+        println!("cargo:rustc-cfg=shell_guard");
+    }
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).

@@ -441,13 +441,7 @@ pub(crate) const WRITING_WAIT: Duration = Duration::from_secs(2);
 /// exclusive `flock` on its open file description, which lasts until the command's last
 /// descriptor of it is closed. A file a command writes in place is empty or half written until
 /// then, so a check of it in between would compare with bytes nobody meant ([`wait_written`]).
-#[cfg_attr(
-    not(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )),
-    allow(dead_code)
-)]
+#[cfg_attr(not(shell_guard), allow(dead_code))]
 pub(crate) fn mark_writing(file: &impl AsFd) {
     let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
 }
@@ -482,13 +476,7 @@ pub(crate) fn wait_written(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
 }
 
 /// [`wait_written`] for `rel` beneath `root`.
-#[cfg_attr(
-    not(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )),
-    allow(dead_code)
-)]
+#[cfg_attr(not(shell_guard), allow(dead_code))]
 pub(crate) fn wait_written_at(root: &Path, rel: &RelPath) -> io::Result<()> {
     match open_parent_beneath(root, rel, false) {
         Ok(Some(dir)) => wait_written(&dir, file_name(rel)),

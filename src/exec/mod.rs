@@ -31,55 +31,25 @@
 //! rewrites a path in its own memory between the check and the kernel's use of it. It guards
 //! against mistakes, not against an adversary.
 
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod act;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod filter;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod notify;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod process;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod signatures;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod supervise;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 mod watch;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(shell_guard)]
 pub use supervise::{probe, run};
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+#[cfg(not(shell_guard))]
 mod unsupported;
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+#[cfg(not(shell_guard))]
 pub use unsupported::{probe, run};
 
 use std::ffi::OsString;
@@ -102,13 +72,7 @@ pub const BYTES_BUDGET: u64 = 8 << 20;
 
 /// Past this many paths, a command's step is written as one pack (spawning `git index-pack`
 /// costs a few milliseconds; thousands of loose objects cost seconds).
-#[cfg_attr(
-    not(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )),
-    allow(dead_code)
-)]
+#[cfg_attr(not(shell_guard), allow(dead_code))]
 pub(crate) const BATCH_PATHS: usize = 64;
 
 /// Where the shell guard keeps what it knows of session `id`'s files by their `stat` signature
@@ -164,15 +128,9 @@ pub enum Error {
 
 /// Whether this machine can run the guard, and why not.
 pub fn support() -> Result<(), String> {
-    #[cfg(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    ))]
+    #[cfg(shell_guard)]
     return notify::kernel_support();
-    #[cfg(not(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )))]
+    #[cfg(not(shell_guard))]
     Err("the shell guard is built for x86_64 and aarch64 Linux only".into())
 }
 
