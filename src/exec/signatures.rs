@@ -102,6 +102,8 @@ pub(super) struct Signatures {
     at_map: Option<ObjectId>,
     /// Whether the marks were brought up to the command's start ([`Signatures::check_held`]).
     checked: bool,
+    /// The session's map could not be read: no mark is made.
+    marks_off: bool,
     changed: bool,
     /// Reads answered from here, and what the session was known to hold, for the log.
     hits: usize,
@@ -115,6 +117,7 @@ impl Signatures {
             map: None,
             at_map: None,
             checked: false,
+            marks_off: false,
             changed: false,
             hits: 0,
             held_hits: 0,
@@ -199,9 +202,12 @@ impl Signatures {
         let map = match map() {
             Ok(map) => map,
             Err(e) => {
+                // Not knowing which tree marks would be true of, none is kept or made.
                 tracing::debug!(error = %e, "the session's map could not be read");
                 let entries = self.map.as_mut().expect("loaded");
                 entries.values_mut().for_each(|k| k.held = false);
+                self.at_map = None;
+                self.marks_off = true;
                 self.changed = true;
                 return;
             }
@@ -242,6 +248,9 @@ impl Signatures {
 
     /// The session held `digest` of `path`, bytes and all, where the command started.
     pub(super) fn mark_held(&mut self, path: &RelPath, digest: Digest) {
+        if self.marks_off {
+            return;
+        }
         if let Some(k) = self.map().get_mut(path)
             && k.digest == digest
             && !k.held
