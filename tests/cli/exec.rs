@@ -760,3 +760,26 @@ fn a_file_unchanged_since_it_was_hashed_is_not_read_again_and_a_change_behind_it
     w.ok(&["session", "drop", &s]);
     assert!(!kept.exists(), "dropped with its session");
 }
+
+/// A path with a link, `.` or `..` on the way is resolved the long way and names the file it
+/// reaches: a read through a linked folder inside the workspace is a read of the file there, and
+/// one through a link to a folder outside is none of the session's business.
+#[test]
+fn reads_through_linked_folders_and_dot_dot_name_the_file_they_reach() {
+    let Some((w, s)) = setup() else { return };
+    std::os::unix::fs::symlink("sub", w.repo.join("linked")).unwrap();
+    let outside = w.base().join("far");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("x.txt"), "far\n").unwrap();
+    std::os::unix::fs::symlink(&outside, w.repo.join("away")).unwrap();
+    let out = sh(
+        &w,
+        &s,
+        "cat linked/x.txt >/dev/null && cd sub && cat ../b.txt ./../a.txt ../away/x.txt >/dev/null",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        status(&w, &s),
+        "unchanged  a.txt\nunchanged  b.txt\nunchanged  sub/x.txt"
+    );
+}
