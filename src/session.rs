@@ -288,9 +288,17 @@ impl Context {
     /// dropped session protects nothing any more, and one started again under its id starts
     /// new; until gc expires the drop, [`Context::undrop_session`] brings it back.
     pub fn drop_session(&self, id: &SessionId) -> Result<journal::DropOutcome, Error> {
-        let done = self.journal().drop_session(id)?;
+        let done = self.prune_session(id)?;
         self.ws.unmark_session(id);
-        // The shell guard's cache of its files: a session started again under the id starts new.
+        Ok(done)
+    }
+
+    /// Let go of session `id` for age (`session prune`, `gc`): as [`Context::drop_session`],
+    /// except that its mark in the workspace stays, so an agent coming back to it starts it
+    /// again knowing it forgot every file, and reads them before it writes.
+    pub fn prune_session(&self, id: &SessionId) -> Result<journal::DropOutcome, Error> {
+        let done = self.journal().drop_session(id)?;
+        // The shell guard's cache of its files goes with it.
         let _ = std::fs::remove_file(crate::exec::signatures_file(&self.ws.root, id));
         Ok(done)
     }

@@ -39,6 +39,15 @@ fn session_prune_drops_what_is_idle_longer_and_a_dry_run_only_lists_it() {
     );
     assert_eq!(stdout(&out).lines().count(), 1);
     assert_eq!(sessions(&w), ["new", "old"]);
+    // What the shell guard kept of each session's files goes with the session; its mark in the
+    // workspace stays, so that an agent coming back to it reads its files again first.
+    let private = w.repo.join(".stella/private");
+    let kept = |id: &str| private.join("exec").join(format!("{id}.signatures"));
+    std::fs::create_dir_all(private.join("exec")).unwrap();
+    for id in ["old", "new"] {
+        std::fs::write(kept(id), "a cache").unwrap();
+    }
+    assert!(private.join("sessions/old").exists());
     let out = w.run(&["session", "prune", "--older-than", "2s"]);
     assert!(
         stdout(&out).starts_with("dropped session old (last step "),
@@ -46,6 +55,8 @@ fn session_prune_drops_what_is_idle_longer_and_a_dry_run_only_lists_it() {
         stdout(&out)
     );
     assert_eq!(sessions(&w), ["new"]);
+    assert!(!kept("old").exists() && kept("new").exists());
+    assert!(private.join("sessions/old").exists());
     let out = w.run(&["session", "prune", "--older-than", "1w"]);
     assert_eq!(
         (code(&out), stdout(&out), stderr(&out)),

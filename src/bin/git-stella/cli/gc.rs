@@ -132,7 +132,7 @@ fn collect(
     let config =
         stella::hooks::Config::load(context.root()).map_err(|e| CliError::from_error(&e))?;
     if let Some(age) = config.retention.sessions_older_than {
-        *pruned = super::session_cmd::prune(&context.journal(), age, args.dry_run)?;
+        *pruned = super::session_cmd::prune(&context, age, args.dry_run)?;
         if !args.json {
             super::session_cmd::print_pruned(pruned, args.dry_run, &args.date, out)?;
         }

@@ -205,19 +205,19 @@ fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String> {
     stella::retention::parse_duration(text)
 }
 
-/// Drop the sessions of `journal` idle longer than `age` (only list them with `dry_run`): each
-/// with its last step's time.
+/// Let go of the workspace's sessions idle longer than `age` (only list them with `dry_run`):
+/// each with its last step's time.
 pub(crate) fn prune(
-    journal: &stella::journal::Journal<'_>,
+    context: &stella::session::Context,
     age: std::time::Duration,
     dry_run: bool,
 ) -> Result<Vec<(stella::ids::SessionId, gix::date::Time)>> {
     let now = gix::date::Time::now_utc().seconds;
-    let old = stella::retention::sessions_older_than(journal, age, now)?;
+    let old = stella::retention::sessions_older_than(&context.journal(), age, now)?;
     let mut pruned = Vec::with_capacity(old.len());
     for (id, tip) in old {
         if !dry_run {
-            journal.drop_session(&id)?;
+            context.prune_session(&id)?;
         }
         pruned.push((id, tip.time));
     }
@@ -482,7 +482,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
             }
         }
         SessionCommand::Prune(a) => {
-            let pruned = prune(&context.journal(), a.older_than, a.dry_run)?;
+            let pruned = prune(&context, a.older_than, a.dry_run)?;
             if a.json {
                 print_json(
                     out,
