@@ -299,7 +299,7 @@ impl Context {
     pub fn prune_session(&self, id: &SessionId) -> Result<journal::DropOutcome, Error> {
         let done = self.journal().drop_session(id)?;
         // The shell guard's cache of its files goes with it.
-        let _ = std::fs::remove_file(crate::exec::signatures_file(&self.ws.root, id));
+        crate::exec::forget_signatures(&self.ws.root, id);
         Ok(done)
     }
 

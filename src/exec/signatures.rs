@@ -96,7 +96,8 @@ const AT_MAP: usize = 21;
 
 /// The signatures of one session, loaded when first asked.
 pub(super) struct Signatures {
-    file: PathBuf,
+    root: PathBuf,
+    file: RelPath,
     map: Option<HashMap<RelPath, Known>>,
     /// The session's map tree the `held` marks are true of.
     at_map: Option<ObjectId>,
@@ -113,7 +114,8 @@ pub(super) struct Signatures {
 impl Signatures {
     pub(super) fn new(root: &Path, id: &SessionId) -> Signatures {
         Signatures {
-            file: super::signatures_file(root, id),
+            root: root.to_owned(),
+            file: super::signatures_file(id),
             map: None,
             at_map: None,
             checked: false,
@@ -126,7 +128,8 @@ impl Signatures {
 
     fn map(&mut self) -> &mut HashMap<RelPath, Known> {
         if self.map.is_none() {
-            let (at_map, map) = std::fs::read(&self.file)
+            // A regular file only: a FIFO put there never hangs the guard.
+            let (at_map, map) = fsutil::read_regular(&self.file.under(&self.root))
                 .ok()
                 .and_then(|b| decode(&b))
                 .unwrap_or_default();
@@ -275,13 +278,9 @@ impl Signatures {
             return;
         };
         let bytes = encode(self.at_map, map);
-        let saved = self
-            .file
-            .parent()
-            .map_or(Ok(()), |d| fsutil::create_private_dir(d, 0o700))
-            .and_then(|()| fsutil::write_atomic(&self.file, &bytes, 0o600));
-        if let Err(e) = saved {
-            tracing::debug!(error = %e, file = %self.file.display(), "signatures not saved");
+        // Beneath the workspace, never through a link, as every write on Stella's behalf.
+        if let Err(e) = fsutil::replace_beneath(&self.root, &self.file, &bytes, || true) {
+            tracing::debug!(error = %e, file = %self.file, "signatures not saved");
         }
     }
 }

@@ -783,3 +783,45 @@ fn reads_through_linked_folders_and_dot_dot_name_the_file_they_reach() {
         "unchanged  a.txt\nunchanged  b.txt\nunchanged  sub/x.txt"
     );
 }
+
+/// What the guard keeps of a session's files is Stella's own write: a FIFO put in its place
+/// never hangs a command, and a link put where its folder goes is never written through.
+#[test]
+fn the_signatures_file_never_hangs_the_guard_nor_is_written_through_a_link() {
+    let Some((w, s)) = setup() else { return };
+    std::thread::sleep(Duration::from_millis(200));
+    let private = w.repo.join(".stella/private");
+    std::fs::create_dir_all(private.join("exec")).unwrap();
+    let kept = private.join("exec").join(format!("{s}.signatures"));
+    let c = std::ffi::CString::new(kept.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut child = w
+        .stella()
+        .args(["--session", &s, "exec", "--", "cat", "a.txt"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the guard hung on a FIFO"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
+
+    // The folder a link to one outside: nothing lands there.
+    std::fs::remove_dir_all(private.join("exec")).unwrap();
+    let outside = w.base().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, private.join("exec")).unwrap();
+    w.write("c.txt", "sea\n");
+    std::thread::sleep(Duration::from_millis(200));
+    let out = w.run(&["--session", &s, "exec", "--", "cat", "c.txt"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(status(&w, &s).contains("unchanged  c.txt"));
+}
