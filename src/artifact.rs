@@ -44,6 +44,7 @@ use gix::object::tree::EntryKind;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
+pub use crate::journal::Provenance;
 use crate::journal::layout::{self, HostFile, SessionFile};
 use crate::journal::{Entry, RootFile, Seen};
 use crate::paths::RelPath;
@@ -68,19 +69,6 @@ Stella does not encrypt, redact, classify or expire it: share it as you would sh
 /// Most bytes a head object may claim before the artifact is refused: a hostile size claim must
 /// not make the reader allocate it.
 const MAX_HEAD_OBJECT: u64 = 256 << 20;
-
-/// One replay the session descends from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Provenance {
-    /// The session the artifact was made from.
-    pub session: String,
-    /// BLAKE3 of the artifact file.
-    pub artifact: String,
-    /// The base commit of that artifact, if any.
-    pub base: Option<String>,
-    /// When it was replayed.
-    pub replayed: String,
-}
 
 /// `stella.toml`: the artifact's manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

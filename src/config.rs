@@ -6,9 +6,34 @@
 //! write Stella checks is refused, naming the error ([`check`]). Reads are still recorded.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::fsutil::PathIo;
 use crate::workspace::{self, Settings, Workspace};
+
+/// A duration as people write it: a whole number and a unit, `s`, `m`, `h`, `d` or `w`
+/// (`90m`, `12h`, `30d`, `2w`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!(
+            "'{text}' is not a duration: write a whole number and a unit, s, m, h, d or w (as in 30d)"
+        )
+    };
+    let text = text.trim();
+    let unit = text.chars().last().ok_or_else(bad)?;
+    let seconds = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        'w' => 604_800,
+        _ => return Err(bad()),
+    };
+    let n: u64 = text[..text.len() - 1].parse().map_err(|_| bad())?;
+    n.checked_mul(seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(bad)
+}
 
 /// Why Stella's configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -84,7 +109,7 @@ pub struct Config {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RetentionConfig {
     /// Sessions whose last step is older than this (`30d`, `2w`; see
-    /// [`crate::retention::parse_duration`]) are dropped by `gc`.
+    /// [`parse_duration`]) are dropped by `gc`.
     #[serde(default, deserialize_with = "duration")]
     pub sessions_older_than: Option<std::time::Duration>,
 }
@@ -93,7 +118,7 @@ fn duration<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<std::time::Duration>, D::Error> {
     let text: String = serde::Deserialize::deserialize(d)?;
-    crate::retention::parse_duration(&text)
+    parse_duration(&text)
         .map(Some)
         .map_err(serde::de::Error::custom)
 }
@@ -264,4 +289,28 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(parse_duration("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(2 * 604_800)));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        for bad in [
+            "",
+            "30",
+            "d",
+            "3.5d",
+            "-1d",
+            "30 days",
+            "99999999999999999999w",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

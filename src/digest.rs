@@ -5,7 +5,6 @@
 
 use std::fmt;
 use std::io::{self, Read};
-use std::path::Path;
 
 /// The BLAKE3 digest of a file's bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -15,12 +14,6 @@ impl Digest {
     /// Hash `bytes` held in memory.
     pub fn of(bytes: &[u8]) -> Self {
         Digest(*blake3::hash(bytes).as_bytes())
-    }
-
-    /// Hash the regular file at `path` without holding it in memory. Anything else is an error,
-    /// found without waiting: a FIFO put where a file was must never hang the guard.
-    pub fn of_file(path: &Path) -> io::Result<Self> {
-        Self::of_reader(crate::fsutil::open_regular(path)?)
     }
 
     /// Hash everything `reader` yields.

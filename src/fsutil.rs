@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::digest::Digest;
 use crate::paths::RelPath;
 
 /// An I/O failure at a named path: `could not <op> '<path>'`, caused by the I/O error. The one
@@ -58,6 +59,12 @@ pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<bool> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// The digest of the regular file at `path`, hashed without holding it in memory. Anything else
+/// is an error, found without waiting ([`open_regular`]).
+pub fn digest_file(path: &Path) -> io::Result<Digest> {
+    Digest::of_reader(open_regular(path)?)
 }
 
 /// Open the regular file at `path` for reading. Anything else (a FIFO, a device, a socket, a
@@ -389,7 +396,7 @@ pub fn replace_beneath_checked(
     root: &Path,
     rel: &RelPath,
     from: impl io::Read,
-    digest: crate::digest::Digest,
+    digest: Digest,
     recheck: impl FnOnce() -> bool,
 ) -> io::Result<Placed> {
     replace_beneath_checked_then(root, rel, from, digest, recheck, || {})
@@ -400,12 +407,12 @@ pub fn replace_beneath_checked_then(
     root: &Path,
     rel: &RelPath,
     from: impl io::Read,
-    digest: crate::digest::Digest,
+    digest: Digest,
     recheck: impl FnOnce() -> bool,
     placed: impl FnOnce(),
 ) -> io::Result<Placed> {
     let mut damaged = false;
-    let mut from = crate::digest::Digest::tee(from);
+    let mut from = Digest::tee(from);
     let written = replace_beneath_from(
         root,
         rel,

@@ -54,7 +54,7 @@ impl Disk {
             Ok(m) if m.is_dir() => return Disk::Unreadable("it is a folder".into()),
             Ok(_) => {}
         }
-        match Digest::of_file(path) {
+        match crate::fsutil::digest_file(path) {
             Ok(d) => Disk::Present(d),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Disk::Missing,
             Err(e) => Disk::Unreadable(e.to_string()),
@@ -103,6 +103,13 @@ pub enum Conflict {
     /// large to keep before replacing them ([`crate::keep`]).
     Unkept,
 }
+
+/// The largest file whose bytes are kept before a change made without reading them
+/// ([`crate::keep`]); past it such a change is refused ([`Conflict::Unkept`]).
+pub const KEEP_FILE_MAX: u64 = 64 << 20;
+
+/// The most one command (a shell command under the guard, one call of a tool) keeps.
+pub const KEEP_COMMAND_MAX: u64 = 256 << 20;
 
 /// The decision for one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,8 +430,8 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
             let _ = writeln!(
                 m,
                 "{p} was never read by this session, and git's HEAD does not have its bytes: Stella keeps such bytes before a change made without reading them, up to {} MiB of a file and {} MiB in one command, and these go past that.",
-                crate::keep::FILE_MAX >> 20,
-                crate::keep::COMMAND_MAX >> 20
+                KEEP_FILE_MAX >> 20,
+                KEEP_COMMAND_MAX >> 20
             );
             let _ = writeln!(
                 m,

@@ -13,11 +13,9 @@ use crate::guard::{Allow, Check, Conflict, Others, Verdict};
 use crate::journal::{self, Journal, RootEdit, RootFile};
 use crate::paths::RelPath;
 
-/// The largest file kept before a blind change.
-pub const FILE_MAX: u64 = 64 << 20;
-
-/// The most one command (a shell command under the guard, one call of a tool) keeps.
-pub const COMMAND_MAX: u64 = 256 << 20;
+/// The largest file kept before a blind change, and the most one command (a shell command under
+/// the guard, one call of a tool) keeps: defined with the guard, whose refusals name them.
+pub use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MAX};
 
 /// Bytes kept before a blind change of `path`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,7 +153,8 @@ pub fn before_blind(
     };
     if size > FILE_MAX {
         // HEAD may hold them: only read back what git has, never the file whole.
-        let held = Digest::of_file(&abs).is_ok_and(|digest| others.head_holds(path, digest));
+        let held =
+            crate::fsutil::digest_file(&abs).is_ok_and(|digest| others.head_holds(path, digest));
         if held || !wanted(path) {
             return Ok(None);
         }

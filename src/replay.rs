@@ -332,7 +332,7 @@ impl Context {
             (None, Some(id)) if self.journal().try_tip(id)?.is_none() => id.clone(),
             _ => SessionId::mint(),
         };
-        let artifact_digest = Digest::of_file(file)?;
+        let artifact_digest = crate::fsutil::digest_file(file)?;
         let mut provenance = head.manifest.provenance.clone();
         provenance.push(Provenance {
             session: head.manifest.session.clone(),

@@ -9,30 +9,6 @@ use std::time::Duration;
 use crate::ids::{SessionId, WorkspaceId};
 use crate::journal::{self, Journal, Tip};
 
-/// A duration as people write it: a whole number and a unit, `s`, `m`, `h`, `d` or `w`
-/// (`90m`, `12h`, `30d`, `2w`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "'{text}' is not a duration: write a whole number and a unit, s, m, h, d or w (as in 30d)"
-        )
-    };
-    let text = text.trim();
-    let unit = text.chars().last().ok_or_else(bad)?;
-    let seconds = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3600,
-        'd' => 86_400,
-        'w' => 604_800,
-        _ => return Err(bad()),
-    };
-    let n: u64 = text[..text.len() - 1].parse().map_err(|_| bad())?;
-    n.checked_mul(seconds)
-        .map(Duration::from_secs)
-        .ok_or_else(bad)
-}
-
 /// The sessions whose last step is older than `age` at `now` (Unix seconds), oldest first,
 /// less those a live process holds a lease on.
 pub fn sessions_older_than(
@@ -88,28 +64,4 @@ pub fn orphans(data_dir: &Path) -> std::io::Result<Vec<Orphan>> {
         });
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_people_write_them() {
-        assert_eq!(parse_duration("90m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
-        assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(2 * 604_800)));
-        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
-        for bad in [
-            "",
-            "30",
-            "d",
-            "3.5d",
-            "-1d",
-            "30 days",
-            "99999999999999999999w",
-        ] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -299,7 +299,7 @@ impl Context {
     pub fn prune_session(&self, id: &SessionId) -> Result<journal::DropOutcome, Error> {
         let done = self.journal().drop_session(id)?;
         // The shell guard's cache of its files goes with it.
-        crate::exec::forget_signatures(&self.ws.root, id);
+        self.ws.forget_signatures(id);
         Ok(done)
     }
 

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsutil::{self, FileLock, PathIo};
 use crate::ids::{SessionId, WorkspaceId};
+use crate::paths::RelPath;
 
 /// What the library needs from the environment, built once at the edge.
 #[derive(Clone, Debug)]
@@ -325,6 +326,20 @@ impl Workspace {
     /// taken for a new one that knew nothing.
     fn session_mark(&self, id: &SessionId) -> PathBuf {
         self.private_dir().join("sessions").join(id.as_str())
+    }
+
+    /// Where the shell guard keeps what it knows of session `id`'s files by their `stat`
+    /// signature, relative to the workspace folder (machine-local, a cache: deleting it costs the
+    /// next command a re-hash). Read, written and removed beneath the workspace, never through a
+    /// link.
+    pub fn signatures_file(id: &SessionId) -> RelPath {
+        RelPath::from_bytes(format!(".stella/private/exec/{}.signatures", id.as_str()).as_bytes())
+            .expect("a session id is one path component")
+    }
+
+    /// Remove what the shell guard kept of session `id`'s files (its session is let go of).
+    pub fn forget_signatures(&self, id: &SessionId) {
+        let _ = fsutil::remove_beneath(&self.root, &Self::signatures_file(id), || true);
     }
 
     /// Whether session `id` was started in this workspace (and not dropped since).

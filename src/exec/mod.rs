@@ -75,19 +75,6 @@ pub const BYTES_BUDGET: u64 = 8 << 20;
 #[cfg_attr(not(shell_guard), allow(dead_code))]
 pub(crate) const BATCH_PATHS: usize = 64;
 
-/// Where the shell guard keeps what it knows of session `id`'s files by their `stat` signature,
-/// relative to the workspace folder (machine-local, a cache: deleting it costs the next command
-/// a re-hash). Read, written and removed beneath the workspace, never through a link.
-pub(crate) fn signatures_file(id: &crate::ids::SessionId) -> RelPath {
-    RelPath::from_bytes(format!(".stella/private/exec/{}.signatures", id.as_str()).as_bytes())
-        .expect("a session id is one path component")
-}
-
-/// Remove what the shell guard kept of session `id`'s files (its session is let go of).
-pub(crate) fn forget_signatures(root: &std::path::Path, id: &crate::ids::SessionId) {
-    let _ = crate::fsutil::remove_beneath(root, &signatures_file(id), || true);
-}
-
 /// The error returned by [`run`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -115,7 +115,7 @@ impl Signatures {
     pub(super) fn new(root: &Path, id: &SessionId) -> Signatures {
         Signatures {
             root: root.to_owned(),
-            file: super::signatures_file(id),
+            file: crate::workspace::Workspace::signatures_file(id),
             map: None,
             at_map: None,
             checked: false,

@@ -98,6 +98,19 @@ pub fn to_toml<T: Serialize>(value: &T) -> String {
     toml::to_string(value).expect("a journal file serialises")
 }
 
+/// One replay the session descends from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The session the artifact was made from.
+    pub session: String,
+    /// BLAKE3 of the artifact file.
+    pub artifact: String,
+    /// The base commit of that artifact, if any.
+    pub base: Option<String>,
+    /// When it was replayed.
+    pub replayed: String,
+}
+
 /// `session.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionFile {
@@ -106,7 +119,7 @@ pub struct SessionFile {
     pub started: String,
     /// The replays it descends from, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub provenance: Vec<crate::artifact::Provenance>,
+    pub provenance: Vec<Provenance>,
     /// Where a host wrote the transcript, as stores of earlier versions kept it here (now in
     /// `hosts/<host>.toml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

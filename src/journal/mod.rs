@@ -36,7 +36,7 @@ use crate::store::{self, Store};
 pub mod layout;
 mod writers;
 
-pub use layout::{RootFile, overwritten_dir};
+pub use layout::{Provenance, RootFile, overwritten_dir};
 
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";

@@ -140,3 +140,134 @@ fn a_host_is_named_only_in_its_own_module_and_the_registry() {
         .collect();
     assert_eq!(lines, vec![2, 3]);
 }
+
+/// The library's top-level modules and, for each, the others its code names (`crate::m`):
+/// comments and test modules left out.
+fn module_imports() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    library_sources(&src, &mut files);
+    let module_of = |file: &Path| -> Option<String> {
+        let rel = file.strip_prefix(&src).ok()?;
+        let first = rel.components().next()?.as_os_str().to_str()?;
+        let name = first.strip_suffix(".rs").unwrap_or(first);
+        (name != "lib").then(|| name.to_owned())
+    };
+    let mut graph = std::collections::BTreeMap::new();
+    for file in &files {
+        if let Some(m) = module_of(file) {
+            graph.insert(m, std::collections::BTreeSet::new());
+        }
+    }
+    for file in &files {
+        let Some(module) = module_of(file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name != module && graph.contains_key(&name) {
+                    graph.get_mut(&module).unwrap().insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// Each module's floor in the house: 0 for one that names no other, else one above the highest
+/// module it names; `Err` with a circle when there is one.
+fn floors(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Result<std::collections::BTreeMap<String, usize>, Vec<String>> {
+    fn visit(
+        m: &str,
+        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        done: &mut std::collections::BTreeMap<String, usize>,
+        path: &mut Vec<String>,
+    ) -> Result<usize, Vec<String>> {
+        if let Some(f) = done.get(m) {
+            return Ok(*f);
+        }
+        if let Some(at) = path.iter().position(|p| p == m) {
+            let mut circle = path[at..].to_vec();
+            circle.push(m.to_owned());
+            return Err(circle);
+        }
+        path.push(m.to_owned());
+        let mut floor = 0;
+        for dep in &graph[m] {
+            floor = floor.max(visit(dep, graph, done, path)? + 1);
+        }
+        path.pop();
+        done.insert(m.to_owned(), floor);
+        Ok(floor)
+    }
+    let mut done = std::collections::BTreeMap::new();
+    for m in graph.keys() {
+        visit(m, graph, &mut done, &mut Vec::new())?;
+    }
+    Ok(done)
+}
+
+/// The house as docs/contributing.md draws it: one line per floor, top floor first.
+fn drawing(floors: &std::collections::BTreeMap<String, usize>) -> String {
+    let top = floors.values().copied().max().unwrap_or(0);
+    (0..=top)
+        .rev()
+        .map(|f| {
+            let rooms: Vec<&str> = floors
+                .iter()
+                .filter(|(_, n)| **n == f)
+                .map(|(m, _)| m.as_str())
+                .collect();
+            format!("{f}: {}\n", rooms.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn the_library_modules_import_each_other_without_a_circle_as_the_docs_draw_them() {
+    let graph = module_imports();
+    assert!(graph.len() > 20, "the modules were not found: {graph:?}");
+    let floors = match floors(&graph) {
+        Ok(f) => f,
+        Err(circle) => panic!(
+            "the library's modules import each other in a circle: {}; a lower module must not name a higher one",
+            circle.join(" -> ")
+        ),
+    };
+    let drawn = drawing(&floors);
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/contributing.md"))
+            .unwrap();
+    let start = "<!-- the house: written by a test's failure message, checked by it -->\n```text\n";
+    let body = doc
+        .split_once(start)
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(body, _)| body)
+        .expect("docs/contributing.md draws the house");
+    assert_eq!(
+        body, drawn,
+        "docs/contributing.md draws the modules' floors as they are not; the floors now:\n{drawn}"
+    );
+    // The check finds a circle.
+    let mut circled = graph.clone();
+    circled.get_mut("paths").unwrap().insert("session".into());
+    let circle = floors_or_circle(&circled);
+    assert!(
+        circle.first() == circle.last() && circle.len() > 2,
+        "{circle:?}"
+    );
+}
+
+fn floors_or_circle(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Vec<String> {
+    floors(graph).err().unwrap_or_default()
+}

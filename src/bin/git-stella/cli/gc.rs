@@ -56,7 +56,7 @@ pub struct Args {
 fn parse_expiry(text: &str) -> std::result::Result<Duration, String> {
     match text {
         "now" => Ok(Duration::ZERO),
-        _ => stella::retention::parse_duration(text),
+        _ => stella::config::parse_duration(text),
     }
 }
 

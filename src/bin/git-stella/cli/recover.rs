@@ -70,7 +70,7 @@ pub struct Args {
 /// `--since`: Unix seconds, from a duration back from now or a date.
 fn parse_since(text: &str) -> std::result::Result<i64, String> {
     let now = gix::date::Time::now_utc().seconds;
-    if let Ok(d) = stella::retention::parse_duration(text) {
+    if let Ok(d) = stella::config::parse_duration(text) {
         return Ok(now - i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2));
     }
     if let Ok(t) = text.parse::<jiff::Timestamp>() {

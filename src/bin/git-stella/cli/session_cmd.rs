@@ -202,7 +202,7 @@ pub struct PruneArgs {
 }
 
 fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String> {
-    stella::retention::parse_duration(text)
+    stella::config::parse_duration(text)
 }
 
 /// Let go of the workspace's sessions idle longer than `age` (only list them with `dry_run`):
