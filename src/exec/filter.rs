@@ -37,6 +37,13 @@ pub enum Call {
     OpenByHandle {
         flags: usize,
     },
+    /// A call that can move a thread's working folder (`chdir`, `fchdir`, `setns`, `unshare`,
+    /// `pivot_root`): what the supervisor remembers of each thread's working folder no longer
+    /// holds.
+    Cwd,
+    /// A call that starts a thread or process (`clone`, `clone3`, `fork`, `vfork`), whose number
+    /// may have been a thread's that is gone: the same.
+    Start,
 }
 
 /// The calls the supervisor sees, by number on this architecture.
@@ -67,6 +74,7 @@ pub fn decode(nr: i32) -> Option<Call> {
                 flags: None,
             }),
             libc::SYS_link => Some(Call::Link { to: (None, 1) }),
+            libc::SYS_fork | libc::SYS_vfork => Some(Call::Start),
             _ => None,
         };
         if c.is_some() {
@@ -98,6 +106,12 @@ pub fn decode(nr: i32) -> Option<Call> {
         }),
         libc::SYS_linkat => Some(Call::Link { to: (Some(2), 3) }),
         libc::SYS_open_by_handle_at => Some(Call::OpenByHandle { flags: 2 }),
+        libc::SYS_chdir
+        | libc::SYS_fchdir
+        | libc::SYS_setns
+        | libc::SYS_unshare
+        | libc::SYS_pivot_root => Some(Call::Cwd),
+        libc::SYS_clone | libc::SYS_clone3 => Some(Call::Start),
         _ => None,
     }
 }
@@ -145,8 +159,10 @@ enum Label {
 
 /// The program: foreign architectures and `io_uring` (whose operations bypass seccomp) get
 /// `ENOSYS`; opens of folders and `O_PATH` opens pass in the kernel, as does `unlinkat` of a
-/// folder; every other open, and every call that can replace, truncate, rename, link or unlink a
-/// file, is sent to the supervisor; everything else passes.
+/// folder; every other open, every call that can replace, truncate, rename, link or unlink a
+/// file, and every call that can move a working folder or start a thread ([`Call::Cwd`],
+/// [`Call::Start`]), is sent
+/// to the supervisor; everything else passes.
 pub fn program() -> Vec<sock_filter> {
     use Label::*;
     use Op::*;
@@ -164,6 +180,13 @@ pub fn program() -> Vec<sock_filter> {
         libc::SYS_renameat2,
         libc::SYS_linkat,
         libc::SYS_open_by_handle_at,
+        libc::SYS_chdir,
+        libc::SYS_fchdir,
+        libc::SYS_setns,
+        libc::SYS_unshare,
+        libc::SYS_pivot_root,
+        libc::SYS_clone,
+        libc::SYS_clone3,
     ] {
         ops.push(JumpIfEq(nr as u32, Notify));
     }
@@ -173,6 +196,8 @@ pub fn program() -> Vec<sock_filter> {
         libc::SYS_unlink,
         libc::SYS_rename,
         libc::SYS_link,
+        libc::SYS_fork,
+        libc::SYS_vfork,
     ] {
         ops.push(JumpIfEq(nr as u32, Notify));
     }

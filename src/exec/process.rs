@@ -114,12 +114,12 @@ pub(super) fn resolve_as(
 }
 
 /// The common case in three system calls or fewer: a path, from the calling thread's working
-/// folder (or absolute), that lies inside `root` by its names alone and has no `.`, `..` or
+/// folder `cwd` (or absolute), that lies inside `root` by its names alone and has no `.`, `..` or
 /// symbolic link on the way (the kernel checks that, beneath `root_fd`). Then the names are the
 /// path: no descriptor needs naming. Returns the path relative to `root` and the descriptor
 /// (`O_PATH`) of what it names; `None` where [`resolve_quick`] must say.
 pub(super) fn resolve_beneath(
-    thread: u32,
+    cwd: Option<&Path>,
     dirfd: Option<libc::c_int>,
     raw: &Path,
     follow: bool,
@@ -142,11 +142,7 @@ pub(super) fn resolve_beneath(
         if !matches!(dirfd, None | Some(libc::AT_FDCWD)) {
             return None;
         }
-        let cwd = std::fs::read_link(format!("/proc/{thread}/cwd")).ok()?;
-        if !cwd.is_absolute() || cwd.as_os_str().as_bytes().ends_with(b" (deleted)") {
-            return None;
-        }
-        cwd.strip_prefix(root).ok()?.join(raw)
+        cwd?.strip_prefix(root).ok()?.join(raw)
     };
     if rel.as_os_str().is_empty() {
         return None;

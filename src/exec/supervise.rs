@@ -10,6 +10,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -114,6 +115,8 @@ pub fn run(
             })
             .flatten(),
         processes: HashMap::new(),
+        cwds: HashMap::new(),
+        unsettled: Vec::new(),
         root_dir: rustix::fs::open(
             &context.ws.root,
             rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
@@ -581,6 +584,10 @@ struct Supervisor<'a, 'j> {
     started: Instant,
     /// The process of each thread seen so far.
     processes: HashMap<u32, u32>,
+    /// Each thread's working folder, while nothing can have moved it ([`Supervisor::cwd_of`]).
+    cwds: HashMap<u32, Rc<Path>>,
+    /// Threads whose call that moves a working folder may not be done yet.
+    unsettled: Vec<u32>,
     /// Which process was told of which refusal.
     told: HashSet<(RelPath, u32)>,
     /// Which processes were told that they may not change Stella's own state.
@@ -651,6 +658,10 @@ impl Supervisor<'_, '_> {
     }
 
     fn handle(&mut self, listener: &Listener, req: &libc::seccomp_notif) -> Answer {
+        // A thread's calls come one after another: this one says its last has been carried out.
+        if !self.unsettled.is_empty() {
+            self.unsettled.retain(|t| *t != req.pid);
+        }
         let Some(call) = filter::decode(req.data.nr) else {
             return Answer::Continue;
         };
@@ -730,6 +741,19 @@ impl Supervisor<'_, '_> {
                     }
                 }
                 Answer::Fail(libc::EACCES)
+            }
+            // A folder may move: until the caller's next call shows this one done, none is
+            // remembered.
+            filter::Call::Cwd => {
+                self.cwds.clear();
+                self.unsettled.push(req.pid);
+                Answer::Continue
+            }
+            // A new thread takes its number as the call runs; numbers come round again only
+            // after every other one (`pid_max`).
+            filter::Call::Start => {
+                self.cwds.clear();
+                Answer::Continue
             }
             filter::Call::Link { to } => {
                 let located = self.locate(listener, req, fd(to.0), args[to.1], false, true);
@@ -1615,8 +1639,11 @@ impl Supervisor<'_, '_> {
         let raw = PathBuf::from(raw);
         // Every process seen is known, for the signals passed on to the command.
         let process = self.process_of(req.pid);
+        let cwd = (raw.is_relative() && matches!(dirfd, None | Some(libc::AT_FDCWD)))
+            .then(|| self.cwd_of(req.pid, change))
+            .flatten();
         let beneath = self.root_dir.as_ref().and_then(|root_fd| {
-            resolve_beneath(req.pid, dirfd, &raw, follow, &self.root, root_fd.as_fd())
+            resolve_beneath(cwd.as_deref(), dirfd, &raw, follow, &self.root, root_fd.as_fd())
         });
         let resolved = match beneath {
             Some((rel, fd)) => {
@@ -1667,6 +1694,28 @@ impl Supervisor<'_, '_> {
             // The root itself, or a name git cannot hold.
             None => Located::Elsewhere,
         }
+    }
+
+    /// Thread `tid`'s working folder, read from `/proc`; `None` when it is gone or unreadable.
+    ///
+    /// For a read (not `fresh`), what was read for `tid` before, unless a call came since that
+    /// could move a working folder or start a thread that may take a dead thread's number
+    /// ([`filter::Call::Cwd`], [`filter::Call::Start`]); a folder read while a call that moves one may still be under way
+    /// is not remembered. A change always reads it: the supervisor carries changes out itself,
+    /// in the folder this names.
+    fn cwd_of(&mut self, tid: u32, fresh: bool) -> Option<Rc<Path>> {
+        if !fresh && let Some(cwd) = self.cwds.get(&tid) {
+            return Some(cwd.clone());
+        }
+        let cwd = std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?;
+        if !cwd.is_absolute() || cwd.as_os_str().as_bytes().ends_with(b" (deleted)") {
+            return None;
+        }
+        let cwd: Rc<Path> = cwd.into();
+        if self.unsettled.is_empty() {
+            self.cwds.insert(tid, cwd.clone());
+        }
+        Some(cwd)
     }
 
     /// The path of `resolved` inside the workspace, when one of its folders is the workspace

@@ -228,6 +228,42 @@ for what, call in [
     assert_eq!(w.read("b.txt"), "bee\n");
 }
 
+/// The guard remembers each thread's working folder between its reads; a process that moves
+/// (`chdir`, `fchdir`), within one process and from a thread it started, reads what it names.
+#[test]
+fn a_process_that_changes_folder_reads_the_file_it_names() {
+    let Some((w, s)) = setup() else { return };
+    w.write("sub/a.txt", "below\n");
+    w.write("sub/deeper/a.txt", "deeper\n");
+    let script = r#"import os, threading
+seen = [open('a.txt').read()]
+os.chdir('sub')
+seen.append(open('a.txt').read())
+fd = os.open('deeper', os.O_RDONLY | os.O_DIRECTORY)
+def moved():
+    os.fchdir(fd)
+    seen.append(open('a.txt').read())
+t = threading.Thread(target=moved)
+t.start()
+t.join()
+os.chdir('/')
+os.chdir(os.environ['BACK'])
+seen.append(open('b.txt').read())
+print(''.join(seen), end='')
+"#;
+    let out = w
+        .stella()
+        .args(["--session", &s, "exec", "--", &python(), "-c", script])
+        .env("BACK", &w.repo)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "one\ntwo\nbelow\ndeeper\nbee\n", "{}", stderr(&out));
+    assert_eq!(
+        status(&w, &s),
+        "unchanged  a.txt\nunchanged  b.txt\nunchanged  sub/a.txt\nunchanged  sub/deeper/a.txt"
+    );
+}
+
 #[test]
 fn a_pipeline_of_processes_is_one_step() {
     let Some((w, s)) = setup() else { return };
