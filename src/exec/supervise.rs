@@ -10,8 +10,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::process::{Command, ExitStatus, Stdio};
+use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
 use gix::ObjectId;
@@ -1643,7 +1643,14 @@ impl Supervisor<'_, '_> {
             .then(|| self.cwd_of(req.pid, change))
             .flatten();
         let beneath = self.root_dir.as_ref().and_then(|root_fd| {
-            resolve_beneath(cwd.as_deref(), dirfd, &raw, follow, &self.root, root_fd.as_fd())
+            resolve_beneath(
+                cwd.as_deref(),
+                dirfd,
+                &raw,
+                follow,
+                &self.root,
+                root_fd.as_fd(),
+            )
         });
         let resolved = match beneath {
             Some((rel, fd)) => {

@@ -271,3 +271,54 @@ fn floors_or_circle(
 ) -> Vec<String> {
     floors(graph).err().unwrap_or_default()
 }
+
+/// The lines of `code` that read the process's environment: `std::env::` named in full, or
+/// `std::env` brought into scope under any name (comments and tests left out).
+fn env_reads(code: &str) -> Vec<(usize, String)> {
+    // What names no variable or folder of the process: splitting a value, an error's type.
+    let pure = [
+        "std::env::split_paths",
+        "std::env::join_paths",
+        "std::env::VarError",
+    ];
+    let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .filter(|(_, line)| {
+            let mut rest = line.to_string();
+            for p in pure {
+                rest = rest.replace(p, "");
+            }
+            let imported = rest.trim_start().starts_with("use std::")
+                && (rest.contains("std::env") || rest.contains(" env") || rest.contains("{env"));
+            rest.contains("std::env::") || imported
+        })
+        .map(|(i, line)| (i + 1, line.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_command_line_reads_its_environment_in_one_file() {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin");
+    let home = bin.join("git-stella/cli/env.rs");
+    let mut files = Vec::new();
+    all_sources(&bin, &mut files);
+    assert!(files.len() > 20, "the binaries' sources were not found");
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| **f != home) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, code) in env_reads(&text) {
+            found.push(format!("{}:{line}: {code}", file.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the environment is read in src/bin/git-stella/cli/env.rs only:\n  {}",
+        found.join("\n  ")
+    );
+    // The check finds each way in, and lets the pure functions and the module's own name pass.
+    let sample = "use std::{env, io};\nuse std::env as e;\nlet a = std::env::var(\"X\");\nlet p = std::env::split_paths(&v);\nlet b = env::var(env::LOG);\n// std::env::var\n";
+    let lines: Vec<usize> = env_reads(sample).into_iter().map(|(l, _)| l).collect();
+    assert_eq!(lines, vec![1, 2, 3]);
+}

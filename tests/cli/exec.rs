@@ -257,7 +257,12 @@ print(''.join(seen), end='')
         .env("BACK", &w.repo)
         .output()
         .unwrap();
-    assert_eq!(stdout(&out), "one\ntwo\nbelow\ndeeper\nbee\n", "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "one\ntwo\nbelow\ndeeper\nbee\n",
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         status(&w, &s),
         "unchanged  a.txt\nunchanged  b.txt\nunchanged  sub/a.txt\nunchanged  sub/deeper/a.txt"

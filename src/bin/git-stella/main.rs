@@ -8,5 +8,5 @@ mod cli;
 fn main() -> std::process::ExitCode {
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr().lock();
-    cli::main_with(std::env::args_os(), &mut out, &mut err)
+    cli::main_with(cli::env::args_os(), &mut out, &mut err)
 }

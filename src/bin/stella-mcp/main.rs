@@ -42,7 +42,7 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), String> {
     let fail = |e: &(dyn std::error::Error + 'static)| Report::of(e).render();
-    let mut cwd = std::env::current_dir().map_err(|e| fail(&e))?;
+    let mut cwd = env::current_dir().map_err(|e| fail(&e))?;
     if let Some(dir) = &args.dir {
         cwd = cwd.join(dir);
     }

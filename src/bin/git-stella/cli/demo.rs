@@ -2,6 +2,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+use super::env;
 use super::{CliError, Ctx, Result};
 
 /// Run a short, real walkthrough in a temp folder: two sessions, a refused write, a checkpoint,
@@ -150,7 +151,7 @@ impl Demo<'_> {
 }
 
 pub fn run(_ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    let exe = std::env::current_exe()?;
+    let exe = env::current_exe()?;
     let tmp = tempfile::Builder::new().prefix("stella-demo-").tempdir()?;
     let root = tmp.path().canonicalize()?;
     let alice = Machine {

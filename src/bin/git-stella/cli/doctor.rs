@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::env;
 use super::{Ctx, Result, print_json};
 use stella::hooks::install;
 use stella::hooks::registry::{Finding, HOSTS, Level, Look, Scope, Seen, Spec, Wiring};
@@ -55,7 +56,7 @@ struct HostFile {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
-    let var = |v: &str| std::env::var_os(v);
+    let var = |v: &str| env::var_os(v);
     let mut findings = Vec::new();
     let mut installed: Vec<&Spec> = Vec::new();
     for host in HOSTS {
@@ -115,7 +116,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     }
 
     // The MCP server beside this binary.
-    let exe = std::env::current_exe().ok();
+    let exe = env::current_exe().ok();
     if let Some(exe) = &exe {
         let mcp = exe.with_file_name("stella-mcp");
         findings.push(if mcp.is_file() {
@@ -339,7 +340,7 @@ fn host_files(
     let mut seen = Vec::new();
     for scope in [Scope::Project, Scope::Local, Scope::User] {
         let base = if scope == Scope::User { home } else { root };
-        let Some(path) = base.and_then(|b| host.file(scope, b, &|v| std::env::var_os(v))) else {
+        let Some(path) = base.and_then(|b| host.file(scope, b, &|v| env::var_os(v))) else {
             continue;
         };
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -464,7 +465,7 @@ fn check_command(f: &HostFile, command: &str) -> Finding {
     let host = f.host.flag;
     let where_ = format!("{host} ({}, {})", f.scope.name(), f.path.display());
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
-    let path_var = std::env::var_os("PATH");
+    let path_var = env::var_os("PATH");
     // A project's portable hooks look on PATH and in the usual places; Claude Code's shell
     // prefix names the program, which the shell finds on PATH.
     let found = if install::is_portable(command) {

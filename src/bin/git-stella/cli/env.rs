@@ -1,6 +1,16 @@
-//! The environment, read at the edge. Shared by `git-stella` and `stella-mcp` (which
-//! includes this file by path): the library gets [`Settings`] and never reads the environment.
+//! The environment, read at the edge, and only here: every variable, folder and argument the
+//! programs take from their process goes through this file (a test holds the rest of `src/bin/`
+//! to it). Shared by `git-stella` and `stella-mcp` (which includes this file by path): the
+//! library gets [`Settings`] and never reads the environment.
+//!
+//! Stella's own variables are named below; the others are git's and the terminal's (`PATH`,
+//! `NO_COLOR`, `PAGER`, `GIT_PAGER`, `GIT_DIR`, …) and the hosts' (each host's registry entry
+//! names the variables its files and sessions are found by). clap reads `STELLA_SESSION` for
+//! `--session` itself.
 
+#![allow(dead_code)] // `stella-mcp` uses a few of these.
+
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use stella::workspace::Settings;
@@ -37,6 +47,45 @@ pub fn data_dir() -> Result<PathBuf, Error> {
     directories::ProjectDirs::from("", "", "stella")
         .map(|d| d.data_dir().to_owned())
         .ok_or(Error::NoHome)
+}
+
+/// The session a command acts on, when `--session` does not say.
+pub const SESSION: &str = "STELLA_SESSION";
+/// What is logged to standard error, as `tracing` filters say it (`STELLA_LOG=debug`).
+pub const LOG: &str = "STELLA_LOG";
+/// The budget of one hook call, in milliseconds.
+pub const HOOK_TIMEOUT_MS: &str = "STELLA_HOOK_TIMEOUT_MS";
+/// Set by the tests: act as a machine where the shell guard cannot run.
+pub const TEST_NO_SHELL_GUARD: &str = "STELLA_TEST_NO_SHELL_GUARD";
+
+/// Variable `name`, when it is set and Unicode.
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Variable `name`, with why it cannot be had (unset, or not Unicode).
+pub fn var_checked(name: &str) -> Result<String, std::env::VarError> {
+    std::env::var(name)
+}
+
+/// Variable `name` as the bytes it holds, when it is set.
+pub fn var_os(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// The folder this process runs in.
+pub fn current_dir() -> std::io::Result<PathBuf> {
+    std::env::current_dir()
+}
+
+/// This program's own file.
+pub fn current_exe() -> std::io::Result<PathBuf> {
+    std::env::current_exe()
+}
+
+/// The words this program was started with, its name first.
+pub fn args_os() -> std::env::ArgsOs {
+    std::env::args_os()
 }
 
 /// Switches the tests set in the environment: `STELLA_TEST_PORTABLE_FS=1` makes every write take

@@ -3,6 +3,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
+use super::env;
 use super::{CliError, Ctx, Result};
 use stella::exec;
 use stella::hooks::registry::{Shell, Spec};
@@ -145,7 +146,7 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args, host: &Spec, session_var: &str) -
     if !is_bash_call(snippet) {
         return plain(shell);
     }
-    let host_session = std::env::var(session_var).ok();
+    let host_session = env::var(session_var);
     let opened = host_session
         .as_deref()
         .map(|s| hooks::session_name(s, None))
@@ -301,7 +302,7 @@ fn guarded(
         }
         // Already under Stella's guard: the outer one sees every call of this command too.
         Err(exec::Error::Nested) => {
-            let outer = std::env::var_os(exec::SESSION_ENV);
+            let outer = env::var_os(exec::SESSION_ENV);
             if outer.as_deref() != Some(id.as_str().as_ref()) {
                 let outer = outer.map_or("another session".into(), |o| {
                     format!("session '{}'", o.to_string_lossy())

@@ -2,6 +2,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::env;
 use super::{Ctx, Result};
 use stella::hooks::registry::{self, HOSTS, Shell, Spec};
 use stella::hooks::{self, Answer, Env};
@@ -75,8 +76,7 @@ pub const BUDGET: Duration = Duration::from_secs(10);
 
 /// The budget for one call, read at the edge.
 fn budget() -> Duration {
-    std::env::var("STELLA_HOOK_TIMEOUT_MS")
-        .ok()
+    env::var(env::HOOK_TIMEOUT_MS)
         .and_then(|v| v.parse::<u64>().ok())
         .map_or(BUDGET, Duration::from_millis)
 }
@@ -89,8 +89,8 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         cwd: ctx.cwd.clone(),
         // A host that runs every shell command through Stella's prefix, set where it runs.
         shell_guard: match host.shell {
-            Shell::Prefix { .. } => std::env::var(hooks::install::PREFIX_KEY)
-                .is_ok_and(|p| hooks::install::is_stella_prefix(&p)),
+            Shell::Prefix { .. } => env::var(hooks::install::PREFIX_KEY)
+                .is_some_and(|p| hooks::install::is_stella_prefix(&p)),
             _ => false,
         } && can_guard(),
         // A host whose hook rewrites each shell command the model sends runs it through this
@@ -98,15 +98,15 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         // (`STELLA_TEST_NO_SHELL_GUARD=1`: the tests' stand-in for a machine that cannot.)
         guard_exe: match host.shell {
             Shell::Rewritten { by_name }
-                if can_guard() && std::env::var_os("STELLA_TEST_NO_SHELL_GUARD").is_none() =>
+                if can_guard() && env::var_os(env::TEST_NO_SHELL_GUARD).is_none() =>
             {
-                let exe = std::env::current_exe().ok();
+                let exe = env::current_exe().ok();
                 match &exe {
                     Some(exe)
                         if by_name
                             && hooks::install::invoked_as(
                                 std::ffi::OsStr::new("git-stella"),
-                                std::env::var_os("PATH").as_deref(),
+                                env::var_os("PATH").as_deref(),
                                 &ctx.cwd,
                                 exe,
                             )

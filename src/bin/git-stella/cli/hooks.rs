@@ -2,6 +2,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use super::env;
 use super::{CliError, Ctx, Result};
 use stella::hooks::install::{self, Launch, Ledger, Outcome};
 use stella::hooks::registry::{self, HOSTS, Scope, Spec, Wiring};
@@ -197,7 +198,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
         (ws.root, ledger)
     };
     let path = agent
-        .file(scope, &base, &|v| std::env::var_os(v))
+        .file(scope, &base, &|v| env::var_os(v))
         .expect("a scope the host has");
     let outcome = match &agent.wiring {
         // A file of Stella's own, written and removed whole.
@@ -262,10 +263,10 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HooksCommand, _out: &mut dyn Write) -> R
 /// The path this git-stella was run by (see [`install::invoked_as`]). Uninstall can do without:
 /// it knows Stella's entries by their command.
 fn this_binary(installing: bool) -> Result<PathBuf> {
-    let exe = std::env::current_exe().and_then(|p| p.canonicalize());
-    let invoked = match (std::env::args_os().next(), std::env::current_dir(), &exe) {
+    let exe = env::current_exe().and_then(|p| p.canonicalize());
+    let invoked = match (env::args_os().next(), env::current_dir(), &exe) {
         (Some(argv0), Ok(cwd), Ok(exe)) => {
-            install::invoked_as(&argv0, std::env::var_os("PATH").as_deref(), &cwd, exe)
+            install::invoked_as(&argv0, env::var_os("PATH").as_deref(), &cwd, exe)
         }
         _ => None,
     };
@@ -292,7 +293,7 @@ fn warn_twice(ctx: &mut Ctx<'_>, agent: &Spec, scope: Scope, installed: &Path) {
         let Some(base) = base.filter(|_| other != scope) else {
             continue;
         };
-        let Some(path) = agent.file(other, base, &|v| std::env::var_os(v)) else {
+        let Some(path) = agent.file(other, base, &|v| env::var_os(v)) else {
             continue;
         };
         if path != installed && agent.holds_stella(&path) {

@@ -2,6 +2,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
+use super::env;
 use super::{CliError, Ctx, Result};
 
 /// Serve guarded file tools over MCP on stdin and stdout
@@ -27,7 +28,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
-    let exe = std::env::current_exe()?;
+    let exe = env::current_exe()?;
     let server = exe.with_file_name("stella-mcp");
     if !server.is_file() {
         return Err(CliError::new(format!(

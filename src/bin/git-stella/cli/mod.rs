@@ -274,7 +274,7 @@ impl Cli {
         if let [_, hook, agent] = args
             && hook == "hook"
             && let Some(host) = agent.to_str().and_then(registry::host)
-            && let session = std::env::var("STELLA_SESSION")
+            && let session = env::var_checked(env::SESSION)
             && !matches!(session, Err(std::env::VarError::NotUnicode(_)))
         {
             return Ok(Cli {
@@ -677,7 +677,7 @@ fn init_tracing(verbose: u8) {
             .with_default(LevelFilter::WARN)
             .with_target("stella", stella)
     };
-    let filter = match std::env::var("STELLA_LOG") {
+    let filter = match env::var_checked(env::LOG) {
         Ok(f) if !f.is_empty() => f.parse::<Targets>().unwrap_or_else(|e| {
             eprintln!("stella: ignoring STELLA_LOG: {e}");
             verbosity()
@@ -692,8 +692,7 @@ fn init_tracing(verbose: u8) {
                 .with_writer(io::stderr)
                 // Colour only for a person at a terminal: never escape codes into a pipe or a log.
                 .with_ansi(
-                    io::IsTerminal::is_terminal(&io::stderr())
-                        && std::env::var_os("NO_COLOR").is_none(),
+                    io::IsTerminal::is_terminal(&io::stderr()) && env::var_os("NO_COLOR").is_none(),
                 )
                 .with_target(false)
                 // A span's end says how long it took: a slow hook, shell guard, checkpoint or
@@ -734,7 +733,7 @@ pub fn main_with(
     init_tracing(cli.global.verbose);
     let mut opened = None;
     let result = (|| {
-        let mut cwd = std::env::current_dir()?;
+        let mut cwd = env::current_dir()?;
         if let Some(dir) = &cli.global.dir {
             cwd = cwd.join(dir);
             if !cwd.is_dir() {

@@ -13,6 +13,8 @@ use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 
+use super::env;
+
 /// When to colour, as `--color` spells it.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {
@@ -104,7 +106,7 @@ pub struct Surroundings {
 impl Surroundings {
     /// Read from this process's environment and standard output.
     pub fn of_process() -> Surroundings {
-        let var = |name: &str| std::env::var(name).ok();
+        let var = |name: &str| env::var(name);
         Surroundings {
             stdout_is_terminal: io::stdout().is_terminal(),
             pager_in_use: var("GIT_PAGER_IN_USE").is_some_and(|v| boolean(&v) == Some(true)),
@@ -198,7 +200,7 @@ impl Pager {
         cmd.args(["-c", command]).stdin(Stdio::piped());
         // git's PAGER_ENV: unless the person chose otherwise.
         for (name, value) in [("LESS", "FRX"), ("LV", "-c")] {
-            if std::env::var_os(name).is_none() {
+            if env::var_os(name).is_none() {
                 cmd.env(name, value);
             }
         }
