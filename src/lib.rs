@@ -20,6 +20,13 @@
     clippy::dbg_macro
 )]
 
+// Every write and check is made with `openat` beneath a folder, `O_NOFOLLOW`, `flock` and Unix
+// permissions: on anything else, one clear stop instead of a dozen missing imports.
+#[cfg(not(unix))]
+compile_error!(
+    "Stella builds on Unix-like systems only (Linux is supported; see docs/install.md, Platforms)"
+);
+
 pub mod artifact;
 pub mod child;
 pub mod config;

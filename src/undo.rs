@@ -19,7 +19,7 @@ use crate::journal::{Entry, How, RootFile, Seen, Step, Tip};
 use crate::paths::RelPath;
 use crate::record::{self, Replaced};
 use crate::refusals;
-use crate::session::{Context, Error, summary};
+use crate::session::{Error, summary};
 
 /// What undo does, or did, to one path.
 #[derive(Debug)]
@@ -45,8 +45,6 @@ enum Target {
     Bytes(Digest, ObjectId),
     Absent,
 }
-
-impl Context {}
 
 /// What `path` held before the session's first write to it (`versions[first]`): the version
 /// before that, else the bytes that write replaced (kept in `entry`'s origin), else nothing.
@@ -499,6 +497,7 @@ impl crate::session::Session<'_> {
 mod tests {
     //! Undo across a rename, on a real store and files in a temporary folder: no process.
     use super::*;
+    use crate::session::Context;
     use crate::workspace::Settings;
 
     /// A workspace (a minimal `.git` gix recognises) with its store, and a session in it.
