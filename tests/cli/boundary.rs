@@ -38,20 +38,42 @@ const FORBIDDEN: [&str; 12] = [
 /// Pure functions of `std::env` that read nothing: they split or join a value they are given.
 const ALLOWED: [&str; 2] = ["std::env::split_paths", "std::env::join_paths"];
 
-/// The offending lines of `text`: code only (comments and doc examples left out).
-fn offences(text: &str) -> Vec<(usize, String)> {
-    text.lines()
+/// The lines of `code` that `hit` picks, numbered from 1 and trimmed: comments (and doc
+/// examples) left out.
+fn lines_where(code: &str, hit: impl Fn(&str) -> bool) -> Vec<(usize, String)> {
+    code.lines()
         .enumerate()
-        .filter(|(_, line)| !line.trim_start().starts_with("//"))
-        .filter(|(_, line)| {
-            let mut code = line.to_string();
-            for ok in ALLOWED {
-                code = code.replace(ok, "");
-            }
-            FORBIDDEN.iter().any(|f| code.contains(f))
-        })
+        .filter(|(_, line)| !line.trim_start().starts_with("//") && hit(line))
         .map(|(i, line)| (i + 1, line.trim().to_owned()))
         .collect()
+}
+
+/// `file:line: code` for each line `scan` finds in each of `files`.
+fn found_in<'a>(
+    files: impl IntoIterator<Item = &'a PathBuf>,
+    scan: impl Fn(&str) -> Vec<(usize, String)>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, code) in scan(&text) {
+            found.push(format!("{}:{line}: {code}", file.display()));
+        }
+    }
+    found
+}
+
+/// `line` with each of `names` taken out.
+fn without(line: &str, names: &[&str]) -> String {
+    names.iter().fold(line.to_owned(), |l, n| l.replace(n, ""))
+}
+
+/// The offending lines of `text`: code only (comments and doc examples left out).
+fn offences(text: &str) -> Vec<(usize, String)> {
+    lines_where(text, |line| {
+        let code = without(line, &ALLOWED);
+        FORBIDDEN.iter().any(|f| code.contains(f))
+    })
 }
 
 #[test]
@@ -60,13 +82,7 @@ fn the_library_reads_no_environment_prints_nothing_and_never_exits() {
     let mut files = Vec::new();
     library_sources(&root, &mut files);
     assert!(files.len() > 20, "found only {} library files", files.len());
-    let mut found = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (line, code) in offences(&text) {
-            found.push(format!("{}:{line}: {code}", file.display()));
-        }
-    }
+    let found = found_in(&files, offences);
     assert!(
         found.is_empty(),
         "the library must leave the environment, printing and exiting to the binaries:\n  {}",
@@ -100,12 +116,9 @@ fn names_of(text: &str, flag: &str) -> Vec<(usize, String)> {
     let code = text.split("#[cfg(test)]").next().unwrap_or_default();
     let quoted = format!("\"{flag}\"");
     let module = format!("{}::", flag.replace('-', "_"));
-    code.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim_start().starts_with("//"))
-        .filter(|(_, line)| line.contains(&quoted) || line.contains(&module))
-        .map(|(i, line)| (i + 1, line.trim().to_owned()))
-        .collect()
+    lines_where(code, |line| {
+        line.contains(&quoted) || line.contains(&module)
+    })
 }
 
 #[test]
@@ -120,12 +133,8 @@ fn a_host_is_named_only_in_its_own_module_and_the_registry() {
             .join("hooks")
             .join(format!("{}.rs", host.flag.replace('-', "_")));
         assert!(own.is_file(), "{} has no module of its own", host.flag);
-        for file in files.iter().filter(|f| **f != own && **f != registry) {
-            let text = std::fs::read_to_string(file).unwrap();
-            for (line, code) in names_of(&text, host.flag) {
-                found.push(format!("{}:{line}: {code}", file.display()));
-            }
-        }
+        let others = files.iter().filter(|f| **f != own && **f != registry);
+        found.extend(found_in(others, |text| names_of(text, host.flag)));
     }
     assert!(
         found.is_empty(),
@@ -282,20 +291,12 @@ fn env_reads(code: &str) -> Vec<(usize, String)> {
         "std::env::VarError",
     ];
     let code = code.split("#[cfg(test)]").next().unwrap_or_default();
-    code.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim_start().starts_with("//"))
-        .filter(|(_, line)| {
-            let mut rest = line.to_string();
-            for p in pure {
-                rest = rest.replace(p, "");
-            }
-            let imported = rest.trim_start().starts_with("use std::")
-                && (rest.contains("std::env") || rest.contains(" env") || rest.contains("{env"));
-            rest.contains("std::env::") || imported
-        })
-        .map(|(i, line)| (i + 1, line.trim().to_owned()))
-        .collect()
+    lines_where(code, |line| {
+        let rest = without(line, &pure);
+        let imported = rest.trim_start().starts_with("use std::")
+            && (rest.contains("std::env") || rest.contains(" env") || rest.contains("{env"));
+        rest.contains("std::env::") || imported
+    })
 }
 
 #[test]
@@ -305,13 +306,7 @@ fn the_command_line_reads_its_environment_in_one_file() {
     let mut files = Vec::new();
     all_sources(&bin, &mut files);
     assert!(files.len() > 20, "the binaries' sources were not found");
-    let mut found = Vec::new();
-    for file in files.iter().filter(|f| **f != home) {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (line, code) in env_reads(&text) {
-            found.push(format!("{}:{line}: {code}", file.display()));
-        }
-    }
+    let found = found_in(files.iter().filter(|f| **f != home), env_reads);
     assert!(
         found.is_empty(),
         "the environment is read in src/bin/git-stella/cli/env.rs only:\n  {}",
