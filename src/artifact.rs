@@ -162,12 +162,12 @@ pub struct Checkpoint {
 }
 
 /// A host transcript file `checkpoint` did not read (not a regular file, or too large: see
-/// [`crate::turn::read_transcript_file`]).
+/// [`crate::session::turn::read_transcript_file`]).
 #[derive(Debug)]
 pub struct SkippedTranscript {
     /// The path the host named.
     pub path: String,
-    pub why: crate::turn::TranscriptFileError,
+    pub why: crate::session::turn::TranscriptFileError,
     /// Whether the artifact carries the copy the journal last stored under that name instead.
     pub stored_copy: bool,
 }
@@ -246,9 +246,9 @@ pub fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> 
     Ok(out)
 }
 
-fn turn_err(e: crate::turn::TurnError) -> Error {
+fn turn_err(e: crate::session::turn::TurnError) -> Error {
     match e {
-        crate::turn::TurnError::Session(s) => Error::Session(s),
+        crate::session::turn::TurnError::Session(s) => Error::Session(s),
         other => Error::Io(io::Error::other(other.to_string())),
     }
 }
@@ -1438,7 +1438,7 @@ impl crate::session::Session<'_> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "transcript".into());
-            match crate::turn::read_transcript_file(host_transcript.as_ref()) {
+            match crate::session::turn::read_transcript_file(host_transcript.as_ref()) {
                 Ok(bytes) => {
                     transcripts.insert(name, bytes);
                 }

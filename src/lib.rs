@@ -51,6 +51,4 @@ pub mod session;
 pub mod store;
 pub mod text;
 pub mod timeline;
-pub mod turn;
-pub mod undo;
 pub mod workspace;

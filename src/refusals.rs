@@ -171,7 +171,7 @@ pub fn note(
         Intent::Delete => "refused delete",
     };
     let step = Step {
-        summary: crate::session::summary(verb, &paths),
+        summary: crate::journal::summary(verb, &paths),
         map: Vec::new(),
         root: vec![edit(journal, tip.tree, records)?],
     };

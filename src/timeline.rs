@@ -17,7 +17,7 @@ use crate::ids::SessionId;
 use crate::journal::{self, Entry, Journal, RootFile, Seen, layout};
 use crate::paths::RelPath;
 use crate::refusals::{self, Record};
-use crate::turn::ResumePoint;
+use crate::session::turn::ResumePoint;
 
 /// What a step was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

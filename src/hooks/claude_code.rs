@@ -26,7 +26,7 @@ use super::{Access, Answer, Config, Edit, Error, Hook, Host, Op, ToolPayload, Wr
 use crate::journal::RootFile;
 use crate::journal::layout::HostFile;
 use crate::session::Freshness;
-use crate::turn::{Transcript, TurnError};
+use crate::session::turn::{Transcript, TurnError};
 
 /// The agent's name, as `git stella hook claude-code` spells it.
 pub const AGENT: &str = "claude-code";
@@ -293,7 +293,7 @@ fn capture_transcript(hook: &mut Hook, p: &Payload) -> Result<(), Error> {
     }
 }
 
-/// A transcript that cannot be taken (see [`crate::turn::read_transcript_file`]) costs the
+/// A transcript that cannot be taken (see [`crate::session::turn::read_transcript_file`]) costs the
 /// session its copy, never the hook: say so and go on.
 fn skip_transcript(hook: &mut Hook, e: TurnError) -> Result<(), Error> {
     match e {

@@ -24,7 +24,7 @@ use crate::fsutil::PathIo;
 use crate::ids::SessionId;
 use crate::journal;
 use crate::session;
-use crate::turn::TurnError;
+use crate::session::turn::TurnError;
 use crate::workspace::{self, Settings};
 
 pub mod claude_code;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! session.toml                   SessionFile: id, start time, where the session came from
-//! turn.toml                      crate::turn::ResumePoint, present only while a turn is open
+//! turn.toml                      crate::session::turn::ResumePoint, present only while a turn is open
 //! undo.toml                      UndoFile: the step of the session's last undo
 //! refused.toml                   crate::refusals::Refused: refusals counted, the last step's
 //! hosts/<host>.toml              HostFile: what a host adapter remembers between its calls

@@ -223,6 +223,18 @@ pub struct Step {
     pub root: Vec<RootEdit>,
 }
 
+/// A step's summary: `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
+pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
+    match paths {
+        [one] => format!("{verb} {one}"),
+        many => {
+            let shown: Vec<String> = many.iter().take(5).map(ToString::to_string).collect();
+            let more = if many.len() > 5 { ", …" } else { "" };
+            format!("{verb} {} paths: {}{more}", many.len(), shown.join(", "))
+        }
+    }
+}
+
 /// What a session's tip says about it, read without walking history.
 #[derive(Clone, Debug)]
 pub struct Tip {

@@ -493,7 +493,7 @@ fn a_transcript_past_the_cap_is_skipped_and_the_stored_copy_travels() {
         ""
     );
     // The file grows past the cap (sparse: no disk is spent on it).
-    let cap = stella::turn::MAX_TRANSCRIPT_BYTES;
+    let cap = stella::session::turn::MAX_TRANSCRIPT_BYTES;
     std::fs::OpenOptions::new()
         .write(true)
         .open(&transcript)

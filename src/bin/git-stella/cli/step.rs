@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use stella::turn::Transcript;
+use stella::session::turn::Transcript;
 
 /// Mark a step boundary inside the open turn, optionally storing the transcript
 ///

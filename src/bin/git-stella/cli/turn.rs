@@ -2,7 +2,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::{CliError, Ctx, Result};
-use stella::turn::TurnError;
+use stella::session::turn::TurnError;
 
 /// Open or end a turn (one prompt to the end of its answer)
 ///

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{Ctx, Result, print_json, print_refusals};
 use stella::journal::version_id;
-use stella::undo::Undone;
+use stella::session::undo::Undone;
 
 /// Put back what was in each file before the session first wrote it
 ///

@@ -4,7 +4,11 @@
 //! A [`Context`] is one open workspace and its journal store (both the crate's own: callers use
 //! its accessors); a [`Session`] is the handle of one session in it, which every operation on a
 //! session is called on (`context.session(&id).read(&paths)`): the turn, undo and checkpoint
-//! operations in their own modules too.
+//! operations in their own modules too: [`turn`] and [`undo`] here, the checkpoint with the
+//! artifact it writes ([`crate::artifact`]).
+
+pub mod turn;
+pub mod undo;
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -482,17 +486,7 @@ fn is_exec(meta: &std::fs::Metadata) -> bool {
     meta.permissions().mode() & 0o111 != 0
 }
 
-/// `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
-pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
-    match paths {
-        [one] => format!("{verb} {one}"),
-        many => {
-            let shown: Vec<String> = many.iter().take(5).map(ToString::to_string).collect();
-            let more = if many.len() > 5 { ", …" } else { "" };
-            format!("{verb} {} paths: {}{more}", many.len(), shown.join(", "))
-        }
-    }
-}
+pub(crate) use crate::journal::summary;
 
 /// The first step of a session this workspace had whose journal was gone.
 pub const FORGOT_ALL: &str = "session start: this session's journal was gone; every existing file must be read again before it is changed";
