@@ -172,14 +172,15 @@ fn module_imports() -> std::collections::BTreeMap<String, std::collections::BTre
         let Some(module) = module_of(file) else {
             continue;
         };
+        // The crate's root as this file can name it: `crate::`, or `super::` as many times as
+        // the file is deep (`src/a.rs` and `src/a/mod.rs` once, `src/a/b.rs` twice).
+        let rel = file.strip_prefix(&src).unwrap();
+        let depth = rel.components().count() - usize::from(rel.ends_with("mod.rs"));
+        let roots = ["crate::".to_owned(), "super::".repeat(depth)];
         let text = std::fs::read_to_string(file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
         for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (i, _) in line.match_indices("crate::") {
-                let name: String = line[i + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
+            for name in roots.iter().flat_map(|r| named_after(line, r)) {
                 if name != module && graph.contains_key(&name) {
                     graph.get_mut(&module).unwrap().insert(name);
                 }
@@ -187,6 +188,33 @@ fn module_imports() -> std::collections::BTreeMap<String, std::collections::BTre
         }
     }
     graph
+}
+
+/// The first names after each `root` in `line`: `a` of `crate::a::b`, and `a`, `b` of
+/// `crate::{a::x, b}`. The `super::` a deeper `super::super::` starts with is not a root.
+fn named_after(line: &str, root: &str) -> Vec<String> {
+    let word = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    for (i, _) in line.match_indices(root) {
+        let before = &line[..i];
+        let after = &line[i + root.len()..];
+        if before.ends_with("super::") || after.starts_with("super::") {
+            continue;
+        }
+        match after.strip_prefix('{') {
+            Some(group) => {
+                let group = group.split('}').next().unwrap_or_default();
+                names.extend(group.split(',').map(word));
+            }
+            None => names.push(word(after)),
+        }
+    }
+    names
 }
 
 /// Each module's floor in the house: 0 for one that names no other, else one above the highest
@@ -265,6 +293,20 @@ fn the_library_modules_import_each_other_without_a_circle_as_the_docs_draw_them(
         body, drawn,
         "docs/contributing.md draws the modules' floors as they are not; the floors now:\n{drawn}"
     );
+    // Every way of naming a module is seen: in full, in a group, from a file one or two deep.
+    assert_eq!(
+        named_after("use crate::journal::Tip;", "crate::"),
+        ["journal"]
+    );
+    assert_eq!(
+        named_after("use crate::{guard::Check, paths};", "crate::"),
+        ["guard", "paths"]
+    );
+    assert_eq!(
+        named_after("use super::super::store;", "super::super::"),
+        ["store"]
+    );
+    assert!(named_after("use super::super::store;", "super::").is_empty());
     // The check finds a circle.
     let mut circled = graph.clone();
     circled.get_mut("paths").unwrap().insert("session".into());
