@@ -722,6 +722,8 @@ impl Supervisor<'_, '_> {
                 self.change(req, located, Intent::Delete, Act::Unlink)
             }
             filter::Call::Rename { from, to, flags } => {
+                // A folder renamed under a thread gives its working folder another name.
+                self.cwds.clear();
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
                 let to_path = self.locate(listener, req, fd(to.0), args[to.1], false, true);
                 let from_path = self.locate(listener, req, fd(from.0), args[from.1], false, true);
@@ -1706,8 +1708,8 @@ impl Supervisor<'_, '_> {
     /// Thread `tid`'s working folder, read from `/proc`; `None` when it is gone or unreadable.
     ///
     /// For a read (not `fresh`), what was read for `tid` before, unless a call came since that
-    /// could move a working folder or start a thread that may take a dead thread's number
-    /// ([`filter::Call::Cwd`], [`filter::Call::Start`]); a folder read while a call that moves one may still be under way
+    /// could move a working folder, rename one, or start a thread that may take a dead thread's
+    /// number ([`filter::Call::Cwd`], [`filter::Call::Start`], a rename); a folder read while a call that moves one may still be under way
     /// is not remembered. A change always reads it: the supervisor carries changes out itself,
     /// in the folder this names.
     fn cwd_of(&mut self, tid: u32, fresh: bool) -> Option<Rc<Path>> {

@@ -269,6 +269,38 @@ print(''.join(seen), end='')
     );
 }
 
+/// A folder the command renames under one of its threads: the thread's reads name the file
+/// under the new name, even when something new took the old one.
+#[test]
+fn a_folder_renamed_under_a_reader_names_the_file_it_reads() {
+    let Some((w, s)) = setup() else { return };
+    w.write("sub/a.txt", "below\n");
+    let script = r#"import os, time
+os.chdir('sub')
+seen = [open('a.txt').read()]
+root = os.environ['ROOT']  # absolute paths: no working folder is looked up on the way
+os.rename(root + '/sub', root + '/moved')
+os.mkdir(root + '/sub')
+with open(root + '/sub/a.txt', 'w') as f:
+    f.write('impostor\n')
+time.sleep(1.2)  # past the window in which the renaming tool's own reads show nothing
+seen.append(open('a.txt').read())
+print(''.join(seen), end='')
+"#;
+    let out = w
+        .stella()
+        .args(["--session", &s, "exec", "--", &python(), "-c", script])
+        .env("ROOT", &w.repo)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "below\nbelow\n", "{}", stderr(&out));
+    let status = status(&w, &s);
+    assert!(
+        status.lines().any(|l| l == "unchanged  moved/a.txt"),
+        "the read after the rename is of moved/a.txt:\n{status}"
+    );
+}
+
 #[test]
 fn a_pipeline_of_processes_is_one_step() {
     let Some((w, s)) = setup() else { return };
