@@ -554,9 +554,23 @@ impl<'s> Journal<'s> {
 
     /// The session's tip, if the session exists.
     pub fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
+        match self.tip_commit(id)? {
+            Some(commit) => self.read_tip(id.as_str(), commit).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether session `id` exists, from its ref alone: [`Journal::try_tip`] without reading
+    /// the step it names.
+    pub fn has_session(&self, id: &SessionId) -> Result<bool, Error> {
+        Ok(self.tip_commit(id)?.is_some())
+    }
+
+    /// The step session `id`'s ref names, if the session exists.
+    fn tip_commit(&self, id: &SessionId) -> Result<Option<ObjectId>, Error> {
         let name = session_ref(id);
         match self.store.tip(&name)? {
-            Some(commit) => self.read_tip(id.as_str(), commit).map(Some),
+            Some(commit) => Ok(Some(commit)),
             // A session whose ref is gone while its reflog is not lost it to a power cut: never
             // "a new session that tracks nothing". A dropped session loses both.
             None if self.store.has_reflog(&name) => Err(Error::LostRef { id: id.clone() }),

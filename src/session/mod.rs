@@ -178,6 +178,7 @@ pub enum Outcome {
 impl Context {
     /// Find the workspace around `cwd`, initialise it if needed, and open its store.
     pub fn open(settings: &Settings, cwd: &Path) -> Result<(Context, Vec<Notice>), Error> {
+        let _span = tracing::debug_span!("open_workspace").entered();
         let root = workspace::discover_root(settings, cwd)?;
         let (ws, notices) = Workspace::open(settings, root)?;
         let store = Store::open_or_init(&ws.store_dir())?;
@@ -278,7 +279,7 @@ impl Context {
     /// dir or the store was removed): it starts out having forgotten every file, so its next
     /// change of an existing file needs a read first ([`journal::Forgot`]). Whether it did.
     pub fn resume_forgotten(&self, id: &SessionId) -> Result<bool, Error> {
-        if !self.ws.had_session(id) || self.journal().try_tip(id)?.is_some() {
+        if !self.ws.had_session(id) || self.journal().has_session(id)? {
             return Ok(false);
         }
         match self.start_session(Some(id.clone())) {

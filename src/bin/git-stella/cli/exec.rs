@@ -326,6 +326,11 @@ fn guarded(
             );
             Err(e)
         }
+        // Damage met before the command started (reading the session's last step): repaired
+        // once this fails, as for any command.
+        Err(exec::Error::Journal(source)) if source.is_damage() => Err(CliError::from(
+            context.repair_on_damage(Some(id), source.into()),
+        )),
         Err(e @ exec::Error::Config(_)) => Err(CliError::from_error(&e).hint(super::CONFIG_HINT)),
         Err(e) => Err(CliError::from_error(&e)),
     }
