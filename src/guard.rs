@@ -340,6 +340,12 @@ pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: In
     } else {
         Disk::Missing
     };
+    check_against(entry, path, intent, disk)
+}
+
+/// [`check_entry`] with what is on disk already known: hashed by a caller that holds the file's
+/// folder and opened it once to wait for it and hash it.
+pub fn check_against(entry: Option<Entry>, path: &RelPath, intent: Intent, disk: Disk) -> Check {
     let verdict = decide(entry.as_ref().map(|e| e.seen), &disk, intent);
     tracing::info!(path = %path, tracked = entry.is_some(), "guard: {verdict:?}");
     Check {

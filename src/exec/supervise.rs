@@ -46,7 +46,7 @@ pub fn run(
 ) -> Result<Report, Error> {
     let line = command_line(&command);
     let _span = tracing::debug_span!("shell_guard", session = %id, command = %short(label.unwrap_or(&line.to_string_lossy()), 72)).entered();
-    crate::config::check(&context.ws)?;
+    tracing::debug_span!("config_check").in_scope(|| crate::config::check(&context.ws))?;
     support().map_err(Error::Unsupported)?;
     let program_name = command.get_program().to_owned();
     let summary = format!(
@@ -58,7 +58,7 @@ pub fn run(
     command.env(SESSION_ENV, id.as_str());
     let _quiet = IgnoreInterrupts::new();
     let _ended = Forward::new();
-    let (mut child, listener) = spawn(command)?;
+    let (mut child, listener) = tracing::debug_span!("spawn").in_scope(|| spawn(command))?;
     // Held while the command runs: `gc` and `session prune` leave a live session alone.
     let _lease = journal.lease(id).inspect_err(
         |e| tracing::warn!(error = %e, "the running command holds no lease on its session"),
@@ -133,6 +133,7 @@ pub fn run(
     };
     let pid = child.id();
     let extra = sup.watch.as_ref().map(|w| w.raw());
+    let serving = tracing::debug_span!("serve").entered();
     let served = listener.serve_ticking(pid, extra, TICK, |wake| match wake {
         notify::Wake::Call(req) => sup.handle(&listener, req),
         notify::Wake::Tick => {
@@ -144,6 +145,7 @@ pub fn run(
     // command still running after a failure to serve it is not left waiting for an answer).
     drop(listener);
     let status = child.wait();
+    drop(serving);
     let status = match (served, status) {
         (Ok(()), Ok(s)) => s,
         (Err(source), _) | (_, Err(source)) => {
@@ -761,7 +763,7 @@ impl Supervisor<'_, '_> {
                 let located = self.locate(listener, req, fd(to.0), args[to.1], false, true);
                 // A new name for an existing file writes no bytes: a later write through it is
                 // checked as a write of that file (see `linked`).
-                match self.check(req, located, Intent::Write { content: None }) {
+                match self.check(req, located, Intent::Write { content: None }, None) {
                     Ok(Some((path, _, _))) => {
                         self.known.remove(&path);
                         self.last_read.remove(&path);
@@ -929,7 +931,9 @@ impl Supervisor<'_, '_> {
         let exec = meta.mode() & 0o111 != 0;
         if self.kept + meta.len() <= BYTES_BUDGET {
             let mut bytes = Vec::with_capacity(meta.len() as usize);
-            (&file).read_to_end(&mut bytes)?;
+            // Through `take`: a `File`'s own `read_to_end` asks the size again (`fstat`,
+            // `lseek`), which `meta` already said.
+            (&file).take(u64::MAX).read_to_end(&mut bytes)?;
             let digest = Digest::of(&bytes);
             let fits = self.kept + bytes.len() as u64 <= BYTES_BUDGET;
             if fits {
@@ -973,7 +977,9 @@ impl Supervisor<'_, '_> {
             },
             None => None,
         };
-        match self.check(req, located, intent) {
+        // Under the hold, the file is hashed through the folder the change is carried out in.
+        let held = dir.as_ref().filter(|_| hold.is_some());
+        match self.check(req, located, intent, held) {
             Ok(Some((path, before, checked))) => {
                 let answer = match (&dir, &hold) {
                     (Some(dir), Some(_)) if checked => {
@@ -1036,6 +1042,7 @@ impl Supervisor<'_, '_> {
         req: &libc::seccomp_notif,
         located: Located,
         intent: Intent,
+        held: Option<&OwnedFd>,
     ) -> Result<Option<(RelPath, Option<Digest>, bool)>, Answer> {
         let path = match located {
             Located::Inside(p) => p,
@@ -1114,17 +1121,25 @@ impl Supervisor<'_, '_> {
         let tracked = entry.is_some();
         // A file another guarded command is writing in place holds no bytes anyone meant yet:
         // compared once it is written.
-        if tracked && let Err(e) = fsutil::wait_written_at(&self.root, &path) {
-            let _ = writeln!(
-                self.err,
-                "stella: refusing to change {path}: {e}; nothing was changed: read it again once it is written"
-            );
-            if own_read {
-                self.forget_read(&path);
+        let disk = if tracked {
+            self.written(&path, held)
+        } else {
+            Ok(Disk::Missing)
+        };
+        let disk = match disk {
+            Ok(disk) => disk,
+            Err(e) => {
+                let _ = writeln!(
+                    self.err,
+                    "stella: refusing to change {path}: {e}; nothing was changed: read it again once it is written"
+                );
+                if own_read {
+                    self.forget_read(&path);
+                }
+                return Err(Answer::Fail(libc::EBUSY));
             }
-            return Err(Answer::Fail(libc::EBUSY));
-        }
-        let mut check = guard::check_entry(entry, &self.root, &path, intent);
+        };
+        let mut check = guard::check_against(entry, &path, intent, disk);
         let others = &self.others;
         if let Err(e) = check.respect(others) {
             let _ = writeln!(
@@ -1194,6 +1209,24 @@ impl Supervisor<'_, '_> {
             _ => Disk::probe(&path.under(&self.root)).digest(),
         };
         Ok(Some((path, before, tracked)))
+    }
+
+    /// What is on disk at the tracked `path` once no guarded command is writing it; `Err` when
+    /// one still is. Through `held`, the folder held for the change, where it can be: one open
+    /// to wait for the file and hash it.
+    fn written(&self, path: &RelPath, held: Option<&OwnedFd>) -> io::Result<Disk> {
+        if let Some(dir) = held {
+            match fsutil::digest_written(dir, fsutil::file_name(path)) {
+                Ok(Some(digest)) => return Ok(Disk::Present(digest)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Disk::Missing),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+                Err(e) => return Ok(Disk::Unreadable(e.to_string())),
+                // Not a regular file: looked at the long way, links followed.
+                Ok(None) => {}
+            }
+        }
+        fsutil::wait_written_at(&self.root, path)?;
+        Ok(Disk::probe(&path.under(&self.root)))
     }
 
     /// After an allowed change that is done once its call returns, settle it at the next look.
@@ -1321,7 +1354,7 @@ impl Supervisor<'_, '_> {
             // Both are replaced: two writes.
             let mut changes = Vec::new();
             for located in [to, from] {
-                match self.check(req, located, write) {
+                match self.check(req, located, write, None) {
                     Err(answer) => return answer,
                     Ok(checked) => changes.extend(checked),
                 }
@@ -1358,13 +1391,13 @@ impl Supervisor<'_, '_> {
             }
             Located::Inside(f) => Some(f),
             // Refused, or Stella itself moving its own files.
-            Located::Stella(_) | Located::Unknown(_) => match self.check(req, from, write) {
+            Located::Stella(_) | Located::Unknown(_) => match self.check(req, from, write, None) {
                 Err(answer) => return answer,
                 Ok(_) => None,
             },
             Located::Elsewhere => None,
         };
-        let (to, before, checked) = match self.check(req, to, write) {
+        let (to, before, checked) = match self.check(req, to, write, None) {
             Err(answer) => return answer,
             Ok(None) => return Answer::Continue,
             Ok(Some(checked)) => checked,
@@ -1812,6 +1845,7 @@ impl Supervisor<'_, '_> {
 
     /// The command ended: take in the rest and journal everything.
     fn finish(mut self, status: ExitStatus) -> Result<Report, Error> {
+        let _span = tracing::debug_span!("record").entered();
         self.closes();
         self.flush(true)?;
         self.signatures.save();
@@ -2042,10 +2076,9 @@ impl Supervisor<'_, '_> {
                         }
                         _ => None,
                     };
-                    let gone = !path.under(&self.root).exists();
                     match snap {
                         // Renamed or deleted since: its own later events say what became of it.
-                        None if gone => {
+                        None if !path.under(&self.root).exists() => {
                             let tracked = matches!(self.start.get(path), Some(Some(_)));
                             if tracked || moved_to.contains(path) || self.recorded.contains(path) {
                                 edits.push(record::deleted(path));

@@ -16,7 +16,12 @@ pub struct Watch {
     /// The workspace folder (`""` for the root) of each watch descriptor.
     folders: HashMap<i32, Vec<u8>>,
     watched: HashMap<Vec<u8>, i32>,
+    /// Where events are read, allocated once: a write's close is one event to take.
+    buf: Vec<u8>,
 }
+
+/// The most one event takes: its header and the longest name a folder entry can have.
+const EVENT_MAX: usize = std::mem::size_of::<libc::inotify_event>() + libc::NAME_MAX as usize + 1;
 
 impl Watch {
     /// A new, empty watch; `None` where inotify cannot be had (the guard then takes what a
@@ -32,6 +37,7 @@ impl Watch {
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             folders: HashMap::new(),
             watched: HashMap::new(),
+            buf: vec![0u8; 64 << 10],
         })
     }
 
@@ -73,7 +79,7 @@ impl Watch {
     /// The files closed after writing since the last call, in order (workspace paths).
     pub fn closed(&mut self) -> Vec<RelPath> {
         let mut out = Vec::new();
-        let mut buf = vec![0u8; 64 << 10];
+        let mut buf = std::mem::take(&mut self.buf);
         loop {
             // SAFETY: reading into a buffer we own, of its length.
             let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
@@ -81,7 +87,7 @@ impl Watch {
                 if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                     continue;
                 }
-                return out;
+                break;
             }
             let mut at = 0;
             let head = std::mem::size_of::<libc::inotify_event>();
@@ -109,6 +115,14 @@ impl Watch {
                 }
                 at += head + event.len as usize;
             }
+            // Room was left for another event: the queue was empty when this read took it
+            // (one read, not a second one to hear "nothing more"). A later event wakes the
+            // supervisor again.
+            if (n as usize) + EVENT_MAX <= buf.len() {
+                break;
+            }
         }
+        self.buf = buf;
+        out
     }
 }

@@ -236,3 +236,40 @@ fn a_file_a_command_is_still_writing_is_compared_once_it_is_written() {
     );
     assert_eq!(w.read("notes.txt"), "written by a\n");
 }
+
+/// The same under the shell guard on both sides: a guarded command's change of a file another
+/// guarded command is still writing waits for that one to finish, then is compared with what
+/// it wrote, and refused. The check waits and hashes through the folder it holds for the
+/// change.
+#[test]
+fn a_guarded_change_of_a_file_another_command_is_still_writing_waits_and_is_refused() {
+    let w = World::new();
+    if !guarded_here(&w) {
+        return;
+    }
+    w.write("notes.txt", "original\n");
+    w.ok(&["session", "start", "--id", "a"]);
+    w.ok(&["session", "start", "--id", "b"]);
+    w.ok(&["--session", "a", "read", "notes.txt"]);
+    let a = exec_sh(
+        &w,
+        "a",
+        "exec 3>notes.txt; sleep 1; printf 'written by a\\n' >&3",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(w.read("notes.txt"), "", "a is mid-write");
+    // B reads the empty file, then rewrites it, each under its own guard, while A still writes.
+    let read = exec_sh(&w, "b", "cat notes.txt").wait_with_output().unwrap();
+    assert!(read.status.success(), "{}", stderr(&read));
+    let b = exec_sh(&w, "b", "printf 'written by b\\n' > notes.txt");
+    let b = b.wait_with_output().unwrap();
+    let a = a.wait_with_output().unwrap();
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(!b.status.success(), "b's change is refused: {}", stderr(&b));
+    assert!(
+        stderr(&b).contains("refusing to write: notes.txt"),
+        "{}",
+        stderr(&b)
+    );
+    assert_eq!(w.read("notes.txt"), "written by a\n");
+}
