@@ -9,7 +9,7 @@
 //!
 //! The library never prints, never exits and reads no environment: the binaries (`src/bin/`,
 //! where the command line and the MCP server's transport live) build [`workspace::Settings`] at
-//! the edge and pass it in. The lints below and a test over the library's sources hold it to that.
+//! the edge and pass it in. The lints below and `clippy.toml` hold it to that.
 //! (gix, opening the user's repository, reads git's own environment the way git does only when
 //! the edge says `GIT_DIR` or `GIT_WORK_TREE` is set: see [`workspace::open_user_repo`].)
 

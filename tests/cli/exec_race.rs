@@ -259,7 +259,9 @@ fn a_guarded_change_of_a_file_another_command_is_still_writing_waits_and_is_refu
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(w.read("notes.txt"), "", "a is mid-write");
     // B reads the empty file, then rewrites it, each under its own guard, while A still writes.
-    let read = exec_sh(&w, "b", "cat notes.txt").wait_with_output().unwrap();
+    let read = exec_sh(&w, "b", "cat notes.txt")
+        .wait_with_output()
+        .unwrap();
     assert!(read.status.success(), "{}", stderr(&read));
     let b = exec_sh(&w, "b", "printf 'written by b\\n' > notes.txt");
     let b = b.wait_with_output().unwrap();

@@ -6,7 +6,7 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
-    let mut out = std::io::stdout().lock();
-    let mut err = std::io::stderr().lock();
+    let mut out = cli::env::stdout().lock();
+    let mut err = cli::env::stderr().lock();
     cli::main_with(cli::env::args_os(), &mut out, &mut err)
 }

@@ -1,6 +1,7 @@
-//! The environment, read at the edge, and only here: every variable, folder and argument the
-//! programs take from their process goes through this file (a test holds the rest of `src/bin/`
-//! to it). Shared by `git-stella` and `stella-mcp` (which includes this file by path): the
+//! The environment, read at the edge, and only here: every variable, folder, argument and
+//! standard stream the programs take from their process goes through this file (clippy holds
+//! every other file of the package to it: `clippy.toml` disallows the rest, and only this file
+//! allows them). Shared by `git-stella` and `stella-mcp` (which includes this file by path): the
 //! library gets [`Settings`] and never reads the environment.
 //!
 //! Stella's own variables are named below; the others are git's and the terminal's (`PATH`,
@@ -9,6 +10,7 @@
 //! `--session` itself.
 
 #![allow(dead_code)] // `stella-mcp` uses a few of these.
+#![allow(clippy::disallowed_methods)] // The one file that reads the process's environment.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -86,6 +88,27 @@ pub fn current_exe() -> std::io::Result<PathBuf> {
 /// The words this program was started with, its name first.
 pub fn args_os() -> std::env::ArgsOs {
     std::env::args_os()
+}
+
+/// This process's standard input.
+pub fn stdin() -> std::io::Stdin {
+    std::io::stdin()
+}
+
+/// This process's standard output.
+pub fn stdout() -> std::io::Stdout {
+    std::io::stdout()
+}
+
+/// This process's standard error.
+pub fn stderr() -> std::io::Stderr {
+    std::io::stderr()
+}
+
+/// End this process now, with `code`: only where an answer must go out before the work is done
+/// (a hook out of time); everything else returns its exit status from `main`.
+pub fn exit(code: i32) -> ! {
+    std::process::exit(code)
 }
 
 /// Switches the tests set in the environment: `STELLA_TEST_PORTABLE_FS=1` makes every write take

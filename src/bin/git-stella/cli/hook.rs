@@ -125,14 +125,14 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         budget(),
         Box::new(|| {
             let mut input = Vec::new();
-            std::io::stdin().lock().read_to_end(&mut input)?;
+            env::stdin().lock().read_to_end(&mut input)?;
             Ok(input)
         }),
         // Out of time: answer the host now and end the process, which ends the work.
         Box::new(|answer| {
             write_fd(1, &answer.stdout);
             write_fd(2, answer.stderr.as_bytes());
-            std::process::exit(exit_code(&answer).into());
+            env::exit(exit_code(&answer).into());
         }),
     );
     Ok(emit(ctx, &answer, out))

@@ -689,10 +689,11 @@ fn init_tracing(verbose: u8) {
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(io::stderr)
+                .with_writer(env::stderr)
                 // Colour only for a person at a terminal: never escape codes into a pipe or a log.
                 .with_ansi(
-                    io::IsTerminal::is_terminal(&io::stderr()) && env::var_os("NO_COLOR").is_none(),
+                    io::IsTerminal::is_terminal(&env::stderr())
+                        && env::var_os("NO_COLOR").is_none(),
                 )
                 .with_target(false)
                 // A span's end says how long it took: a slow hook, shell guard, checkpoint or
@@ -771,7 +772,7 @@ pub fn main_with(
             quiet: cli.global.quiet,
             paint: term::Paint { on: shown.color },
             color_flag: cli.global.color,
-            progress: !cli.global.quiet && io::IsTerminal::is_terminal(&io::stderr()),
+            progress: !cli.global.quiet && io::IsTerminal::is_terminal(&env::stderr()),
             err,
         };
         match shown.pager.as_deref().and_then(term::Pager::start) {

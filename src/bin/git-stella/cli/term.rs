@@ -108,7 +108,7 @@ impl Surroundings {
     pub fn of_process() -> Surroundings {
         let var = |name: &str| env::var(name);
         Surroundings {
-            stdout_is_terminal: io::stdout().is_terminal(),
+            stdout_is_terminal: env::stdout().is_terminal(),
             pager_in_use: var("GIT_PAGER_IN_USE").is_some_and(|v| boolean(&v) == Some(true)),
             no_color: var("NO_COLOR").is_some_and(|v| !v.is_empty()),
             dumb_terminal: var("TERM").is_some_and(|t| t == "dumb"),
@@ -170,7 +170,7 @@ pub fn decide(
 /// read only when asked: a refusal, never an allowed write.
 pub fn stderr_color(flag: Option<When>, cwd: &std::path::Path) -> bool {
     let env = Surroundings {
-        stdout_is_terminal: io::stderr().is_terminal(),
+        stdout_is_terminal: env::stderr().is_terminal(),
         pager_in_use: false,
         ..Surroundings::of_process()
     };

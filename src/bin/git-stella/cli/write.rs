@@ -2,7 +2,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result, report_refusals};
+use super::{Ctx, Result, env, report_refusals};
 use stella::session::Outcome;
 
 /// Write stdin to a file, refused when the file changed since the session saw it
@@ -39,7 +39,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let (context, id) = ctx.open_session()?;
     let named = context.resolve_named(&ctx.cwd, &args.path)?;
     let mut content = Vec::new();
-    std::io::stdin().lock().read_to_end(&mut content)?;
+    env::stdin().lock().read_to_end(&mut content)?;
     match context.session(&id).write(&named.path, &content)? {
         Outcome::Done(_, kept) => {
             super::say_kept(ctx, &kept)?;

@@ -2,7 +2,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{CliError, Ctx, Result};
+use super::{CliError, Ctx, Result, env};
 
 /// Record writes or deletes that already happened
 ///
@@ -54,7 +54,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
 pub fn read_content(file: &std::path::Path) -> Result<Vec<u8>> {
     if file == std::path::Path::new("-") {
         let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)?;
+        std::io::Read::read_to_end(&mut env::stdin().lock(), &mut buf)?;
         Ok(buf)
     } else {
         std::fs::read(file).map_err(|e| {
