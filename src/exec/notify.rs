@@ -533,14 +533,17 @@ pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
 
 /// The thread group (process) of thread `tid`; `tid` itself when /proc cannot say.
 pub fn tgid(tid: u32) -> u32 {
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("Tgid:"))
-                .and_then(|v| v.trim().parse().ok())
-        })
+    use std::io::Read;
+    // `Tgid:` is the fourth line, after a name of at most 64 escaped bytes: one read of the
+    // head of the file holds it (three system calls, where reading it whole takes eleven).
+    let mut head = [0u8; 512];
+    let n = std::fs::File::open(format!("/proc/{tid}/status"))
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n]
+        .split(|b| *b == b'\n')
+        .find_map(|l| l.strip_prefix(b"Tgid:"))
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
         .unwrap_or(tid)
 }
 
@@ -570,4 +573,34 @@ pub enum Wake<'a> {
     Call(&'a seccomp_notif),
     /// Time passed, a signal came, or the extra descriptor is readable: the answer is ignored.
     Tick,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tgid;
+
+    #[test]
+    fn a_thread_is_known_by_its_process() {
+        let me = std::process::id();
+        assert_eq!(tgid(me), me);
+        let tid = // SAFETY: gettid takes nothing and cannot fail.
+        std::thread::spawn(|| unsafe { libc::gettid() } as u32)
+            .join()
+            .unwrap();
+        assert_ne!(tid, me);
+        // The thread is gone by now, so this reads its number back (no status left to read) …
+        assert_eq!(tgid(tid), tid);
+        // … while a live one is its process's.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid takes nothing and cannot fail.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = done_rx.recv();
+        });
+        let live = rx.recv().unwrap();
+        assert_eq!(tgid(live), me);
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+    }
 }

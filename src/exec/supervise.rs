@@ -145,6 +145,7 @@ pub fn run(
     // command still running after a failure to serve it is not left waiting for an answer).
     drop(listener);
     let status = child.wait();
+    peak_memory("served");
     drop(serving);
     let status = match (served, status) {
         (Ok(()), Ok(s)) => s,
@@ -163,6 +164,21 @@ pub fn run(
         },
         other => other,
     })
+}
+
+/// Log the supervisor's peak resident memory so far (`STELLA_LOG=debug`), after `phase`.
+fn peak_memory(phase: &str) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if let Some(kib) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .map(|v| v.trim().trim_end_matches(" kB").trim())
+    {
+        tracing::debug!(phase, peak_kib = kib, "supervisor's peak memory");
+    }
 }
 
 /// Start `command` with the filter installed, and take its listener.
@@ -1849,6 +1865,7 @@ impl Supervisor<'_, '_> {
         self.closes();
         self.flush(true)?;
         self.signatures.save();
+        peak_memory("recorded");
         if let Some(damage) = self.damage.take() {
             return Err(Error::Journal(damage));
         }
