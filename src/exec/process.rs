@@ -113,19 +113,16 @@ pub(super) fn resolve_as(
     Ok(out)
 }
 
-/// The common case in three system calls or fewer: a path, from the calling thread's working
-/// folder `cwd` (or absolute), that lies inside `root` by its names alone and has no `.`, `..` or
-/// symbolic link on the way (the kernel checks that, beneath `root_fd`). Then the names are the
-/// path: no descriptor needs naming. Returns the path relative to `root` and the descriptor
-/// (`O_PATH`) of what it names; `None` where [`resolve_quick`] must say.
-pub(super) fn resolve_beneath(
+/// The path, relative to `root`, that `raw` names from the calling thread's working folder `cwd`
+/// (or absolute) when it lies inside `root` by its names alone and has no `.` or `..` on the way:
+/// the common case, which [`resolve_beneath`] then checks has no symbolic link either. `None`
+/// where the long way must say.
+pub(super) fn rel_beneath(
     cwd: Option<&Path>,
     dirfd: Option<libc::c_int>,
     raw: &Path,
-    follow: bool,
     root: &Path,
-    root_fd: std::os::fd::BorrowedFd<'_>,
-) -> Option<(PathBuf, std::os::fd::OwnedFd)> {
+) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     use std::path::Component;
     let bytes = raw.as_os_str().as_bytes();
@@ -144,22 +141,29 @@ pub(super) fn resolve_beneath(
         }
         cwd?.strip_prefix(root).ok()?.join(raw)
     };
-    if rel.as_os_str().is_empty() {
-        return None;
-    }
+    (!rel.as_os_str().is_empty()).then_some(rel)
+}
+
+/// The descriptor (`O_PATH`) of what `rel` ([`rel_beneath`]) names beneath `root_fd`, when no
+/// symbolic link is on the way (the kernel checks that): then the names are the path, and no
+/// descriptor needs naming. `None` where [`resolve_quick`] must say.
+pub(super) fn resolve_beneath(
+    rel: &Path,
+    follow: bool,
+    root_fd: std::os::fd::BorrowedFd<'_>,
+) -> Option<std::os::fd::OwnedFd> {
     let mut flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC;
     if !follow {
         flags |= rustix::fs::OFlags::NOFOLLOW;
     }
-    let fd = rustix::fs::openat2(
+    rustix::fs::openat2(
         root_fd,
-        &rel,
+        rel,
         flags,
         rustix::fs::Mode::empty(),
         rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
     )
-    .ok()?;
-    Some((rel, fd))
+    .ok()
 }
 
 /// [`resolve_as`] in a few system calls, for the common case: the kernel walks the path once

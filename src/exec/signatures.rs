@@ -75,6 +75,46 @@ impl Signature {
     }
 }
 
+/// What one `stat` of a path says, as far as the guard needs it: taken from std's `Metadata`, or
+/// from an `fstatat` in a folder the supervisor holds open.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stat {
+    pub(super) sig: Signature,
+    /// A regular file (not a link, a folder, a FIFO, a device).
+    pub(super) file: bool,
+    pub(super) exec: bool,
+}
+
+impl Stat {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Stat {
+        Stat {
+            sig: Signature::of(meta),
+            file: meta.is_file(),
+            exec: meta.mode() & 0o111 != 0,
+        }
+    }
+
+    pub(super) fn of_raw(st: &rustix::fs::Stat) -> Stat {
+        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+        Stat {
+            sig: Signature {
+                dev: st.st_dev,
+                ino: st.st_ino,
+                size: st.st_size as u64,
+                mtime: (st.st_mtime, st.st_mtime_nsec as i64),
+                ctime: (st.st_ctime, st.st_ctime_nsec as i64),
+            },
+            file: kind.is_file(),
+            exec: st.st_mode & 0o111 != 0,
+        }
+    }
+
+    /// Whether this is a symbolic link (`fstatat` without following it).
+    pub(super) fn is_link(st: &rustix::fs::Stat) -> bool {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+    }
+}
+
 /// A file as the guard hashed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Known {
@@ -140,27 +180,27 @@ impl Signatures {
     }
 
     /// The digest of the regular file at `path` (under `root`) when its signature is the one
-    /// it had when it was hashed: what `meta` says of it, or one `lstat`; none when the path was
+    /// it had when it was hashed: what `stat` says of it, or one `lstat`; none when the path was
     /// never hashed. With it, whether the file is executable, and whether the session held these
     /// bytes where the command started (once [`Signatures::check_held`] ran).
     pub(super) fn lookup(
         &mut self,
         root: &Path,
         path: &RelPath,
-        meta: Option<std::fs::Metadata>,
+        stat: Option<Stat>,
     ) -> Option<(Digest, bool, bool)> {
         let known = *self.map().get(path)?;
-        let meta = match meta {
-            Some(m) => m,
-            None => std::fs::symlink_metadata(path.under(root)).ok()?,
+        let stat = match stat {
+            Some(s) => s,
+            None => Stat::of(&std::fs::symlink_metadata(path.under(root)).ok()?),
         };
-        if !meta.is_file() || Signature::of(&meta) != known.sig {
+        if !stat.file || stat.sig != known.sig {
             return None;
         }
         self.hits += 1;
         let held = known.held && self.checked;
         self.held_hits += usize::from(held);
-        Some((known.digest, meta.mode() & 0o111 != 0, held))
+        Some((known.digest, stat.exec, held))
     }
 
     /// Remember that the file at `path`, whose signature was `sig` when reading it began at

@@ -28,9 +28,9 @@ use crate::session::Context;
 use super::act;
 use super::notify::{self, Answer, Listener, Received};
 use super::process::{
-    is_stella, resolve_as, resolve_beneath, resolve_quick, still_guarded, under_stella,
+    is_stella, rel_beneath, resolve_as, resolve_beneath, resolve_quick, still_guarded, under_stella,
 };
-use super::signatures::{Signature, Signatures};
+use super::signatures::{Signature, Signatures, Stat};
 use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
@@ -124,6 +124,7 @@ pub fn run(
         )
         .ok(),
         stat_hint: None,
+        folders: HashMap::new(),
         views: HashMap::new(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
@@ -487,6 +488,10 @@ impl Hashing {
     }
 }
 
+/// At most this many folders are held open for reads ([`Supervisor::stat_in_folder`]); past
+/// it, all are let go (a command's open files count against its limit too, and this one's).
+const FOLDERS_HELD: usize = 128;
+
 /// How often the supervisor looks at what a running command finished writing and at signals.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -604,6 +609,8 @@ struct Supervisor<'a, 'j> {
     processes: HashMap<u32, u32>,
     /// Each thread's working folder, while nothing can have moved it ([`Supervisor::cwd_of`]).
     cwds: HashMap<u32, Rc<Path>>,
+    /// Workspace folders held open (`O_PATH`) for reads in them ([`Supervisor::stat_in_folder`]).
+    folders: HashMap<PathBuf, OwnedFd>,
     /// Threads whose call that moves a working folder may not be done yet.
     unsettled: Vec<u32>,
     /// Which process was told of which refusal.
@@ -627,7 +634,7 @@ struct Supervisor<'a, 'j> {
     /// The workspace folder, opened (`O_PATH`): most paths are resolved beneath it.
     root_dir: Option<OwnedFd>,
     /// What `stat` said of the path the last read's resolution named (`locate`).
-    stat_hint: Option<(PathBuf, std::fs::Metadata)>,
+    stat_hint: Option<(PathBuf, Stat)>,
     /// Whether each process sees files as the supervisor does, looked up once per process.
     views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -740,8 +747,9 @@ impl Supervisor<'_, '_> {
                 self.change(req, located, Intent::Delete, Act::Unlink)
             }
             filter::Call::Rename { from, to, flags } => {
-                // A folder renamed under a thread gives its working folder another name.
-                self.cwds.clear();
+                // A folder renamed under a thread gives its working folder another name, and a
+                // folder held for reads another one.
+                self.forget_folders();
                 let flags = flags.map_or(0, |i| args[i] as libc::c_uint);
                 let to_path = self.locate(listener, req, fd(to.0), args[to.1], false, true);
                 let from_path = self.locate(listener, req, fd(from.0), args[from.1], false, true);
@@ -765,7 +773,7 @@ impl Supervisor<'_, '_> {
             // A folder may move: until the caller's next call shows this one done, none is
             // remembered.
             filter::Call::Cwd => {
-                self.cwds.clear();
+                self.forget_folders();
                 self.unsettled.push(req.pid);
                 Answer::Continue
             }
@@ -842,7 +850,7 @@ impl Supervisor<'_, '_> {
         {
             return;
         }
-        if meta.as_ref().is_some_and(|m| !m.is_file()) {
+        if meta.as_ref().is_some_and(|m| !m.file) {
             return;
         }
         // A file whose signature has not moved since the guard hashed it is not read again.
@@ -1693,25 +1701,31 @@ impl Supervisor<'_, '_> {
         let cwd = (raw.is_relative() && matches!(dirfd, None | Some(libc::AT_FDCWD)))
             .then(|| self.cwd_of(req.pid, change))
             .flatten();
-        let beneath = self.root_dir.as_ref().and_then(|root_fd| {
-            resolve_beneath(
-                cwd.as_deref(),
-                dirfd,
-                &raw,
-                follow,
-                &self.root,
-                root_fd.as_fd(),
-            )
-        });
-        let resolved = match beneath {
-            Some((rel, fd)) => {
-                // A read's `stat` comes from the descriptor, not another walk of the path.
-                self.stat_hint = (!change)
-                    .then(|| std::fs::File::from(fd).metadata().ok())
-                    .flatten()
-                    .map(|meta| (rel.clone(), meta));
-                self.root.join(rel)
+        let rel = rel_beneath(cwd.as_deref(), dirfd, &raw, &self.root);
+        // A read: one `stat` in its folder, held open, and that `stat` is the read's.
+        let read = match (&rel, change) {
+            (Some(rel), false) => self.stat_in_folder(rel, follow),
+            _ => None,
+        };
+        let beneath = match (read, &rel, &self.root_dir) {
+            (Some(stat), Some(rel), _) => {
+                self.stat_hint = Some((rel.clone(), stat));
+                Some(rel.clone())
             }
+            (None, Some(rel), Some(root_fd)) => {
+                resolve_beneath(rel, follow, root_fd.as_fd()).map(|fd| {
+                    // A read's `stat` comes from the descriptor, not another walk of the path.
+                    self.stat_hint = (!change)
+                        .then(|| std::fs::File::from(fd).metadata().ok())
+                        .flatten()
+                        .map(|meta| (rel.clone(), Stat::of(&meta)));
+                    rel.clone()
+                })
+            }
+            _ => None,
+        };
+        let resolved = match beneath {
+            Some(rel) => self.root.join(rel),
             None => match resolve_quick(req.pid, dirfd, &raw, follow) {
                 Some(p) => p,
                 None => {
@@ -1752,6 +1766,53 @@ impl Supervisor<'_, '_> {
             // The root itself, or a name git cannot hold.
             None => Located::Elsewhere,
         }
+    }
+
+    /// What one `stat` says of `rel` (a path inside the workspace by its names alone), taken in
+    /// its folder, which the supervisor holds open (`O_PATH`) from the first read there: one
+    /// system call for a read where resolving the whole path takes three. `None` where the
+    /// path must go the long way: a symbolic link on the way (the folder is opened only when
+    /// none is) or as its last name when `follow`, a name that is gone, no folder to hold.
+    ///
+    /// A folder held names the folder it was when opened: every rename the command makes, and
+    /// every call that can move a working folder or a mount, lets go of all of them (as of the
+    /// remembered working folders).
+    fn stat_in_folder(&mut self, rel: &Path, follow: bool) -> Option<Stat> {
+        let root_fd = self.root_dir.as_ref()?;
+        let (parent, name) = (rel.parent()?, rel.file_name()?);
+        let dir = if parent.as_os_str().is_empty() {
+            root_fd.as_fd()
+        } else {
+            if !self.folders.contains_key(parent) {
+                if self.folders.len() >= FOLDERS_HELD {
+                    self.folders.clear();
+                }
+                let fd = rustix::fs::openat2(
+                    root_fd,
+                    parent,
+                    rustix::fs::OFlags::PATH
+                        | rustix::fs::OFlags::DIRECTORY
+                        | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                    rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
+                )
+                .ok()?;
+                self.folders.insert(parent.to_owned(), fd);
+            }
+            self.folders.get(parent)?.as_fd()
+        };
+        let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        if follow && Stat::is_link(&st) {
+            return None;
+        }
+        Some(Stat::of_raw(&st))
+    }
+
+    /// Let go of every remembered working folder and every folder held for reads: a call may
+    /// have moved one.
+    fn forget_folders(&mut self) {
+        self.cwds.clear();
+        self.folders.clear();
     }
 
     /// Thread `tid`'s working folder, read from `/proc`; `None` when it is gone or unreadable.

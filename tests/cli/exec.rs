@@ -301,6 +301,41 @@ print(''.join(seen), end='')
     );
 }
 
+/// A read is taken with one `stat` in its folder, held open from the first read there; a folder
+/// renamed by the command is let go, so a read after it names the file the path now reaches,
+/// not the one the folder held before.
+#[test]
+fn a_folder_swapped_by_the_command_names_the_file_it_now_holds() {
+    let Some((w, s)) = setup() else { return };
+    w.write("sub/a.txt", "below\n");
+    // The session reads it first: its signature is known.
+    let out = sh(&w, &s, "cat sub/a.txt > /dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let outside = w.base().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("a.txt"), "from outside\n").unwrap();
+    let script = r#"import os, time
+seen = [open('sub/a.txt').read()]
+os.rename('sub', 'moved')
+os.rename(os.environ['OUTSIDE'], 'sub')
+time.sleep(1.2)  # past the window in which the renaming tool's own reads show nothing
+seen.append(open('sub/a.txt').read())
+print(''.join(seen), end='')
+"#;
+    let out = w
+        .stella()
+        .args(["--session", &s, "exec", "--", &python(), "-c", script])
+        .env("OUTSIDE", &outside)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "below\nfrom outside\n", "{}", stderr(&out));
+    let status = status(&w, &s);
+    assert!(
+        status.lines().any(|l| l == "unchanged  sub/a.txt"),
+        "the read after the swap is of the file now at sub/a.txt:\n{status}"
+    );
+}
+
 #[test]
 fn a_pipeline_of_processes_is_one_step() {
     let Some((w, s)) = setup() else { return };
