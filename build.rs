@@ -8,6 +8,10 @@
 //! It also sets `cfg(shell_guard)` where the shell guard's supervisor is built: Linux on x86_64
 //! and aarch64, the architectures its seccomp filter is written for.
 
+// A build script is its own program, run by cargo, which talks to it through the environment
+// (`SOURCE_DATE_EPOCH`, `CARGO_CFG_*`): `clippy.toml`'s rule is for the package's programs.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
 use std::process::Command;
 
