@@ -617,8 +617,18 @@ impl Session<'_> {
         Ok((tip, not_absorbed))
     }
 
-    /// Check `paths` before an update or delete, without writing anything.
+    /// Check `paths` before an update or delete, without writing anything: the answer a write
+    /// or delete would get, so an invalid configuration, which refuses every write, is an error
+    /// here too.
     pub fn guard(&self, paths: &[RelPath], intent: Intent) -> Result<Vec<Check>, Error> {
+        self.ctx.config()?;
+        self.compare(paths, intent)
+    }
+
+    /// What a check of `paths` finds: the bytes on disk against the session's memory and the
+    /// other sessions' writes, as [`Session::guard`] does, without the configuration's say. For
+    /// showing where files stand (`diff`), not for deciding a change.
+    pub fn compare(&self, paths: &[RelPath], intent: Intent) -> Result<Vec<Check>, Error> {
         let id = self.id;
         let journal = self.ctx.journal();
         // One read of the session's tip serves every path.
@@ -808,7 +818,7 @@ impl Session<'_> {
         self.ctx.config()?;
         let id = self.id;
         let targets: Vec<RelPath> = paths.iter().map(|n| n.path.clone()).collect();
-        let mut checks = self.guard(&targets, Intent::Delete)?;
+        let mut checks = self.compare(&targets, Intent::Delete)?;
         let journal = self.ctx.journal();
         let others = self.others(&journal);
         let mut budget = crate::keep::COMMAND_MAX;

@@ -196,3 +196,34 @@ fn a_write_over_a_file_deleted_since_the_read_is_refused_but_its_delete_is_alrea
         Verdict::Allow(Allow::AlreadyGone)
     );
 }
+
+/// A check answers as the write would: while the project's configuration is invalid (which
+/// refuses every write, fail-closed), a check is an error, not an "allow"; `compare` still says
+/// where the file stands.
+#[test]
+fn a_check_under_an_invalid_configuration_is_an_error_as_the_write_would_be() {
+    let w = World::new();
+    let ctx = w.open();
+    let id = ctx.start_session(None).unwrap();
+    w.write("notes.txt", "alpha\n");
+    ctx.session(&id).read(&[p("notes.txt")]).unwrap();
+    w.write(".stella/config.toml", "[hooks]\non-error = \"sometimes\"\n");
+    let write = Intent::Write { content: None };
+
+    let checked = ctx.session(&id).guard(&[p("notes.txt")], write);
+    let err = checked.expect_err("an invalid configuration allows nothing");
+    assert!(
+        stella::report::Report::of(&err)
+            .causes_with_message()
+            .join("\n")
+            .contains("on-error"),
+        "{err}"
+    );
+    assert!(matches!(
+        ctx.session(&id).write(&p("notes.txt"), b"beta\n"),
+        Err(stella::session::Error::Config(_))
+    ));
+    let compared = ctx.session(&id).compare(&[p("notes.txt")], write).unwrap();
+    assert_eq!(compared[0].verdict, Verdict::Allow(Allow::Fresh));
+    assert_eq!(w.read("notes.txt"), "alpha\n");
+}

@@ -56,7 +56,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let mut files = Vec::new();
     for check in context
         .session(&id)
-        .guard(&paths, Intent::Write { content: None })?
+        .compare(&paths, Intent::Write { content: None })?
     {
         let p = &check.path;
         let shown = ctx.shown(p, &here);
