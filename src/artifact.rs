@@ -48,7 +48,7 @@ pub use crate::journal::Provenance;
 use crate::journal::layout::{self, HostFile, SessionFile};
 use crate::journal::{Entry, RootFile, Seen};
 use crate::paths::RelPath;
-use crate::session::format_time;
+use crate::text::format_time;
 
 /// The format this build writes.
 pub const FORMAT: u32 = 1;

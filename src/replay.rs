@@ -31,7 +31,8 @@ use crate::ids::SessionId;
 use crate::journal::Step;
 use crate::journal::layout::SessionFile;
 use crate::paths::RelPath;
-use crate::session::{Context, format_time};
+use crate::session::Context;
+use crate::text::format_time;
 
 /// How a fingerprint path differs in this tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! Text that reaches a terminal: bytes from files, artifacts and payloads are never printed raw.
+//! Text that reaches a terminal: bytes from files, artifacts and payloads are never printed raw;
+//! and times, written the one way every file and message shows them.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -38,6 +39,11 @@ pub fn count(n: impl Into<u64>, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
+}
+
+/// A time as `2026-11-29T22:35:42+00:00`.
+pub fn format_time(t: gix::date::Time) -> String {
+    t.format_or_unix(gix::date::time::format::ISO8601_STRICT)
 }
 
 #[cfg(test)]

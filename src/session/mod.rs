@@ -22,6 +22,7 @@ use crate::journal::{self, Journal, MapEdit, RootEdit, Seen, Step, Tip};
 use crate::paths::{self, Named, RelPath};
 use crate::record::{self, Replaced, Sight, Version};
 use crate::store::{self, Store};
+use crate::text::format_time;
 use crate::workspace::{self, Notice, Settings, Workspace};
 
 /// The largest file whose bytes a blind first write keeps for `undo` (the digest is always kept):
@@ -507,11 +508,6 @@ pub(crate) fn kept_error(e: crate::keep::Error, path: &RelPath) -> Error {
             source: io::Error::other(too_large.to_string()),
         },
     }
-}
-
-/// A time as `2026-11-29T22:35:42+00:00`.
-pub fn format_time(t: gix::date::Time) -> String {
-    t.format_or_unix(gix::date::time::format::ISO8601_STRICT)
 }
 
 impl Session<'_> {

@@ -26,7 +26,8 @@ use crate::digest::Digest;
 use crate::ids::SessionId;
 use crate::journal::layout::{self, TranscriptMeta};
 use crate::journal::{RootEdit, RootFile, Step, Tip};
-use crate::session::{Context, Error, format_time};
+use crate::session::{Context, Error};
+use crate::text::format_time;
 
 /// The resume point: where an open turn stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

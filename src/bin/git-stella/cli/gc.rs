@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{CliError, Ctx, Result, print_json};
-use stella::session::format_time;
+use stella::text::format_time;
 
 /// Repack the store and prune what no session reaches
 ///

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use super::term::Slot;
 use super::{Ctx, Result, parse_session_id};
-use stella::session::format_time;
+use stella::text::format_time;
 
 /// Show a session's steps, newest first; without a session, every session's
 ///

@@ -623,7 +623,7 @@ pub fn parse_session_id(id: &str) -> Result<SessionId> {
 pub fn writer_json(session: &str, at: i64) -> serde_json::Value {
     serde_json::json!({
         "session": session,
-        "at": session::format_time(gix::date::Time::new(at, 0)),
+        "at": stella::text::format_time(gix::date::Time::new(at, 0)),
     })
 }
 

@@ -8,7 +8,8 @@ use super::{CliError, Ctx, Result, print_json, report_refusals};
 use stella::digest::Digest;
 use stella::guard::Disk;
 use stella::journal::{How, Version, version_id};
-use stella::session::{Outcome, format_time};
+use stella::session::Outcome;
+use stella::text::format_time;
 
 /// List, show or restore any version of a file that a session read, wrote or saw overwritten
 ///

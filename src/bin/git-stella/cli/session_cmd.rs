@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{CliError, Ctx, Result, parse_session_id, print_json};
 use stella::journal::Tip;
-use stella::session::format_time;
+use stella::text::format_time;
 
 /// Start, list, show and drop sessions
 ///

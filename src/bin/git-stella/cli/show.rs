@@ -363,7 +363,7 @@ impl Show {
 fn time_tag(t: gix::date::Time, shown: &str) -> String {
     format!(
         "<time datetime=\"{}\">{}</time>",
-        html(&stella::session::format_time(t)),
+        html(&stella::text::format_time(t)),
         html(shown)
     )
 }

@@ -5,7 +5,8 @@ use serde_json::json;
 
 use super::term::Slot;
 use super::{Ctx, Result, print_json};
-use stella::session::{Freshness, format_time};
+use stella::session::Freshness;
+use stella::text::format_time;
 
 /// Show every tracked file of the session: unchanged, changed or deleted since the session saw it
 ///
