@@ -31,7 +31,7 @@ use crate::ids::SessionId;
 use crate::journal::Step;
 use crate::journal::layout::SessionFile;
 use crate::paths::RelPath;
-use crate::session::Context;
+use crate::session::{ArtifactError, Context};
 use crate::text::format_time;
 
 /// How a fingerprint path differs in this tree.
@@ -231,7 +231,7 @@ impl Context {
         &self,
         source: impl Into<artifact::Source>,
         options: &Options,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome, ArtifactError> {
         let _span = tracing::debug_span!("replay", dry_run = options.dry_run).entered();
         if !options.dry_run {
             self.config()?;
@@ -301,7 +301,8 @@ impl Context {
                 return Err(Error::Io(io::Error::other(format!(
                     "could not write '{}': the store gave other bytes than were checked",
                     w.path
-                ))));
+                )))
+                .into());
             }
             if placed == crate::fsutil::Placed::Declined {
                 return Ok(Outcome::Changed {
@@ -556,7 +557,7 @@ impl Context {
 
     /// The `files/` entries of the imported tip: (path, blob, executable). Anything that is not a
     /// plain file there (a link, a gitlink, a folder where the fingerprint names a file) is refused.
-    fn artifact_files(&self, head: &Head) -> Result<Vec<(RelPath, ObjectId, bool)>, Error> {
+    fn artifact_files(&self, head: &Head) -> Result<Vec<(RelPath, ObjectId, bool)>, ArtifactError> {
         let repo = self.store.repo()?;
         let bad = |why: String| Error::NotAnArtifact { why };
         let root = repo
@@ -570,7 +571,7 @@ impl Context {
             return Ok(out);
         };
         if !files.mode().is_tree() {
-            return Err(bad("'files' is not a folder".into()));
+            return Err(bad("'files' is not a folder".into()).into());
         }
         let mut stack = vec![(Vec::new(), files.object_id())];
         while let Some((prefix, id)) = stack.pop() {
@@ -592,10 +593,10 @@ impl Context {
                 let rel = RelPath::from_bytes(&path)
                     .ok_or_else(|| bad(format!("it holds an unsafe path {:?}", path.as_bstr())))?;
                 if mode.is_commit() {
-                    return Err(bad(format!("files/{rel} is a gitlink, not a file")));
+                    return Err(bad(format!("files/{rel} is a gitlink, not a file")).into());
                 }
                 if mode.is_link() {
-                    return Err(bad(format!("files/{rel} is a symbolic link, not a file")));
+                    return Err(bad(format!("files/{rel} is a symbolic link, not a file")).into());
                 }
                 out.push((rel, e.oid().to_owned(), mode.is_executable()));
             }
@@ -605,13 +606,14 @@ impl Context {
         if let Some((p, _, _)) = out.iter().find(|(p, _, _)| !fingerprinted.contains(p)) {
             return Err(bad(format!(
                 "it holds files/{p}, which its fingerprint does not name"
-            )));
+            ))
+            .into());
         }
         Ok(out)
     }
 
     /// The `transcript/` blobs of the imported tip.
-    fn artifact_transcripts(&self, head: &Head) -> Result<Vec<(String, ObjectId)>, Error> {
+    fn artifact_transcripts(&self, head: &Head) -> Result<Vec<(String, ObjectId)>, ArtifactError> {
         let repo = self.store.repo()?;
         let bad = |e: gix::Error| Error::NotAnArtifact {
             why: format!("its tree is unreadable: {e}"),
@@ -678,7 +680,7 @@ fn check_writes(
     head: &Head,
     files: &[(RelPath, ObjectId, bool)],
     to_write: Vec<(RelPath, Option<Digest>)>,
-) -> Result<Vec<PlannedWrite>, Error> {
+) -> Result<Vec<PlannedWrite>, ArtifactError> {
     let files: std::collections::HashMap<&RelPath, (ObjectId, bool)> =
         files.iter().map(|(p, b, e)| (p, (*b, *e))).collect();
     let fingerprint: std::collections::HashMap<&RelPath, Digest> =
@@ -688,13 +690,15 @@ fn check_writes(
         let Some(&(blob, exec)) = files.get(&path) else {
             return Err(Error::NotAnArtifact {
                 why: format!("its fingerprint names '{path}' but it holds no files/{path}"),
-            });
+            }
+            .into());
         };
         let digest = journal.blob_digest(blob)?;
         if fingerprint.get(&path) != Some(&digest) {
             return Err(Error::NotAnArtifact {
                 why: format!("files/{path} does not match its fingerprint"),
-            });
+            }
+            .into());
         }
         out.push(PlannedWrite {
             path,

@@ -4,9 +4,10 @@
 //! A [`Context`] is one open workspace and its journal store (both the crate's own: callers use
 //! its accessors); a [`Session`] is the handle of one session in it, which every operation on a
 //! session is called on (`context.session(&id).read(&paths)`): the turn, undo and checkpoint
-//! operations in their own modules too: [`turn`] and [`undo`] here, the checkpoint with the
-//! artifact it writes ([`crate::artifact`]).
+//! operations in their own modules too: [`turn`], [`undo`] and [`checkpoint`] (the artifact it
+//! writes is [`crate::artifact`]).
 
+pub mod checkpoint;
 pub mod turn;
 pub mod undo;
 
@@ -106,6 +107,34 @@ impl Error {
             Error::Store(e) => matches!(e, store::Error::DamagedRef { .. }),
             _ => false,
         }
+    }
+}
+
+/// The error returned by the operations that write or read an artifact ([`Session::checkpoint`],
+/// [`crate::replay`]): the artifact's own, or the session's.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    #[error(transparent)]
+    Artifact(#[from] crate::artifact::Error),
+    #[error(transparent)]
+    Session(#[from] Error),
+}
+
+impl From<io::Error> for ArtifactError {
+    fn from(e: io::Error) -> Self {
+        ArtifactError::Artifact(e.into())
+    }
+}
+
+impl From<store::Error> for ArtifactError {
+    fn from(e: store::Error) -> Self {
+        ArtifactError::Session(e.into())
+    }
+}
+
+impl From<journal::Error> for ArtifactError {
+    fn from(e: journal::Error) -> Self {
+        ArtifactError::Session(e.into())
     }
 }
 

@@ -149,10 +149,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 ///
 /// Its text may quote the artifact (a ref name, a path, git's complaint about a tree entry):
 /// control characters are escaped, so a hostile file cannot drive the terminal or split a line.
-pub fn artifact_err(e: stella::artifact::Error) -> CliError {
-    let mut err = match e {
-        stella::artifact::Error::Session(s) => s.into(),
-        e => CliError::from_error(&e),
+pub fn artifact_err(e: impl Into<stella::session::ArtifactError>) -> CliError {
+    let mut err = match e.into() {
+        stella::session::ArtifactError::Session(s) => s.into(),
+        stella::session::ArtifactError::Artifact(e) => CliError::from_error(&e),
     };
     let esc = |s: &str| stella::text::escape_controls(s).into_owned();
     err.message = esc(&err.message);

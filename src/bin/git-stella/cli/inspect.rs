@@ -138,11 +138,15 @@ pub fn open_artifact<T: Send>(
 
 /// [`artifact_err`], with a hint where the fix is a git command: fetch a ref that is not here,
 /// fetch or copy a damaged artifact again.
-pub fn source_err(e: stella::artifact::Error) -> super::CliError {
+pub fn source_err(e: impl Into<stella::session::ArtifactError>) -> super::CliError {
     use stella::artifact::Error;
+    use stella::session::ArtifactError::Artifact;
+    let e = e.into();
     let hint = match &e {
-        Error::NoRef { name } => Some(format!("fetch it first: git fetch <remote> {name}:{name}")),
-        Error::Corrupt { .. } => {
+        Artifact(Error::NoRef { name }) => {
+            Some(format!("fetch it first: git fetch <remote> {name}:{name}"))
+        }
+        Artifact(Error::Corrupt { .. }) => {
             Some("fetch or copy the artifact again: this copy was not used".to_owned())
         }
         _ => None,
