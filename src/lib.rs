@@ -44,7 +44,6 @@ pub mod paths;
 pub mod record;
 pub mod refusals;
 pub mod repair;
-pub mod replay;
 pub mod report;
 pub mod retention;
 pub mod session;

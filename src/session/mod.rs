@@ -5,9 +5,10 @@
 //! its accessors); a [`Session`] is the handle of one session in it, which every operation on a
 //! session is called on (`context.session(&id).read(&paths)`): the turn, undo and checkpoint
 //! operations in their own modules too: [`turn`], [`undo`] and [`checkpoint`] (the artifact it
-//! writes is [`crate::artifact`]).
+//! writes is [`crate::artifact`]), as is [`replay`], which starts a session from an artifact.
 
 pub mod checkpoint;
+pub mod replay;
 pub mod turn;
 pub mod undo;
 
@@ -111,7 +112,7 @@ impl Error {
 }
 
 /// The error returned by the operations that write or read an artifact ([`Session::checkpoint`],
-/// [`crate::replay`]): the artifact's own, or the session's.
+/// [`Context::replay`]): the artifact's own, or the session's.
 #[derive(Debug, thiserror::Error)]
 pub enum ArtifactError {
     #[error(transparent)]

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::verify::print_mismatches;
 use super::{Ctx, Result, parse_session_id};
-use stella::replay::{Options, Outcome};
+use stella::session::replay::{Options, Outcome};
 use stella::text::escape_controls;
 
 /// Start a new session from an artifact, refused when it does not belong to this tree
@@ -76,7 +76,7 @@ pub struct Args {
 }
 
 /// Paths materialize would refuse, and why, in JSON.
-fn blocked_json(blocked: &[stella::replay::Blocked]) -> serde_json::Value {
+fn blocked_json(blocked: &[stella::session::replay::Blocked]) -> serde_json::Value {
     blocked
         .iter()
         .map(|b| serde_json::json!({"path": b.path.to_lossy(), "why": b.why}))
@@ -86,7 +86,7 @@ fn blocked_json(blocked: &[stella::replay::Blocked]) -> serde_json::Value {
 
 /// What `replay --json` prints: one shape for every outcome.
 fn json_of(outcome: &Outcome) -> serde_json::Value {
-    let pairs = |list: &[(stella::paths::RelPath, stella::replay::Mismatch)]| {
+    let pairs = |list: &[(stella::paths::RelPath, stella::session::replay::Mismatch)]| {
         list.iter()
             .map(|(p, how)| serde_json::json!({"path": p.to_lossy(), "state": how.as_str()}))
             .collect::<Vec<_>>()
@@ -131,9 +131,9 @@ fn json_of(outcome: &Outcome) -> serde_json::Value {
                 .iter()
                 .map(|(p, over)| {
                     let over = match over {
-                        stella::replay::Over::Nothing => "absent",
-                        stella::replay::Over::Origin => "origin",
-                        stella::replay::Over::Base => "base",
+                        stella::session::replay::Over::Nothing => "absent",
+                        stella::session::replay::Over::Origin => "origin",
+                        stella::session::replay::Over::Base => "base",
                     };
                     serde_json::json!({"path": p.to_lossy(), "over": over})
                 })

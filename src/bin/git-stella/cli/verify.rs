@@ -36,7 +36,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
     // The tree is re-hashed while the rest of the artifact is checked; the verdict waits for both.
     let (opened, mismatches) = super::inspect::open_artifact(ctx, &args.file, |head| {
-        stella::replay::verify_in(&root, head)
+        stella::session::replay::verify_in(&root, head)
     })?;
     let head = opened.head;
     let mismatches = mismatches.map_err(artifact_err)?;
@@ -77,7 +77,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 /// Name each mismatched path on stderr.
 pub fn print_mismatches(
     ctx: &mut Ctx<'_>,
-    mismatches: &[(stella::paths::RelPath, stella::replay::Mismatch)],
+    mismatches: &[(stella::paths::RelPath, stella::session::replay::Mismatch)],
 ) {
     let _ = writeln!(
         ctx.err,

@@ -204,7 +204,7 @@ impl Context {
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use stella::replay::{Options, Outcome};
+    /// use stella::session::replay::{Options, Outcome};
     /// use stella::session::Context;
     /// use stella::workspace::Settings;
     /// # let tmp = tempfile::tempdir()?;
