@@ -14,6 +14,9 @@ use std::process::Command;
 /// (as every caller here does), never from one that may exit first. If the parent died between
 /// `fork` and the `prctl`, the child sees another parent and gives up before `exec`, as the prctl
 /// manual advises.
+// The library's one `unsafe` outside the shell guard's system calls (`exec/sys/`): a pre-exec
+// hook every `git` child gets, on every Linux target.
+#[allow(unsafe_code)]
 pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
     #[cfg(target_os = "linux")]
     {

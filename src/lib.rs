@@ -13,6 +13,9 @@
 //! (gix, opening the user's repository, reads git's own environment the way git does only when
 //! the edge says `GIT_DIR` or `GIT_WORK_TREE` is set: see [`workspace::open_user_repo`].)
 
+// `unsafe` lives in one module, the shell guard's system calls (`exec/sys/`), and in one pre-exec
+// hook (`child.rs`); each allows it where it is declared.
+#![deny(unsafe_code)]
 #![deny(
     clippy::print_stdout,
     clippy::print_stderr,

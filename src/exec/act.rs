@@ -14,7 +14,7 @@ use rustix::io::Errno;
 use crate::fsutil;
 use crate::paths::RelPath;
 
-use super::notify::{self, Answer};
+use super::sys::notify::{self, Answer};
 
 /// The folder holding `rel` beneath the workspace folder `root`, opened without following any
 /// link on the way; `None` where there is none, or a link stands in the way (the caller's own

@@ -2,8 +2,8 @@
 //! that can read or change a workspace file checked by the supervisor before the kernel acts.
 //!
 //! Linux seccomp user notification, unprivileged (`PR_SET_NO_NEW_PRIVS`): the child installs a
-//! filter ([`filter`]) and hands its listener to this process, which answers each notification
-//! ([`notify`]). The supervisor is the process that called [`run`]: no daemon, no root, gone with
+//! filter (`sys/filter.rs`) and hands its listener to this process, which answers each notification
+//! (`sys/notify.rs`). The supervisor is the process that called [`run`]: no daemon, no root, gone with
 //! the command. If it dies, the kernel fails every call still waiting for it, and every later one
 //! the filter sends it, with `ENOSYS`: a guarded call never passes unchecked.
 //!
@@ -34,15 +34,15 @@
 #[cfg(shell_guard)]
 mod act;
 #[cfg(shell_guard)]
-mod filter;
-#[cfg(shell_guard)]
-mod notify;
-#[cfg(shell_guard)]
 mod process;
 #[cfg(shell_guard)]
 mod signatures;
 #[cfg(shell_guard)]
 mod supervise;
+// The one module where `unsafe` is allowed (the crate denies it everywhere else).
+#[cfg(shell_guard)]
+#[allow(unsafe_code)]
+mod sys;
 #[cfg(shell_guard)]
 mod watch;
 #[cfg(shell_guard)]
@@ -119,7 +119,7 @@ pub enum Error {
 /// Whether this machine can run the guard, and why not.
 pub fn support() -> Result<(), String> {
     #[cfg(shell_guard)]
-    return notify::kernel_support();
+    return sys::notify::kernel_support();
     #[cfg(not(shell_guard))]
     Err("the shell guard is built for x86_64 and aarch64 Linux only".into())
 }

@@ -177,7 +177,7 @@ pub(super) fn resolve_quick(
     raw: &Path,
     follow: bool,
 ) -> Option<PathBuf> {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::{AsFd, AsRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
     if raw.starts_with("/proc") || raw.starts_with("/dev") {
         return None;
@@ -189,25 +189,12 @@ pub(super) fn resolve_quick(
             None | Some(libc::AT_FDCWD) => format!("/proc/{thread}/cwd"),
             Some(fd) => format!("/proc/{thread}/fd/{fd}"),
         };
-        let at = std::ffi::CString::new(at).ok()?;
-        // SAFETY: a NUL-terminated path; the descriptor is ours once it is returned.
-        let fd = unsafe {
-            libc::open(
-                at.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
-        // SAFETY: a fresh descriptor.
-        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+        let flags =
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
+        Some(rustix::fs::open(at.as_str(), flags, rustix::fs::Mode::empty()).ok()?)
     };
-    let base_fd = base.as_ref().map_or(libc::AT_FDCWD, |b| b.as_raw_fd());
     let open = |path: &Path, flags: rustix::fs::OFlags| -> io::Result<OwnedFd> {
-        use std::os::fd::BorrowedFd;
-        // SAFETY: `base_fd` is AT_FDCWD or `base`, alive for this call.
-        let at = unsafe { BorrowedFd::borrow_raw(base_fd) };
+        let at = base.as_ref().map_or(rustix::fs::CWD, |b| b.as_fd());
         rustix::fs::openat2(
             at,
             path,
@@ -242,17 +229,8 @@ pub(super) fn resolve_quick(
                 _ => Path::new("."),
             };
             let dir = open(parent, rustix::fs::OFlags::DIRECTORY).ok()?;
-            let c = std::ffi::CString::new(name.as_bytes()).ok()?;
-            // SAFETY: a valid descriptor and name; `st` is written by the kernel.
-            let there = unsafe {
-                let mut st: libc::stat = std::mem::zeroed();
-                libc::fstatat(
-                    dir.as_raw_fd(),
-                    c.as_ptr(),
-                    &mut st,
-                    libc::AT_SYMLINK_NOFOLLOW,
-                ) == 0
-            };
+            let there =
+                rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
             if there {
                 return None;
             }

@@ -8,7 +8,6 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::rc::Rc;
@@ -26,12 +25,14 @@ use crate::record::{self, Replaced};
 use crate::session::Context;
 
 use super::act;
-use super::notify::{self, Answer, Listener, Received};
 use super::process::{
     is_stella, rel_beneath, resolve_as, resolve_beneath, resolve_quick, still_guarded, under_stella,
 };
 use super::signatures::{Signature, Signatures, Stat};
-use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, filter, support};
+use super::sys::filter;
+use super::sys::notify::{self, Answer, Listener, Received};
+use super::sys::signals::{self, Forward, IgnoreInterrupts};
+use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, support};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
 /// stderr), journaling what it read and wrote as it goes (from its first second on, a step
@@ -190,11 +191,7 @@ fn spawn(mut command: Command) -> Result<(std::process::Child, Listener), Error>
         source,
     })?;
     let child_sock = theirs.as_raw_fd();
-    let program = notify::Program::new();
-    // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
-    unsafe {
-        command.pre_exec(move || notify::install_in_child(&program.fprog(), child_sock));
-    }
+    notify::install_on_spawn(&mut command, child_sock);
     let spawned = command.spawn();
     drop(theirs);
     let mut child = match spawned {
@@ -302,77 +299,6 @@ fn short(text: &str, max: usize) -> String {
     }
     let cut: String = one_line.chars().take(max).collect();
     format!("{cut}…")
-}
-
-/// While the command runs, Ctrl-C and Ctrl-\ are the command's: the supervisor stays to record
-/// what it did (as a shell does while it waits for a command).
-struct IgnoreInterrupts {
-    old: [libc::sighandler_t; 2],
-}
-
-impl IgnoreInterrupts {
-    fn new() -> Self {
-        // SAFETY: setting dispositions to SIG_IGN; the old ones are restored on drop.
-        unsafe {
-            IgnoreInterrupts {
-                old: [
-                    libc::signal(libc::SIGINT, libc::SIG_IGN),
-                    libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-                ],
-            }
-        }
-    }
-}
-
-impl Drop for IgnoreInterrupts {
-    fn drop(&mut self) {
-        // SAFETY: restoring the dispositions saved in `new`.
-        unsafe {
-            libc::signal(libc::SIGINT, self.old[0]);
-            libc::signal(libc::SIGQUIT, self.old[1]);
-        }
-    }
-}
-
-/// The signal that asked this process to end (SIGTERM, SIGHUP), 0 for none yet.
-static ENDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-extern "C" fn note_end(signal: libc::c_int) {
-    ENDED.store(signal, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// While the command runs, SIGTERM and SIGHUP (a host's tool timeout, a closed terminal) end
-/// the command rather than the supervisor: passed on, so the supervisor stays to record
-/// everything the command did.
-struct Forward {
-    old: [libc::sigaction; 2],
-}
-
-impl Forward {
-    fn new() -> Self {
-        ENDED.store(0, std::sync::atomic::Ordering::SeqCst);
-        // SAFETY: installing a handler that only stores to an atomic; no SA_RESTART, so the
-        // supervisor's wait is interrupted and passes the signal on.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = note_end as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            let mut old: [libc::sigaction; 2] = std::mem::zeroed();
-            libc::sigaction(libc::SIGTERM, &action, &mut old[0]);
-            libc::sigaction(libc::SIGHUP, &action, &mut old[1]);
-            Forward { old }
-        }
-    }
-}
-
-impl Drop for Forward {
-    fn drop(&mut self) {
-        // SAFETY: restoring the actions saved in `new`.
-        unsafe {
-            libc::sigaction(libc::SIGTERM, &self.old[0], std::ptr::null_mut());
-            libc::sigaction(libc::SIGHUP, &self.old[1], std::ptr::null_mut());
-        }
-    }
 }
 
 /// What this command saw or did to a path so far.
@@ -1871,16 +1797,17 @@ impl Supervisor<'_, '_> {
     /// Between calls: pass on a signal that asked to end the command, take in what it finished
     /// writing, and journal what is due.
     fn tick(&mut self, pid: u32) {
-        let signal = ENDED.swap(0, std::sync::atomic::Ordering::SeqCst);
-        if signal != 0 {
+        if let Some(signal) = signals::take_end() {
             // To the command and every process of it the guard has seen (a shell waiting for
             // its child would otherwise leave the child running).
             let mut pids: HashSet<u32> = self.processes.values().copied().collect();
             pids.retain(|p| still_guarded(*p));
             pids.insert(pid);
-            for p in pids {
-                // SAFETY: sending a signal to a process of the command.
-                unsafe { libc::kill(p as libc::pid_t, signal) };
+            for p in pids
+                .into_iter()
+                .filter_map(|p| rustix::process::Pid::from_raw(p as i32))
+            {
+                let _ = rustix::process::kill_process(p, signal);
             }
         }
         self.closes();

@@ -2,11 +2,11 @@
 //! files it writes, so the guard takes what it left at that moment, not when it exits.
 
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+use rustix::fs::inotify;
 
 use crate::paths::RelPath;
 
@@ -20,21 +20,41 @@ pub struct Watch {
     buf: Vec<u8>,
 }
 
+/// An event's header (`struct inotify_event` without its name): watch, mask, cookie, length.
+const HEAD: usize = 16;
+
 /// The most one event takes: its header and the longest name a folder entry can have.
-const EVENT_MAX: usize = std::mem::size_of::<libc::inotify_event>() + libc::NAME_MAX as usize + 1;
+const EVENT_MAX: usize = HEAD + libc::NAME_MAX as usize + 1;
+
+/// The header of one event, as the kernel wrote it (native byte order).
+struct Event {
+    wd: i32,
+    mask: u32,
+    /// The length of the name after the header, padding included.
+    len: usize,
+}
+
+impl Event {
+    fn at(head: &[u8]) -> Event {
+        let word = |i: usize| u32::from_ne_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+        Event {
+            wd: word(0) as i32,
+            mask: word(4),
+            len: word(12) as usize,
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<libc::inotify_event>() == HEAD);
 
 impl Watch {
     /// A new, empty watch; `None` where inotify cannot be had (the guard then takes what a
     /// command left when it is recorded).
     pub fn new() -> Option<Watch> {
-        // SAFETY: inotify_init1 takes flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if fd < 0 {
-            return None;
-        }
+        let fd =
+            inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC).ok()?;
         Some(Watch {
-            // SAFETY: a fresh descriptor we own.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd,
             folders: HashMap::new(),
             watched: HashMap::new(),
             buf: vec![0u8; 64 << 10],
@@ -57,20 +77,12 @@ impl Watch {
             return true;
         }
         let abs = root.join(std::ffi::OsStr::from_bytes(&folder));
-        let Ok(c) = CString::new(abs.as_os_str().as_bytes()) else {
+        let flags = inotify::WatchFlags::CLOSE_WRITE
+            | inotify::WatchFlags::ONLYDIR
+            | inotify::WatchFlags::DONT_FOLLOW;
+        let Ok(wd) = inotify::add_watch(&self.fd, abs.as_path(), flags) else {
             return false;
         };
-        // SAFETY: a valid descriptor and a NUL-terminated path.
-        let wd = unsafe {
-            libc::inotify_add_watch(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::IN_CLOSE_WRITE | libc::IN_ONLYDIR | libc::IN_DONT_FOLLOW,
-            )
-        };
-        if wd < 0 {
-            return false;
-        }
         self.folders.insert(wd, folder.clone());
         self.watched.insert(folder, wd);
         true
@@ -81,21 +93,16 @@ impl Watch {
         let mut out = Vec::new();
         let mut buf = std::mem::take(&mut self.buf);
         loop {
-            // SAFETY: reading into a buffer we own, of its length.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                break;
-            }
+            let n = match rustix::io::read(&self.fd, &mut buf[..]) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => break,
+            };
             let mut at = 0;
-            let head = std::mem::size_of::<libc::inotify_event>();
-            while at + head <= n as usize {
-                // SAFETY: the kernel wrote a whole event header here; read it unaligned.
-                let event: libc::inotify_event =
-                    unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
-                let name = &buf[at + head..at + head + event.len as usize];
+            while at + HEAD <= n {
+                let event = Event::at(&buf[at..at + HEAD]);
+                let name = &buf[at + HEAD..(at + HEAD + event.len).min(n)];
                 let name = &name[..name.iter().position(|b| *b == 0).unwrap_or(name.len())];
                 if event.mask & libc::IN_CLOSE_WRITE != 0
                     && !name.is_empty()
@@ -113,12 +120,12 @@ impl Watch {
                 {
                     self.watched.remove(&folder);
                 }
-                at += head + event.len as usize;
+                at += HEAD + event.len;
             }
             // Room was left for another event: the queue was empty when this read took it
             // (one read, not a second one to hear "nothing more"). A later event wakes the
             // supervisor again.
-            if (n as usize) + EVENT_MAX <= buf.len() {
+            if n + EVENT_MAX <= buf.len() {
                 break;
             }
         }

@@ -5,12 +5,24 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use libc::{c_int, seccomp_notif, seccomp_notif_resp, sock_filter};
 
 use super::filter;
+
+/// Have the child `command` starts install the filter on itself and send its listener over
+/// `sock` (see [`receive`]) before it runs the program.
+pub fn install_on_spawn(command: &mut Command, sock: RawFd) {
+    let program = Program::new();
+    // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
+    unsafe {
+        command.pre_exec(move || install_in_child(&program.fprog(), sock));
+    }
+}
 
 /// Install the filter on the calling process and send the listener over `sock`.
 ///
@@ -20,7 +32,7 @@ use super::filter;
 ///
 /// # Safety
 /// Call only in a freshly forked child; `prog` must stay valid.
-pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd) -> io::Result<()> {
+unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd) -> io::Result<()> {
     // SAFETY: plain system calls with valid arguments; see the function's contract.
     unsafe {
         for sig in [libc::SIGINT, libc::SIGQUIT] {

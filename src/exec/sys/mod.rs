@@ -1,0 +1,12 @@
+//! The shell guard's system calls that Rust cannot check: the seccomp filter ([`filter`]), its
+//! listener and the hook that installs it in the child between `fork` and `exec`, reading the
+//! calling process's memory ([`notify`]), and signal dispositions ([`signals`]).
+//!
+//! The only module of the library where `unsafe` is allowed: `#![deny(unsafe_code)]` holds every
+//! other file to it (the one exception, a pre-exec hook every `git` child gets, is
+//! `crate::child`'s). Everything here is built only where the filter is written for: Linux on
+//! x86_64 and aarch64 (`cfg(shell_guard)`, set by the build script).
+
+pub mod filter;
+pub mod notify;
+pub mod signals;
