@@ -324,6 +324,9 @@ impl Listener {
     ) -> io::Result<()> {
         let exited = pidfd(pid)?;
         let mut next = Instant::now().checked_add(every);
+        let mut req = Request {
+            buf: vec![0u64; self.notif_size.div_ceil(8)],
+        };
         loop {
             let mut fds =
                 [self.raw(), exited.as_raw_fd(), extra.unwrap_or(-1)].map(|fd| libc::pollfd {
@@ -350,7 +353,7 @@ impl Listener {
                 next = Instant::now().checked_add(every);
             }
             if fds[0].revents & libc::POLLIN != 0 {
-                if let Some(req) = self.receive()? {
+                if self.receive(&mut req)? {
                     let a = on(Wake::Call(req.notif()));
                     self.answer(req.notif().id, a);
                 }
@@ -373,11 +376,11 @@ impl Listener {
         }
     }
 
-    /// Receive the next notification; `None` when it vanished (the caller was killed).
-    pub fn receive(&self) -> io::Result<Option<Request>> {
-        let mut req = Request {
-            buf: vec![0u64; self.notif_size.div_ceil(8)],
-        };
+    /// Receive the next notification into `req`, a buffer the caller keeps from one
+    /// notification to the next; `false` when it vanished (the caller was killed).
+    fn receive(&self, req: &mut Request) -> io::Result<bool> {
+        // The kernel takes only a zeroed struct.
+        req.buf.fill(0);
         loop {
             // SAFETY: the buffer is zeroed and as large as the kernel's struct.
             let rc = unsafe {
@@ -388,12 +391,12 @@ impl Listener {
                 )
             };
             if rc == 0 {
-                return Ok(Some(req));
+                return Ok(true);
             }
             let e = io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
-                Some(libc::ENOENT) => return Ok(None),
+                Some(libc::ENOENT) => return Ok(false),
                 _ => return Err(e),
             }
         }
@@ -407,7 +410,15 @@ impl Listener {
     }
 
     pub fn answer(&self, id: u64, answer: Answer) {
-        let mut buf = vec![0u64; self.resp_size.div_ceil(8)];
+        // On the stack unless the kernel's struct has grown past it.
+        let mut small = [0u64; 16];
+        let mut large = Vec::new();
+        let buf: &mut [u64] = if self.resp_size <= std::mem::size_of_val(&small) {
+            &mut small
+        } else {
+            large.resize(self.resp_size.div_ceil(8), 0);
+            &mut large
+        };
         // SAFETY: the buffer is at least as large as, and aligned for, the response struct.
         let resp = unsafe { &mut *buf.as_mut_ptr().cast::<seccomp_notif_resp>() };
         resp.id = id;
@@ -487,11 +498,14 @@ pub fn read_path(pid: u32, addr: u64) -> io::Result<OsString> {
     let mut out = Vec::new();
     let mut at = addr;
     let page = 4096u64;
+    // Most paths are short: the first read takes a little, a long path the rest page by page.
+    let mut chunk = [0u8; 4096];
+    let mut want = 256;
     while out.len() < libc::PATH_MAX as usize {
         // Never read across a page boundary in one go: the next page may be unmapped.
-        let len = (page - at % page) as usize;
-        let mut chunk = vec![0u8; len];
-        let got = read_memory(pid, at, &mut chunk)?;
+        let len = ((page - at % page) as usize).min(want);
+        want = chunk.len();
+        let got = read_memory(pid, at, &mut chunk[..len])?;
         if got == 0 {
             return Err(io::Error::from_raw_os_error(libc::EFAULT));
         }
@@ -589,7 +603,59 @@ pub enum Wake<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::tgid;
+    use super::{read_path, tgid};
+
+    #[test]
+    fn a_path_is_read_whole_whatever_its_length_and_wherever_it_ends() {
+        let me = std::process::id();
+        // Three pages, the path's end placed around the second page's boundary.
+        let mut pages = vec![0u8; 3 * 4096 + 4096];
+        let base = pages.as_ptr() as usize;
+        let boundary = (base / 4096 + 2) * 4096 - base;
+        for len in [1, 255, 256, 257, 300, 4095] {
+            for end in [boundary - 1, boundary, boundary + 1, boundary + 200] {
+                let Some(start) = end.checked_sub(len) else {
+                    continue;
+                };
+                let path: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+                pages.fill(0);
+                pages[start..end].copy_from_slice(&path);
+                let got = read_path(me, (base + start) as u64).unwrap();
+                assert_eq!(
+                    got.as_encoded_bytes(),
+                    &path[..],
+                    "{len} bytes ending at {end}"
+                );
+            }
+        }
+        // A path that ends on the last byte before an unmapped page is read without touching
+        // that page.
+        // SAFETY: a fresh private mapping of two pages, the second unmapped again at once; the
+        // first is written only within its bounds and unmapped at the end.
+        unsafe {
+            let two = libc::mmap(
+                std::ptr::null_mut(),
+                2 * 4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(two, libc::MAP_FAILED);
+            let first = two.cast::<u8>();
+            assert_eq!(libc::munmap(first.add(4096).cast(), 4096), 0);
+            let path = b"src/last-bytes-of-the-page.rs\0";
+            let at = first.add(4096 - path.len());
+            std::ptr::copy_nonoverlapping(path.as_ptr(), at, path.len());
+            let got = read_path(me, at as u64).unwrap();
+            assert_eq!(got.as_encoded_bytes(), &path[..path.len() - 1]);
+            libc::munmap(two, 4096);
+        }
+        // No end within PATH_MAX: too long, as the kernel would say.
+        let long = vec![b'x'; 8192];
+        let e = read_path(me, long.as_ptr() as u64).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENAMETOOLONG));
+    }
 
     #[test]
     fn a_thread_is_known_by_its_process() {
