@@ -103,6 +103,10 @@ pub fn run(
             .ok()
             .map(|m| (m.dev(), m.ino())),
         data_dir: protected_data_dir(&context.ws.data_dir, &context.ws.root),
+        data_rel: data_rel(
+            &protected_data_dir(&context.ws.data_dir, &context.ws.root),
+            &context.ws.root,
+        ),
         root_fd: notify::adds_fds()
             .then(|| {
                 rustix::fs::open(
@@ -553,6 +557,9 @@ struct Supervisor<'a, 'j> {
     root_id: Option<(u64, u64)>,
     /// Stella's data folder (the sessions' stores), resolved: out of the command's reach.
     data_dir: PathBuf,
+    /// The data folder relative to the workspace root, when it lies inside it (empty when the
+    /// whole workspace lies inside the data folder).
+    data_rel: Option<PathBuf>,
     /// The workspace folder, opened: a change checked against what the session knew is carried
     /// out beneath it by the supervisor itself (`None` where the kernel cannot hand the caller
     /// a descriptor the supervisor opened: the kernel carries every call out).
@@ -560,7 +567,7 @@ struct Supervisor<'a, 'j> {
     /// The workspace folder, opened (`O_PATH`): most paths are resolved beneath it.
     root_dir: Option<OwnedFd>,
     /// What `stat` said of the path the last read's resolution named (`locate`).
-    stat_hint: Option<(PathBuf, Stat)>,
+    stat_hint: Option<(u64, Stat)>,
     /// Whether each process sees files as the supervisor does, looked up once per process.
     views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -762,7 +769,7 @@ impl Supervisor<'_, '_> {
         let meta = self
             .stat_hint
             .take()
-            .filter(|(p, _)| p.as_os_str().as_bytes() == path.as_bytes())
+            .filter(|(id, _)| *id == req.id)
             .map(|(_, meta)| meta);
         if matches!(self.known.get(&path), Some(Known::Writing)) {
             return;
@@ -1007,7 +1014,13 @@ impl Supervisor<'_, '_> {
                 // Once per process: `rm -rf` of the data folder says it once, not per file.
                 if self.told_stella.insert(process) {
                     let (shown, folder) = match p.strip_prefix(&self.root) {
-                        Ok(rel) => (rel.display().to_string(), ".stella/".to_owned()),
+                        Ok(rel) if rel.starts_with(".stella") => {
+                            (rel.display().to_string(), ".stella/".to_owned())
+                        }
+                        Ok(rel) => (
+                            rel.display().to_string(),
+                            self.data_dir.display().to_string(),
+                        ),
                         Err(_) => (p.display().to_string(), self.data_dir.display().to_string()),
                     };
                     let message = format!(
@@ -1635,7 +1648,7 @@ impl Supervisor<'_, '_> {
         };
         let beneath = match (read, &rel, &self.root_dir) {
             (Some(stat), Some(rel), _) => {
-                self.stat_hint = Some((rel.clone(), stat));
+                self.stat_hint = Some((req.id, stat));
                 Some(rel.clone())
             }
             (None, Some(rel), Some(root_fd)) => {
@@ -1644,33 +1657,38 @@ impl Supervisor<'_, '_> {
                     self.stat_hint = (!change)
                         .then(|| std::fs::File::from(fd).metadata().ok())
                         .flatten()
-                        .map(|meta| (rel.clone(), Stat::of(&meta)));
+                        .map(|meta| (req.id, Stat::of(&meta)));
                     rel.clone()
                 })
             }
             _ => None,
         };
-        let resolved = match beneath {
-            Some(rel) => self.root.join(rel),
-            None => match resolve_quick(req.pid, dirfd, &raw, follow) {
-                Some(p) => p,
-                None => {
-                    let abs = if raw.is_absolute() {
-                        raw
-                    } else {
-                        match notify::base_dir(req.pid, dirfd) {
-                            Ok(base) => base.join(raw),
-                            Err(e) => return Located::Unknown(e),
-                        }
-                    };
-                    match resolve_as(process, req.pid, &abs, follow) {
-                        Ok(p) => p,
-                        // A path that cannot be resolved cannot be opened either.
-                        Err(_) if follow => return Located::Elsewhere,
+        // The names alone said where it is, and the kernel agreed (no link on the way): the
+        // workspace path is `rel` as it stands, with no absolute path to build and take apart.
+        if let Some(rel) = beneath {
+            if self.data_rel.as_ref().is_some_and(|d| rel.starts_with(d)) {
+                return Located::Stella(self.root.join(rel));
+            }
+            return self.classify(&rel, || self.root.join(&rel));
+        }
+        let resolved = match resolve_quick(req.pid, dirfd, &raw, follow) {
+            Some(p) => p,
+            None => {
+                let abs = if raw.is_absolute() {
+                    raw
+                } else {
+                    match notify::base_dir(req.pid, dirfd) {
+                        Ok(base) => base.join(raw),
                         Err(e) => return Located::Unknown(e),
                     }
+                };
+                match resolve_as(process, req.pid, &abs, follow) {
+                    Ok(p) => p,
+                    // A path that cannot be resolved cannot be opened either.
+                    Err(_) if follow => return Located::Elsewhere,
+                    Err(e) => return Located::Unknown(e),
                 }
-            },
+            }
         };
         if resolved.starts_with(&self.data_dir) {
             return Located::Stella(resolved);
@@ -1682,14 +1700,20 @@ impl Supervisor<'_, '_> {
                 None => return Located::Elsewhere,
             },
         };
+        self.classify(&rel, || resolved)
+    }
+
+    /// Where `rel`, a path relative to the workspace root, lies: in the workspace, in a private
+    /// area (`resolved` names it for the refusal), or, the root itself or a name git cannot
+    /// hold, elsewhere.
+    fn classify(&self, rel: &Path, resolved: impl FnOnce() -> PathBuf) -> Located {
         match RelPath::from_bytes(rel.as_os_str().as_bytes()) {
             Some(rel) => match paths::private_area(&rel) {
-                Some(".stella") => Located::Stella(resolved),
+                Some(".stella") => Located::Stella(resolved()),
                 // `.git` folders are git's: never recorded, as git runs in them.
                 Some(_) => Located::Elsewhere,
                 None => Located::Inside(rel),
             },
-            // The root itself, or a name git cannot hold.
             None => Located::Elsewhere,
         }
     }
@@ -2178,6 +2202,14 @@ impl Supervisor<'_, '_> {
 
 /// The part of Stella's data folder a guarded command may not change: all of it, unless the
 /// workspace lies inside it (then the stores' folder only).
+/// [`Supervisor::data_rel`].
+fn data_rel(data_dir: &Path, root: &Path) -> Option<PathBuf> {
+    if root.starts_with(data_dir) {
+        return Some(PathBuf::new());
+    }
+    data_dir.strip_prefix(root).ok().map(Path::to_owned)
+}
+
 fn protected_data_dir(data_dir: &Path, root: &Path) -> PathBuf {
     let data_dir = data_dir
         .canonicalize()

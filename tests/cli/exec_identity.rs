@@ -148,6 +148,48 @@ fn stellas_data_folder_is_out_of_a_commands_reach() {
 }
 
 #[test]
+fn a_data_folder_inside_the_workspace_is_out_of_a_commands_reach_too() {
+    let w = World::new();
+    if !guarded_here(&w) {
+        return;
+    }
+    // Stella's data folder set to a folder of the workspace itself (nothing ignores it).
+    let data = w.repo.join("stella-data");
+    let stella = |args: &[&str]| {
+        let mut cmd = w.stella();
+        cmd.env("STELLA_HOME", &data).args(args).output().unwrap()
+    };
+    let out = stella(&["session", "start"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s = stdout(&out).trim().to_owned();
+    // A file Stella keeps there (it exists: the quick way to a path is taken) and a new one.
+    let head = std::fs::read_dir(data.join("workspaces"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("store.git/HEAD");
+    let before = std::fs::read(&head).unwrap();
+    let shown = head.strip_prefix(&w.repo).unwrap().display().to_string();
+    for script in [
+        format!("echo x >> {shown}"),
+        "echo x > stella-data/probe".into(),
+    ] {
+        let out = stella(&["--session", &s, "exec", "--", "sh", "-c", &script]);
+        assert_ne!(code(&out), 0, "{script}");
+        let err = stderr(&out);
+        assert!(err.contains("it is Stella's own state"), "{script}: {err}");
+        assert!(
+            err.contains(&data.display().to_string()),
+            "names the folder: {err}"
+        );
+    }
+    assert_eq!(std::fs::read(&head).unwrap(), before);
+    assert!(!data.join("probe").exists());
+}
+
+#[test]
 fn a_tool_rereading_a_file_does_not_keep_its_window_open() {
     let Some((w, _)) = stale_f() else { return };
     let s = w.start();
