@@ -359,6 +359,9 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
         return None;
     }
     let mut at = &body[MAGIC.len()..];
+    // Sized once for every entry: growing a table of 100,000 entries step by step touched
+    // twice its memory, page by page.
+    let entries = at.get(AT_MAP..).map_or(0, count_entries);
     let mut take = |n: usize| -> Option<&[u8]> {
         let (head, rest) = at.split_at_checked(n)?;
         at = rest;
@@ -370,7 +373,7 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
         1 => Some(ObjectId::try_from(&head[1..]).ok()?),
         _ => return None,
     };
-    let mut map = HashMap::new();
+    let mut map = HashMap::with_capacity(entries.min(MAX_ENTRIES + 1));
     while let Some(len) = take(4) {
         let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
         let path = RelPath::from_bytes(take(len)?)?;
@@ -396,6 +399,19 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
         }
     }
     Some((at_map, map))
+}
+
+/// How many entries `body` (the entries of a signatures file) holds, by their lengths alone.
+fn count_entries(mut body: &[u8]) -> usize {
+    let mut n = 0;
+    while let Some((len, rest)) = body.split_first_chunk::<4>() {
+        let Some(rest) = rest.get(u32::from_le_bytes(*len) as usize + ENTRY..) else {
+            break;
+        };
+        body = rest;
+        n += 1;
+    }
+    n
 }
 
 #[cfg(test)]
@@ -441,6 +457,13 @@ mod tests {
             assert_eq!(decode(&encode(at_map, &map)), Some((at_map, map.clone())));
         }
         let bytes = encode(Some(tree), &map);
+        let entries = &bytes[MAGIC.len() + AT_MAP..bytes.len() - 32];
+        assert_eq!(count_entries(entries), 3);
+        assert_eq!(
+            count_entries(&entries[..entries.len() - 1]),
+            2,
+            "a cut entry is not one"
+        );
         for cut in [0, 1, MAGIC.len(), bytes.len() - 1] {
             assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
         }
