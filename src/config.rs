@@ -99,7 +99,7 @@ pub enum OnError {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
-    pub hooks: HooksConfig,
+    pub(crate) hooks: HooksConfig,
     #[serde(default)]
     pub retention: RetentionConfig,
 }
@@ -125,11 +125,11 @@ fn duration<'de, D: serde::Deserializer<'de>>(
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct HooksConfig {
+pub(crate) struct HooksConfig {
     #[serde(default)]
-    pub on_error: Option<OnErrorSetting>,
+    pub(crate) on_error: Option<OnErrorSetting>,
     #[serde(default)]
-    pub tools: Vec<ToolMapping>,
+    pub(crate) tools: Vec<ToolMapping>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
@@ -143,16 +143,16 @@ pub enum OnErrorSetting {
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolMapping {
-    pub name: String,
-    pub path: String,
-    pub access: Access,
+    pub(crate) name: String,
+    pub(crate) path: String,
+    pub(crate) access: Access,
     #[serde(default)]
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     Write,
 }

@@ -20,10 +20,10 @@ use crate::paths::RelPath;
 #[derive(Debug, thiserror::Error)]
 #[error("could not {op} '{}'", .path.display())]
 pub struct PathIo {
-    pub op: &'static str,
-    pub path: std::path::PathBuf,
+    pub(crate) op: &'static str,
+    pub(crate) path: std::path::PathBuf,
     #[source]
-    pub source: io::Error,
+    pub(crate) source: io::Error,
 }
 
 /// Create `dir` and its missing parents with `mode` (0700 for anything holding what agents read).
@@ -104,7 +104,7 @@ pub struct Exact<R> {
 }
 
 impl<R: io::Read> Exact<R> {
-    pub fn new(inner: R, size: u64) -> Self {
+    pub(crate) fn new(inner: R, size: u64) -> Self {
         Exact {
             inner,
             left: size,

@@ -206,17 +206,17 @@ impl Check {
 /// This workspace's other sessions and git's `HEAD`, as a blind change consults them
 /// ([`Check::respect`]).
 pub struct Others<'a, 'j> {
-    pub journal: &'a Journal<'j>,
+    pub(crate) journal: &'a Journal<'j>,
     /// The session making the change.
     pub me: &'a SessionId,
-    pub ws: &'a crate::workspace::Workspace,
+    pub(crate) ws: &'a crate::workspace::Workspace,
     /// The user's repository, opened when first needed and kept: a command under the shell
     /// guard may change thousands of files (`HEAD` itself is read again each time).
     repo: std::cell::OnceCell<Option<gix::Repository>>,
 }
 
 impl<'a, 'j> Others<'a, 'j> {
-    pub fn new(
+    pub(crate) fn new(
         journal: &'a Journal<'j>,
         me: &'a SessionId,
         ws: &'a crate::workspace::Workspace,

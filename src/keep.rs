@@ -20,9 +20,9 @@ pub use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MA
 /// Bytes kept before a blind change of `path`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kept {
-    pub path: RelPath,
-    pub digest: Digest,
-    pub blob: ObjectId,
+    pub(crate) path: RelPath,
+    pub(crate) digest: Digest,
+    pub(crate) blob: ObjectId,
 }
 
 impl Kept {

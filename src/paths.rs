@@ -24,7 +24,7 @@ impl RelPath {
             .then(|| RelPath(bytes.to_vec()))
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
 

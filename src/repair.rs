@@ -36,7 +36,7 @@ pub struct Lost {
 /// What a repair did to one session.
 #[derive(Clone, Debug)]
 pub struct Report {
-    pub session: SessionId,
+    pub(crate) session: SessionId,
     /// The newest step found whole, where the session now stands; `None` when no step was.
     pub kept: Option<Tip>,
     /// The steps after it, oldest first.

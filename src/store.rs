@@ -58,9 +58,9 @@ pub enum Error {
 /// the message the writer gave it (for a session, the step's summary).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReflogEntry {
-    pub old: Option<ObjectId>,
-    pub new: Option<ObjectId>,
-    pub message: String,
+    pub(crate) old: Option<ObjectId>,
+    pub(crate) new: Option<ObjectId>,
+    pub(crate) message: String,
 }
 
 /// An open journal store.

@@ -48,7 +48,7 @@ pub struct Workspace {
     /// The canonical workspace root.
     pub root: PathBuf,
     pub id: WorkspaceId,
-    pub data_dir: PathBuf,
+    pub(crate) data_dir: PathBuf,
     /// Whether git's environment overrides are in play (see [`Settings::git_env_overrides`]).
     pub git_env_overrides: bool,
 }
@@ -444,9 +444,9 @@ fn find_owned_id(data_dir: &Path, root: &Path) -> Result<Option<WorkspaceId>, Er
 /// record names (when it has a readable one).
 #[derive(Clone, Debug)]
 pub struct OwnerRecord {
-    pub id: WorkspaceId,
-    pub dir: PathBuf,
-    pub owner: Option<PathBuf>,
+    pub(crate) id: WorkspaceId,
+    pub(crate) dir: PathBuf,
+    pub(crate) owner: Option<PathBuf>,
 }
 
 /// Every workspace folder in `data_dir` (entries that are not a workspace id are skipped).

@@ -69,17 +69,17 @@ pub enum Writes {
 /// One replacement of an edit tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
-    pub old: String,
-    pub new: String,
+    pub(crate) old: String,
+    pub(crate) new: String,
     /// Every occurrence, not just the first.
     pub all: bool,
 }
 
 /// One hook call's view of a workspace and a session.
 pub struct Hook {
-    pub root: PathBuf,
-    pub cwd: PathBuf,
-    pub session: SessionId,
+    pub(crate) root: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) session: SessionId,
     settings: Settings,
     context: Option<Context>,
     /// The host runs its shell commands under the shell guard, which records their reads and
@@ -176,7 +176,7 @@ impl Hook {
         }
     }
 
-    pub fn abs(&self, path: &RelPath) -> PathBuf {
+    pub(crate) fn abs(&self, path: &RelPath) -> PathBuf {
         path.under(&self.root)
     }
 

@@ -242,10 +242,10 @@ pub enum Shape {
 
 /// One hook Stella wants: the event, the matcher, and the handler object (holding `command`).
 pub struct Wanted {
-    pub event: &'static str,
-    pub matcher: Option<&'static str>,
-    pub command: String,
-    pub handler: Value,
+    pub(crate) event: &'static str,
+    pub(crate) matcher: Option<&'static str>,
+    pub(crate) command: String,
+    pub(crate) handler: Value,
 }
 
 /// One event Stella hooks: its name, its matcher, and whether the host lets a hook on it refuse
@@ -255,11 +255,11 @@ pub type Event = (&'static str, Option<&'static str>, bool);
 /// A host's hook settings file: where it is, how it nests entries, and Stella's entries there.
 pub struct HooksFile {
     pub path: PathBuf,
-    pub shape: Shape,
+    pub(crate) shape: Shape,
     /// The word after `hook` in Stella's command for this host: a handler that runs
     /// `<git-stella> hook <agent>` is Stella's, whatever path named the binary.
     pub agent: &'static str,
-    pub wanted: Vec<Wanted>,
+    pub(crate) wanted: Vec<Wanted>,
     /// A top-level key the file must have (Cursor's `version`), added when missing.
     pub header: Option<(&'static str, Value)>,
     /// Claude Code's shell prefix, set under `env` unless a prefix of the user's is there.

@@ -39,9 +39,10 @@ mod patch;
 pub mod qwen;
 pub mod registry;
 
+pub(crate) use crate::config::Access;
 pub use crate::config::{
-    Access, Config, HooksConfig, OnError, OnErrorSetting, RetentionConfig, ToolMapping,
-    config_path, deny_reason, fail_closed_reason, git_on_error, glob_match, on_error,
+    Config, OnError, OnErrorSetting, RetentionConfig, ToolMapping, config_path, deny_reason,
+    fail_closed_reason, git_on_error, glob_match, on_error,
 };
 pub use core::{Edit, Hook, Op, Writes, landed, renders_as, replay_edits};
 
@@ -245,26 +246,26 @@ pub trait Sited {
 /// map a tool Stella does not know by the name of its path field.
 #[derive(Debug, Deserialize)]
 pub struct ToolPayload {
-    pub hook_event_name: String,
-    pub session_id: String,
+    pub(crate) hook_event_name: String,
+    pub(crate) session_id: String,
     /// A Claude Code subagent's id.
     #[serde(default)]
     pub agent_id: Option<String>,
     #[serde(default)]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     #[serde(default)]
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
     #[serde(default)]
-    pub prompt_id: Option<String>,
+    pub(crate) prompt_id: Option<String>,
     /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
     #[serde(default)]
     pub source: Option<String>,
     #[serde(default)]
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     #[serde(default)]
-    pub tool_input: Value,
+    pub(crate) tool_input: Value,
     #[serde(default)]
-    pub tool_response: Value,
+    pub(crate) tool_response: Value,
     /// The tool call's id (Gemini CLI sends none).
     #[serde(default)]
     pub tool_use_id: Option<String>,

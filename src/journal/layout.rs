@@ -114,7 +114,7 @@ pub struct Provenance {
 /// `session.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionFile {
-    pub id: String,
+    pub(crate) id: String,
     /// When the session started (RFC 3339).
     pub started: String,
     /// The replays it descends from, oldest first.
@@ -144,9 +144,9 @@ pub struct HostFile {
 /// `transcript/<name>/meta`: what a stored transcript is made of.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TranscriptMeta {
-    pub len: u64,
-    pub digest: String,
-    pub chunks: u64,
+    pub(crate) len: u64,
+    pub(crate) digest: String,
+    pub(crate) chunks: u64,
 }
 
 #[cfg(test)]

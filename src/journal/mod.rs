@@ -219,8 +219,8 @@ pub enum RootEdit {
 pub struct Step {
     /// The first line of the step's commit message, e.g. `read src/a.rs`.
     pub summary: String,
-    pub map: Vec<MapEdit>,
-    pub root: Vec<RootEdit>,
+    pub(crate) map: Vec<MapEdit>,
+    pub(crate) root: Vec<RootEdit>,
 }
 
 /// A step's summary: `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
@@ -406,7 +406,7 @@ impl Batch {
 
 /// A session's journal in one store.
 pub struct Journal<'s> {
-    pub store: &'s Store,
+    pub(crate) store: &'s Store,
     /// Trees read so far, whole: the map's fan-out trees are shared by every lookup, and a step
     /// or a command under the shell guard looks up thousands of paths.
     trees: std::cell::RefCell<TreeCache>,
@@ -1542,7 +1542,7 @@ impl<'s> Journal<'s> {
         Ok(self.tree_entry(&tree, &file.name())?.map(|e| e.oid))
     }
 
-    pub fn root_file_of_tree(
+    pub(crate) fn root_file_of_tree(
         &self,
         tree: ObjectId,
         file: &RootFile,

@@ -139,7 +139,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn ok(text: impl Into<String>) -> Reply {
+    pub(crate) fn ok(text: impl Into<String>) -> Reply {
         Reply {
             text: text.into(),
             is_error: false,

@@ -28,7 +28,7 @@ const MAX_HEAD_OBJECT: u64 = 256 << 20;
 pub struct Head {
     pub refname: String,
     pub tip: ObjectId,
-    pub tree: ObjectId,
+    pub(crate) tree: ObjectId,
     pub manifest: Manifest,
     pub manifest_text: String,
     pub fingerprint: Vec<(RelPath, Digest)>,
