@@ -64,7 +64,7 @@ pub fn check(ws: &Workspace) -> Result<Config, Error> {
 }
 
 /// What the model and the person are told when a write is denied because the hook itself failed
-/// in a project that chose fail-closed; `error` is [`error_text`].
+/// in a project that chose fail-closed; `error` is the hook's error text (`hooks::error_text`).
 pub fn fail_closed_reason(error: &str) -> String {
     format!(
         "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",

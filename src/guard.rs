@@ -534,7 +534,8 @@ pub fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<W
         .max_by_key(|w| w.at)
 }
 
-/// [`clock`] against the present moment.
+/// When Unix second `at` was, as a refusal says it: `12:03:41 UTC` for a time today,
+/// `2026-11-30 12:03:41 UTC` otherwise.
 pub fn clock_now(at: i64) -> String {
     clock(at, gix::date::Time::now_utc().seconds)
 }

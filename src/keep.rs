@@ -37,7 +37,7 @@ impl Kept {
         )
     }
 
-    /// The one line that tells the caller ([`line`]).
+    /// The one line that tells the caller ([`line()`]).
     pub fn line(&self) -> String {
         line(&self.path)
     }

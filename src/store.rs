@@ -923,8 +923,8 @@ const REPO_ENV: [&str; 16] = [
 ];
 
 /// A `git` for the repository at `git_dir` and nothing else: none of the caller's variables
-/// that point git elsewhere ([`REPO_ENV`]), no system or user config, and killed with the
-/// thread that starts it ([`crate::child::die_with_parent`]).
+/// that point git elsewhere (`GIT_DIR`, `GIT_INDEX_FILE` and the rest), no system or user
+/// config, and killed with the thread that starts it ([`crate::child::die_with_parent`]).
 pub fn git_command(git_dir: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new("git");
     cmd.arg("--git-dir").arg(git_dir);

@@ -154,7 +154,7 @@ impl Hook {
 
     /// Resolve a path the host named; `None` when it lies outside the workspace (or is the
     /// root itself, or cannot be resolved): nothing of Stella's business. `.git/` and `.stella/`
-    /// are never recorded (a write there is denied: see [`Hook::private`]).
+    /// are never recorded (a write there is denied: see [`crate::paths::private_area`]).
     pub fn resolve(&self, path: &str) -> Option<RelPath> {
         if path.is_empty() {
             return None;
@@ -1220,8 +1220,9 @@ fn as_stored(text: &str) -> String {
 
 /// The bytes a write tool left on disk, out of the texts it may have written (`candidates`, the
 /// likeliest first): the disk's own bytes when they are one of them as the host stores text
-/// (see [`as_stored`]) — provably the tool's own result — else the likeliest text itself. Never
-/// the disk's bytes when they are other content: a change made after the tool stays visible.
+/// (a byte-order mark, its line endings, a final newline added or dropped) — provably the
+/// tool's own result — else the likeliest text itself. Never the disk's bytes when they are
+/// other content: a change made after the tool stays visible.
 pub fn landed(candidates: &[String], disk: Option<&[u8]>) -> Vec<u8> {
     if let Some(disk) = disk
         && let Ok(text) = std::str::from_utf8(disk)

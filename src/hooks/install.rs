@@ -63,7 +63,7 @@ pub enum Outcome {
 /// The path this `git-stella` was started by: `argv0` as given, looked up on `path_var` when it
 /// is a bare name (git runs `git stella` that way), joined to `cwd` when relative. Symbolic links
 /// are not resolved, so a hook keeps working when the link is pointed at a new build. `None`
-/// when that path does not lead to the running binary `exe` (a caller that set argv[0] to
+/// when that path does not lead to the running binary `exe` (a caller that set `argv[0]` to
 /// something else): then `exe` is the answer.
 pub fn invoked_as(
     argv0: &OsStr,

@@ -2,9 +2,9 @@
 //!
 //! Each tool answers with a [`Reply`]: text for the model and whether it is an error. A refusal
 //! is a reply with `is_error` set and the refusal message as its text (SPEC §7): the model reads
-//! it as a failed tool call and can recover, and the connection stays open. The MCP glue in
-//! [`super::server`] only moves these replies onto the wire, so every decision here is testable
-//! without a server.
+//! it as a failed tool call and can recover, and the connection stays open. The MCP glue in the
+//! `stella-mcp` binary (`src/bin/stella-mcp/server.rs`) only moves these replies onto the wire,
+//! so every decision here is testable without a server.
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;

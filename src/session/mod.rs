@@ -31,8 +31,8 @@ use crate::workspace::{self, Notice, Settings, Workspace};
 /// a bound on what the store keeps, not on memory, since a large one streams into the store.
 const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 
-/// The largest file a read holds in memory whole; larger ones stream into the store (see
-/// [`Context::store_file`]), so a read's memory stays within a fixed budget whatever the size.
+/// The largest file a read holds in memory whole; larger ones stream into the store, hashed on
+/// the way, so a read's memory stays within a fixed budget whatever the size.
 /// The same size as blobs stream out of the store from.
 pub const WHOLE_READ_MAX: u64 = store::STREAM_FROM;
 
@@ -378,8 +378,8 @@ impl Context {
     }
 
     /// The map edit saying the session came by the bytes now at `path` (`sight` says how),
-    /// stored as [`Context::store_file`] stores them: memory stays flat whatever the file's
-    /// size. `None` when nothing is there. A regular file only.
+    /// stored as a read stores them (streamed, past [`WHOLE_READ_MAX`]): memory stays flat
+    /// whatever the file's size. `None` when nothing is there. A regular file only.
     pub fn file_edit(
         &self,
         path: &RelPath,

@@ -127,8 +127,9 @@ impl crate::session::Session<'_> {
         self.undo_or_plan(only, false)
     }
 
-    /// What [`Session::undo`] would do to each path, checked as it would check it, with nothing
-    /// written and nothing recorded (`undo --dry-run`). Restored and removed mean "would be".
+    /// What [`crate::session::Session::undo`] would do to each path, checked as it would check
+    /// it, with nothing written and nothing recorded (`undo --dry-run`). Restored and removed
+    /// mean "would be".
     pub fn undo_plan(&self, only: &[RelPath]) -> Result<Vec<Undone>, Error> {
         Ok(self.undo_or_plan(only, true)?.0)
     }
