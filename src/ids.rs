@@ -20,6 +20,7 @@ macro_rules! minted_id {
                 $id(random_hex($bytes))
             }
 
+            /// The id's text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }

@@ -41,7 +41,13 @@ pub enum RootFile {
     /// `transcript/<name>/chunks/<n>`: one chunk of a transcript's bytes.
     TranscriptChunk(String, u64),
     /// `overwritten/<h>/<call>`: bytes of `path` a tool overwrote unseen, one blob per call.
-    Overwritten { path: RelPath, call: String },
+    Overwritten {
+        /// The path whose bytes they were.
+        path: RelPath,
+        /// The change that replaced them: the host's key for the tool call, else a name made
+        /// from the bytes' digest (`blind-<hex>` for a blind change).
+        call: String,
+    },
     /// `overwritten/<h>/path`: the path those bytes were at, so that `recover --all` can name it.
     OverwrittenPath(RelPath),
     /// `forgot`: what the session may have known and lost ([`super::Forgot`]).
