@@ -38,11 +38,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Why Stella's configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// `.stella/config.toml` exists but could not be read.
     #[error(transparent)]
     Io(#[from] PathIo),
+    /// `.stella/config.toml` is not valid TOML, or holds a key or value Stella does not read.
     #[error("'{}' is not a valid Stella config", .path.display())]
     Toml {
+        /// Where the file is.
         path: PathBuf,
+        /// Where and why it does not parse.
         #[source]
         source: toml::de::Error,
     },
@@ -76,7 +80,9 @@ pub fn fail_closed_reason(error: &str) -> String {
 /// never stops work) or deny it (fail-closed, chosen by the project).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnError {
+    /// Let the tool run.
     Allow,
+    /// Deny the tool call.
     Deny,
 }
 
@@ -100,6 +106,7 @@ pub enum OnError {
 pub struct Config {
     #[serde(default)]
     pub(crate) hooks: HooksConfig,
+    /// `[retention]`.
     #[serde(default)]
     pub retention: RetentionConfig,
 }
@@ -132,10 +139,14 @@ pub(crate) struct HooksConfig {
     pub(crate) tools: Vec<ToolMapping>,
 }
 
+/// What a project wrote for a hook that fails (`hooks.on-error`, `stella.hookOnError`); unset,
+/// the answer is [`OnError::Allow`] ([`on_error`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnErrorSetting {
+    /// `allow`.
     Allow,
+    /// `deny`: fail closed.
     Deny,
 }
 

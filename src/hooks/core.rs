@@ -28,28 +28,40 @@ pub enum Op {
     /// A read. `shown` is the text the model got, when the host says and it is meant to be the
     /// whole file.
     Read {
+        /// The file read.
         path: String,
+        /// The text the model got.
         shown: Option<String>,
     },
     /// A write. `original` is the bytes the tool replaced, when the host reports them.
     Write {
+        /// The file written.
         path: String,
+        /// What the write puts in it.
         how: Writes,
+        /// The bytes it replaced.
         original: Option<String>,
     },
+    /// A delete.
     Delete {
+        /// The file deleted.
         path: String,
     },
     /// A move; `how` says what lands at `to`, from what the session saw at `from`.
     Move {
+        /// The file moved away.
         from: String,
+        /// Where it lands.
         to: String,
+        /// What lands there.
         how: Writes,
     },
     /// A shell command the host runs outside the shell guard, and what it printed (when the
     /// host says, after it ran).
     Shell {
+        /// The command line, as the host runs it.
         command: String,
+        /// What it printed, once it ran.
         output: Option<String>,
     },
 }

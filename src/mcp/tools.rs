@@ -134,7 +134,9 @@ impl session::Sees for LineCut {
 /// What a tool answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
+    /// What the model reads.
     pub text: String,
+    /// Whether MCP marks it as a tool error.
     pub is_error: bool,
 }
 
@@ -146,6 +148,7 @@ impl Reply {
         }
     }
 
+    /// A reply that reports an error, `text` saying what.
     pub fn error(text: impl Into<String>) -> Reply {
         Reply {
             text: text.into(),
@@ -156,7 +159,9 @@ impl Reply {
 
 /// One MCP connection's tools: one workspace, one session.
 pub struct Tools {
+    /// The workspace, with its store open.
     pub ctx: Context,
+    /// The connection's session.
     pub id: SessionId,
 }
 
