@@ -71,6 +71,7 @@ impl Node {
         }
     }
 
+    /// Whether it holds no member or item (a scalar holds none).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -88,7 +89,9 @@ impl Node {
 /// One step from a node to a child: a member by key, or an item by position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
+    /// The member of an object named this.
     Key(String),
+    /// The item of an array at this position, from 0.
     Index(usize),
 }
 
@@ -267,6 +270,7 @@ impl Doc {
         self.text
     }
 
+    /// The top-level value.
     pub fn root(&self) -> &Node {
         &self.root
     }
