@@ -38,11 +38,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Why Stella's configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// `.stella/config.toml` exists but could not be read.
     #[error(transparent)]
     Io(#[from] PathIo),
+    /// `.stella/config.toml` is not valid TOML, or holds a key or value Stella does not read.
     #[error("'{}' is not a valid Stella config", .path.display())]
     Toml {
+        /// Where the file is.
         path: PathBuf,
+        /// Where and why it does not parse.
         #[source]
         source: toml::de::Error,
     },
@@ -64,7 +68,7 @@ pub fn check(ws: &Workspace) -> Result<Config, Error> {
 }
 
 /// What the model and the person are told when a write is denied because the hook itself failed
-/// in a project that chose fail-closed; `error` is [`error_text`].
+/// in a project that chose fail-closed; `error` is the hook's error text (`hooks::error_text`).
 pub fn fail_closed_reason(error: &str) -> String {
     format!(
         "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",
@@ -76,7 +80,9 @@ pub fn fail_closed_reason(error: &str) -> String {
 /// never stops work) or deny it (fail-closed, chosen by the project).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnError {
+    /// Let the tool run.
     Allow,
+    /// Deny the tool call.
     Deny,
 }
 
@@ -99,7 +105,8 @@ pub enum OnError {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
-    pub hooks: HooksConfig,
+    pub(crate) hooks: HooksConfig,
+    /// `[retention]`.
     #[serde(default)]
     pub retention: RetentionConfig,
 }
@@ -125,17 +132,21 @@ fn duration<'de, D: serde::Deserializer<'de>>(
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct HooksConfig {
+pub(crate) struct HooksConfig {
     #[serde(default)]
-    pub on_error: Option<OnErrorSetting>,
+    pub(crate) on_error: Option<OnErrorSetting>,
     #[serde(default)]
-    pub tools: Vec<ToolMapping>,
+    pub(crate) tools: Vec<ToolMapping>,
 }
 
+/// What a project wrote for a hook that fails (`hooks.on-error`, `stella.hookOnError`); unset,
+/// the answer is [`OnError::Allow`] ([`on_error`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnErrorSetting {
+    /// `allow`.
     Allow,
+    /// `deny`: fail closed.
     Deny,
 }
 
@@ -143,16 +154,16 @@ pub enum OnErrorSetting {
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolMapping {
-    pub name: String,
-    pub path: String,
-    pub access: Access,
+    pub(crate) name: String,
+    pub(crate) path: String,
+    pub(crate) access: Access,
     #[serde(default)]
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     Write,
 }

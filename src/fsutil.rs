@@ -20,10 +20,10 @@ use crate::paths::RelPath;
 #[derive(Debug, thiserror::Error)]
 #[error("could not {op} '{}'", .path.display())]
 pub struct PathIo {
-    pub op: &'static str,
-    pub path: std::path::PathBuf,
+    pub(crate) op: &'static str,
+    pub(crate) path: std::path::PathBuf,
     #[source]
-    pub source: io::Error,
+    pub(crate) source: io::Error,
 }
 
 /// Create `dir` and its missing parents with `mode` (0700 for anything holding what agents read).
@@ -104,7 +104,7 @@ pub struct Exact<R> {
 }
 
 impl<R: io::Read> Exact<R> {
-    pub fn new(inner: R, size: u64) -> Self {
+    pub(crate) fn new(inner: R, size: u64) -> Self {
         Exact {
             inner,
             left: size,
@@ -171,15 +171,21 @@ pub struct FileLock {
 /// Why a lock could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// The lock file could not be opened or created.
     #[error("could not open the lock file '{path}'")]
     Open {
+        /// Where the lock file is.
         path: std::path::PathBuf,
+        /// The I/O error that stopped it.
         #[source]
         source: io::Error,
     },
+    /// Another process held the lock until the deadline ran out.
     #[error("another process held '{path}' for more than {waited:?}")]
     Timeout {
+        /// Where the lock file is.
         path: std::path::PathBuf,
+        /// How long this process waited.
         waited: Duration,
     },
 }
@@ -382,6 +388,7 @@ pub fn replace_beneath_then(
 /// What [`replace_beneath_checked`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placed {
+    /// The new file took the name.
     Written,
     /// `recheck` said no: nothing changed.
     Declined,
@@ -639,6 +646,7 @@ pub fn write_settings_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// What [`remove_beneath`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Removed {
+    /// What was at the path (a file, or a link itself) is gone.
     Done,
     /// Nothing was there.
     AlreadyGone,

@@ -28,18 +28,22 @@ use crate::paths::RelPath;
 /// What the caller is about to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Intent {
-    /// Update or create the path; `content` is the digest of the bytes about to be written, when
-    /// the caller can say.
+    /// Update or create the path.
     Write {
+        /// The digest of the bytes about to be written, when the caller can say: a write of the
+        /// bytes already there loses nothing.
         content: Option<Digest>,
     },
+    /// Delete the path.
     Delete,
 }
 
 /// The path on disk, as a read would see it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Disk {
+    /// A file, with the digest of its bytes.
     Present(Digest),
+    /// Nothing is there.
     Missing,
     /// It exists but cannot be read (permissions, I/O error, a folder).
     Unreadable(String),
@@ -61,6 +65,7 @@ impl Disk {
         }
     }
 
+    /// The digest of the file's bytes, when there is a file that could be read.
     pub fn digest(&self) -> Option<Digest> {
         match self {
             Disk::Present(d) => Some(*d),
@@ -114,7 +119,9 @@ pub const KEEP_COMMAND_MAX: u64 = 256 << 20;
 /// The decision for one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The write may go ahead, and why.
     Allow(Allow),
+    /// The write is refused, and why.
     Refuse(Conflict),
 }
 
@@ -144,18 +151,24 @@ pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
 /// The full outcome of checking one path.
 #[derive(Clone, Debug)]
 pub struct Check {
+    /// The path checked, relative to the workspace root.
     pub path: RelPath,
     /// The symbolic link the caller named, when the path was reached through one.
     pub via: Option<RelPath>,
+    /// What the caller is about to do.
     pub intent: Intent,
+    /// What the session knows of the path, `None` when it does not track it.
     pub entry: Option<Entry>,
+    /// The path on disk when it was checked.
     pub disk: Disk,
+    /// Allowed or refused, and why.
     pub verdict: Verdict,
     /// For [`Conflict::Uncommitted`]: the session whose write it would lose.
     pub writer: Option<Writer>,
 }
 
 impl Check {
+    /// Whether the write is refused.
     pub fn refused(&self) -> bool {
         matches!(self.verdict, Verdict::Refuse(_))
     }
@@ -206,17 +219,17 @@ impl Check {
 /// This workspace's other sessions and git's `HEAD`, as a blind change consults them
 /// ([`Check::respect`]).
 pub struct Others<'a, 'j> {
-    pub journal: &'a Journal<'j>,
+    pub(crate) journal: &'a Journal<'j>,
     /// The session making the change.
     pub me: &'a SessionId,
-    pub ws: &'a crate::workspace::Workspace,
+    pub(crate) ws: &'a crate::workspace::Workspace,
     /// The user's repository, opened when first needed and kept: a command under the shell
     /// guard may change thousands of files (`HEAD` itself is read again each time).
     repo: std::cell::OnceCell<Option<gix::Repository>>,
 }
 
 impl<'a, 'j> Others<'a, 'j> {
-    pub fn new(
+    pub(crate) fn new(
         journal: &'a Journal<'j>,
         me: &'a SessionId,
         ws: &'a crate::workspace::Workspace,
@@ -511,6 +524,7 @@ pub fn refusal_message(journal: &Journal<'_>, root: &Path, check: &Check) -> Str
 /// A session of this workspace that wrote the bytes now at a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Writer {
+    /// The session that wrote them.
     pub session: SessionId,
     /// When it wrote them (Unix seconds).
     pub at: i64,
@@ -534,7 +548,8 @@ pub fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<W
         .max_by_key(|w| w.at)
 }
 
-/// [`clock`] against the present moment.
+/// When Unix second `at` was, as a refusal says it: `12:03:41 UTC` for a time today,
+/// `2026-11-30 12:03:41 UTC` otherwise.
 pub fn clock_now(at: i64) -> String {
     clock(at, gix::date::Time::now_utc().seconds)
 }

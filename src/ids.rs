@@ -6,9 +6,9 @@ use std::fmt;
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("'{id}' is not a valid {what} id: {why}")]
 pub struct InvalidId {
-    pub id: String,
-    pub what: &'static str,
-    pub why: &'static str,
+    pub(crate) id: String,
+    pub(crate) what: &'static str,
+    pub(crate) why: &'static str,
 }
 
 /// What both ids share: minting `$bytes` random bytes as hex, the text, and its display.
@@ -20,6 +20,7 @@ macro_rules! minted_id {
                 $id(random_hex($bytes))
             }
 
+            /// The id's text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }

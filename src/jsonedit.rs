@@ -15,12 +15,12 @@ use serde_json::Value;
 pub struct Node {
     /// Where the value starts (its first byte) and ends (one past its last byte).
     pub span: Range<usize>,
-    pub kind: Kind,
+    pub(crate) kind: Kind,
 }
 
 /// What a [`Node`] holds.
 #[derive(Clone, Debug)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Members in text order, each with the offset where its key starts.
     Object(Vec<(String, usize, Node)>),
     Array(Vec<Node>),
@@ -54,11 +54,11 @@ impl Node {
         }
     }
 
-    pub fn is_object(&self) -> bool {
+    pub(crate) fn is_object(&self) -> bool {
         matches!(self.kind, Kind::Object(_))
     }
 
-    pub fn is_array(&self) -> bool {
+    pub(crate) fn is_array(&self) -> bool {
         matches!(self.kind, Kind::Array(_))
     }
 
@@ -71,6 +71,7 @@ impl Node {
         }
     }
 
+    /// Whether it holds no member or item (a scalar holds none).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -88,7 +89,9 @@ impl Node {
 /// One step from a node to a child: a member by key, or an item by position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
+    /// The member of an object named this.
     Key(String),
+    /// The item of an array at this position, from 0.
     Index(usize),
 }
 
@@ -113,9 +116,9 @@ macro_rules! json_path {
 /// One replacement in a text: the `len` bytes at `at` become `text`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edit {
-    pub at: usize,
-    pub len: usize,
-    pub text: String,
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    pub(crate) text: String,
 }
 
 /// Apply `edits` in order; `None` when one does not fit the text (it was made for another one).
@@ -135,8 +138,8 @@ pub fn apply(text: &str, edits: &[Edit]) -> Option<String> {
 #[derive(Debug, thiserror::Error)]
 #[error("no JSON {wanted} at {path:?}")]
 pub struct PathError {
-    pub path: Vec<Step>,
-    pub wanted: &'static str,
+    pub(crate) path: Vec<Step>,
+    pub(crate) wanted: &'static str,
 }
 
 /// A JSON text, its parse, and the inverse of every edit made to it.
@@ -259,14 +262,15 @@ impl Doc {
         }
     }
 
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
-    pub fn into_text(self) -> String {
+    pub(crate) fn into_text(self) -> String {
         self.text
     }
 
+    /// The top-level value.
     pub fn root(&self) -> &Node {
         &self.root
     }

@@ -20,9 +20,9 @@ pub use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MA
 /// Bytes kept before a blind change of `path`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kept {
-    pub path: RelPath,
-    pub digest: Digest,
-    pub blob: ObjectId,
+    pub(crate) path: RelPath,
+    pub(crate) digest: Digest,
+    pub(crate) blob: ObjectId,
 }
 
 impl Kept {
@@ -37,7 +37,7 @@ impl Kept {
         )
     }
 
-    /// The one line that tells the caller ([`line`]).
+    /// The one line that tells the caller ([`line()`]).
     pub fn line(&self) -> String {
         line(&self.path)
     }
@@ -88,21 +88,31 @@ pub fn overwritten(
 /// Why bytes could not be kept: the change is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The file, or what one command keeps, passes a limit, and git's `HEAD` does not hold its
+    /// bytes.
     #[error(
         "{path} is {size} bytes, and its bytes are not in git's HEAD; Stella keeps up to {max} bytes {what} before a change made without reading it. Nothing was changed: read {path} first, or commit it"
     )]
     TooLarge {
+        /// The file, relative to the workspace root.
         path: RelPath,
+        /// Its size in bytes.
         size: u64,
+        /// The limit it passed, in bytes: [`FILE_MAX`] or [`COMMAND_MAX`].
         max: u64,
+        /// Which limit, as the message says it: `of one file` or `in one command`.
         what: &'static str,
     },
+    /// The file could not be read.
     #[error("could not keep {path} before changing it: {source}")]
     Io {
+        /// The file, relative to the workspace root.
         path: RelPath,
+        /// The I/O error that stopped it.
         #[source]
         source: std::io::Error,
     },
+    /// The bytes could not be written into the store.
     #[error(transparent)]
     Journal(#[from] journal::Error),
 }

@@ -12,6 +12,9 @@
 //! the edge and pass it in. The lints below and `clippy.toml` hold it to that.
 //! (gix, opening the user's repository, reads git's own environment the way git does only when
 //! the edge says `GIT_DIR` or `GIT_WORK_TREE` is set: see [`workspace::open_user_repo`].)
+//!
+//! Every public item is documented, and the compiler holds it to that (`missing_docs` is denied
+//! below): what only the library itself uses is `pub(crate)`, not a public item to document.
 
 // `unsafe` lives in one module, the shell guard's system calls (`exec/sys/`), and in one pre-exec
 // hook (`child.rs`); each allows it where it is declared.
@@ -22,6 +25,7 @@
     clippy::exit,
     clippy::dbg_macro
 )]
+#![deny(missing_docs)]
 
 // Every write and check is made with `openat` beneath a folder, `O_NOFOLLOW`, `flock` and Unix
 // permissions: on anything else, one clear stop instead of a dozen missing imports.

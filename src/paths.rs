@@ -24,7 +24,7 @@ impl RelPath {
             .then(|| RelPath(bytes.to_vec()))
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
 
@@ -68,15 +68,34 @@ impl fmt::Debug for RelPath {
 /// The error returned by [`resolve`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The path, once resolved, lies outside the workspace (through `..` or a symbolic link).
     #[error("'{}' is outside the workspace '{}'", .path.display(), .root.display())]
-    Outside { path: PathBuf, root: PathBuf },
+    Outside {
+        /// The path as the caller gave it.
+        path: PathBuf,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The path is the workspace root itself.
     #[error("'{}' is the workspace root, not a file in it", .path.display())]
-    Root { path: PathBuf },
+    Root {
+        /// The path as the caller gave it.
+        path: PathBuf,
+    },
+    /// The path lies in a private area ([`private_area`]), and the caller is a way in.
     #[error("'{}' is inside {area}/, which Stella never reads or writes on an agent's behalf", .path.display())]
-    Private { path: PathBuf, area: &'static str },
+    Private {
+        /// The path as the caller gave it.
+        path: PathBuf,
+        /// The area: `.git` or `.stella`.
+        area: &'static str,
+    },
+    /// A part of the path that exists could not be resolved.
     #[error("could not resolve '{}'", .path.display())]
     Io {
+        /// The path as the caller gave it.
         path: PathBuf,
+        /// The I/O error that stopped it.
         #[source]
         source: io::Error,
     },

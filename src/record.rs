@@ -28,8 +28,8 @@ use crate::paths::RelPath;
 /// (with the executable bit) when the journal keeps them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Version {
-    pub digest: Digest,
-    pub kept: Option<(ObjectId, bool)>,
+    pub(crate) digest: Digest,
+    pub(crate) kept: Option<(ObjectId, bool)>,
 }
 
 impl Version {

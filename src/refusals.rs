@@ -37,6 +37,7 @@ pub const GONE: &str = "gone";
 pub struct Record {
     /// `write` or `delete`.
     pub intent: String,
+    /// The path, relative to the workspace root.
     pub path: String,
     /// The BLAKE3 the session had seen (`reread` when it may have seen two versions).
     pub seen: Option<String>,

@@ -36,7 +36,7 @@ pub struct Lost {
 /// What a repair did to one session.
 #[derive(Clone, Debug)]
 pub struct Report {
-    pub session: SessionId,
+    pub(crate) session: SessionId,
     /// The newest step found whole, where the session now stands; `None` when no step was.
     pub kept: Option<Tip>,
     /// The steps after it, oldest first.
@@ -91,13 +91,16 @@ impl Report {
 /// The error returned by [`on_damage`]: the damage found, and what the repair did about it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Damage was found and repaired (or found past repair): nothing else was done.
     #[error("{}", repaired_text(.reports))]
     Repaired {
+        /// What the repair did, one report per damaged session.
         reports: Vec<Report>,
         /// What the command found; `None` where the front end reports it itself.
         #[source]
         damage: Option<journal::Error>,
     },
+    /// The repair itself failed: the store could not be read or written.
     #[error(transparent)]
     Journal(#[from] journal::Error),
 }

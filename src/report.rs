@@ -8,8 +8,11 @@ use std::error::Error;
 /// An error's message and its distinct causes, ready to be rendered.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
+    /// The error's own text: `error: <message>`.
     pub message: String,
+    /// Each cause that says something new, outermost first: `caused by: <cause>`.
     pub causes: Vec<String>,
+    /// What to do about it, when the front end has something to say: `hint: <hint>`.
     pub hint: Option<String>,
 }
 

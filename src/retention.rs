@@ -31,6 +31,7 @@ pub fn sessions_older_than(
 /// A store in Stella's data dir whose checkout is gone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Orphan {
+    /// The workspace id the store was kept under.
     pub id: WorkspaceId,
     /// The folder holding the store (`<data dir>/workspaces/<id>`).
     pub dir: PathBuf,

@@ -24,43 +24,73 @@ pub const WRITE_DEADLINE: Duration = Duration::from_secs(60);
 /// The error returned by [`Store`] operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// gix could not read or write the store's objects, refs or config.
     #[error("could not {op} in the store '{}'", .store.display())]
     Git {
+        /// What failed, as the message says it: `list refs`, `update a ref`…
         op: &'static str,
+        /// The store's folder.
         store: PathBuf,
+        /// What gix reported.
         #[source]
         source: gix::Error,
     },
+    /// A file or folder of the store could not be read or written, or git could not be run on
+    /// it.
     #[error("could not {op} '{}'", .path.display())]
     Io {
+        /// What failed, as the message says it.
         op: &'static str,
+        /// The file or folder.
         path: PathBuf,
+        /// The I/O error that stopped it.
         #[source]
         source: std::io::Error,
     },
+    /// The store's lock (`store.lock`) could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// Other writers moved the ref at every try until [`WRITE_DEADLINE`] ran out.
     #[error("'{name}' kept moving under concurrent writers for {waited:?}; nothing was recorded")]
-    Contended { name: String, waited: Duration },
+    Contended {
+        /// The ref that kept moving.
+        name: String,
+        /// How long the writer kept trying.
+        waited: Duration,
+    },
+    /// git itself, run on the store (to collect garbage, to index a pack), failed.
     #[error("'git {args}' failed in the store: {stderr}")]
-    GitCommand { args: String, stderr: String },
+    GitCommand {
+        /// Its arguments, as one line.
+        args: String,
+        /// What it said on stderr.
+        stderr: String,
+    },
     /// Objects a step named were already in the store, left unreadable by an earlier crash
     /// (their names reached the disk, their bytes did not). They were removed: the next try
     /// writes them afresh.
     #[error("the store held {} left broken by an earlier crash ({}); {} removed and nothing was recorded: run the command again", crate::text::count(.ids.len() as u64, "object"), .ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "), if .ids.len() == 1 { "it was" } else { "they were" })]
-    Leftover { ids: Vec<ObjectId> },
+    Leftover {
+        /// The objects removed.
+        ids: Vec<ObjectId>,
+    },
     /// The ref's file exists but names no object: a power cut left it empty or torn.
     #[error("the ref '{name}' in the store '{}' holds no object id", .store.display())]
-    DamagedRef { name: String, store: PathBuf },
+    DamagedRef {
+        /// The ref whose file is damaged.
+        name: String,
+        /// The store's folder.
+        store: PathBuf,
+    },
 }
 
 /// One line of a ref's reflog: a move from `old` to `new` (`None`: the ref did not exist), and
 /// the message the writer gave it (for a session, the step's summary).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReflogEntry {
-    pub old: Option<ObjectId>,
-    pub new: Option<ObjectId>,
-    pub message: String,
+    pub(crate) old: Option<ObjectId>,
+    pub(crate) new: Option<ObjectId>,
+    pub(crate) message: String,
 }
 
 /// An open journal store.
@@ -346,6 +376,7 @@ impl Store {
         Ok(())
     }
 
+    /// The store's folder: the bare repository (`git stella store-path` prints it).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -923,8 +954,8 @@ const REPO_ENV: [&str; 16] = [
 ];
 
 /// A `git` for the repository at `git_dir` and nothing else: none of the caller's variables
-/// that point git elsewhere ([`REPO_ENV`]), no system or user config, and killed with the
-/// thread that starts it ([`crate::child::die_with_parent`]).
+/// that point git elsewhere (`GIT_DIR`, `GIT_INDEX_FILE` and the rest), no system or user
+/// config, and killed with the thread that starts it ([`crate::child::die_with_parent`]).
 pub fn git_command(git_dir: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new("git");
     cmd.arg("--git-dir").arg(git_dir);

@@ -26,17 +26,21 @@ pub enum Kind {
     Start,
     /// `session end`.
     End,
+    /// `read`: the session read the paths.
     Read,
     /// `write` through Stella, or `wrote` after a host's tool wrote.
     Write,
     /// `rm`.
     Delete,
+    /// `moved`: a host's tool renamed a path the session tracks.
     Move,
     /// A refused write or delete: the step changed the refusal record.
     Refused,
+    /// `turn begin`: the host opened a turn.
     TurnBegin,
     /// `step N of turn …`: a boundary the host marked inside a turn.
     TurnStep,
+    /// `turn end`: the host closed the turn.
     TurnEnd,
     /// A command run under the shell guard (`exec …`).
     Command,
@@ -45,7 +49,9 @@ pub enum Kind {
     Checkpoint,
     /// The first step of a session replayed from an artifact.
     Replay,
+    /// `undo`: the files the session wrote were put back as they were before.
     Undo,
+    /// `redo`: an undo right after an undo put back what that undo replaced.
     Redo,
     /// A transcript stored, or where to find it.
     Transcript,
@@ -126,7 +132,10 @@ pub enum Change {
     /// The entry was dropped: the file was deleted, or found gone.
     Deleted,
     /// The entry came from `from`, renamed.
-    Moved { from: RelPath },
+    Moved {
+        /// The path the entry was at before the rename.
+        from: RelPath,
+    },
 }
 
 impl Change {
@@ -144,13 +153,16 @@ impl Change {
 /// One path a step changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathChange {
+    /// The path, relative to the workspace root.
     pub path: RelPath,
+    /// What the step did to its entry.
     pub change: Change,
 }
 
 /// One refused write or delete, with what changed.
 #[derive(Clone, Debug)]
 pub struct Refusal {
+    /// The refusal as the session's refusal record holds it.
     pub record: Record,
     /// A unified diff from the bytes the session had seen to the bytes found (a sentence instead
     /// for a binary or large file), as the refusal showed it; `None` when the store does not
@@ -161,10 +173,13 @@ pub struct Refusal {
 /// One step of the session.
 #[derive(Clone, Debug)]
 pub struct Step {
+    /// The step's commit in the store.
     pub commit: ObjectId,
+    /// When it was recorded: its commit's committer time.
     pub time: gix::date::Time,
     /// The first line of its commit, as `log` shows it.
     pub summary: String,
+    /// What it was, read from the summary.
     pub kind: Kind,
     /// The entries it added, changed or dropped, in path order.
     pub paths: Vec<PathChange>,

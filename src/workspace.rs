@@ -47,8 +47,9 @@ impl Settings {
 pub struct Workspace {
     /// The canonical workspace root.
     pub root: PathBuf,
+    /// Its id, kept in `.stella/private`: its store and sessions are found by it.
     pub id: WorkspaceId,
-    pub data_dir: PathBuf,
+    pub(crate) data_dir: PathBuf,
     /// Whether git's environment overrides are in play (see [`Settings::git_env_overrides`]).
     pub git_env_overrides: bool,
 }
@@ -57,9 +58,15 @@ pub struct Workspace {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
     /// This checkout is a copy of another one; it got its own id.
-    Copied { original: PathBuf },
+    Copied {
+        /// The checkout it was copied from, which keeps the id and the sessions.
+        original: PathBuf,
+    },
     /// `.stella/private` was missing at a path the data dir knows; its id was adopted again.
-    Adopted { id: WorkspaceId },
+    Adopted {
+        /// The id adopted.
+        id: WorkspaceId,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -81,18 +88,34 @@ impl std::fmt::Display for Notice {
 /// The error returned by [`discover_root`] and [`Workspace::open`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// No git repository holds the folder.
     #[error("not a git repository (or any of the parent directories): {}", .path.display())]
     NotARepository {
+        /// The folder the search started from.
         path: PathBuf,
+        /// What gix said.
         #[source]
         source: gix::Error,
     },
+    /// The repository is bare: there is no working tree to guard.
     #[error("this operation must be run in a work tree: '{}' is a bare repository", .git_dir.display())]
-    Bare { git_dir: PathBuf },
+    Bare {
+        /// The repository's git folder.
+        git_dir: PathBuf,
+    },
+    /// A file or folder of the workspace's own (`.stella/private`, the data dir) could not be
+    /// read or written.
     #[error(transparent)]
     Io(#[from] PathIo),
+    /// The workspace's id file does not hold an id.
     #[error("'{}' is corrupt: {why}", .path.display())]
-    Corrupt { path: PathBuf, why: String },
+    Corrupt {
+        /// The id file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The lock that settles which checkout owns an id could not be taken.
     #[error(transparent)]
     Lock(#[from] fsutil::LockError),
 }
@@ -444,9 +467,9 @@ fn find_owned_id(data_dir: &Path, root: &Path) -> Result<Option<WorkspaceId>, Er
 /// record names (when it has a readable one).
 #[derive(Clone, Debug)]
 pub struct OwnerRecord {
-    pub id: WorkspaceId,
-    pub dir: PathBuf,
-    pub owner: Option<PathBuf>,
+    pub(crate) id: WorkspaceId,
+    pub(crate) dir: PathBuf,
+    pub(crate) owner: Option<PathBuf>,
 }
 
 /// Every workspace folder in `data_dir` (entries that are not a workspace id are skipped).

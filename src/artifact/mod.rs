@@ -68,14 +68,21 @@ Stella does not encrypt, redact, classify or expire it: share it as you would sh
 /// `stella.toml`: the artifact's manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The artifact format it was written in ([`FORMAT`] for this build).
     pub format: u32,
+    /// The id of the session packed.
     pub session: String,
     /// The workspace `HEAD` when the artifact was made; `none` on an unborn branch.
     pub base: String,
+    /// The hash of the workspace's repository: `sha1` or `sha256`.
     pub object_format: String,
+    /// What wrote it: `git-stella <version>`.
     pub producer: String,
+    /// When the session started, as [`crate::text::format_time`] writes it.
     pub started: String,
+    /// When the session recorded its last step, written the same way.
     pub last_step: String,
+    /// How many steps the session had recorded.
     pub steps: u64,
     /// Paths the session may have seen in two versions: they need a re-read before any write.
     #[serde(default)]
@@ -98,28 +105,48 @@ impl Manifest {
 /// The error returned by artifact operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The bytes are whole, but they are not an artifact: not a bundle, no checkpoint ref, a
+    /// manifest or fingerprint that does not parse, a path an artifact may never name.
     #[error("not a Stella artifact: {why}")]
-    NotAnArtifact { why: String },
+    NotAnArtifact {
+        /// What is wrong, for the message.
+        why: String,
+    },
+    /// The artifact's format is outside [`FORMATS_READ`] ([`check_format`]).
     #[error(
         "this artifact has format {format}; this git-stella reads formats {}–{}; {reader}",
         FORMATS_READ.start(),
         FORMATS_READ.end()
     )]
-    UnsupportedFormat { format: u32, reader: String },
+    UnsupportedFormat {
+        /// The format its manifest names.
+        format: u32,
+        /// Who reads it instead: a newer git-stella, or none.
+        reader: String,
+    },
     /// The bytes are damaged: the file ends early, an object does not inflate, the pack's
     /// checksum does not match. Found before anything is decided from the artifact.
     #[error("the artifact is corrupt or truncated: {why}")]
-    Corrupt { why: String },
+    Corrupt {
+        /// What is damaged, for the message.
+        why: String,
+    },
     /// The argument named a checkpoint ref this repository does not have.
     #[error("no checkpoint ref '{name}' in this repository")]
-    NoRef { name: String },
+    NoRef {
+        /// The ref, `refs/stella/checkpoints/…`.
+        name: String,
+    },
     /// The argument named a checkpoint ref, and there is no repository here to hold it.
     #[error("'{name}' names a checkpoint ref, and there is no git repository here")]
     NoRepository {
+        /// The ref, `refs/stella/checkpoints/…`.
         name: String,
+        /// Why the repository could not be opened.
         #[source]
         source: Box<gix::Error>,
     },
+    /// The artifact, or the temporary copy a ref or a pipe is read through, could not be read.
     #[error("could not read the artifact")]
     Io(#[from] io::Error),
     /// Writing the artifact out failed (a full disk, a closed pipe): what was written is not an

@@ -1,3 +1,5 @@
+// Documented separately.
+#![allow(missing_docs)]
 //! The shell guard (SPEC §7): run a command, and everything it starts, with every system call
 //! that can read or change a workspace file checked by the supervisor before the kernel acts.
 //!

@@ -8,7 +8,7 @@
 //! | `SessionEnd` | remember `transcript_path` when it moved; capture the transcript; end the session (its uncommitted writes stop being protected from other sessions) |
 //! | `PreToolUse` Edit, MultiEdit, Write, NotebookEdit, MCP writes | the guard; a refusal is a `deny` with Stella's message |
 //! | `PreToolUse` Read, MCP reads | remember the disk's digest |
-//! | `PostToolUse` Read | record what the model saw ([`Hook::after_read`]) |
+//! | `PostToolUse` Read | record what the model saw (`Hook::after_read`) |
 //! | `PostToolUse` Write, Edit, MultiEdit | record the bytes the tool meant to write; keep bytes it overwrote unseen |
 //! | `PreToolUse`/`PostToolUse` Bash | note which tracked files changed while the command ran |
 //!

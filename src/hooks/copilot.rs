@@ -125,11 +125,11 @@ const TIMEOUT_S: u64 = 30;
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Payload {
-    pub session_id: String,
+    pub(crate) session_id: String,
     #[serde(default)]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     #[serde(default)]
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     /// The model's arguments: an object, or for `apply_patch` the patch text.
     #[serde(default)]
     pub tool_args: Value,

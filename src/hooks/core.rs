@@ -28,28 +28,40 @@ pub enum Op {
     /// A read. `shown` is the text the model got, when the host says and it is meant to be the
     /// whole file.
     Read {
+        /// The file read.
         path: String,
+        /// The text the model got.
         shown: Option<String>,
     },
     /// A write. `original` is the bytes the tool replaced, when the host reports them.
     Write {
+        /// The file written.
         path: String,
+        /// What the write puts in it.
         how: Writes,
+        /// The bytes it replaced.
         original: Option<String>,
     },
+    /// A delete.
     Delete {
+        /// The file deleted.
         path: String,
     },
     /// A move; `how` says what lands at `to`, from what the session saw at `from`.
     Move {
+        /// The file moved away.
         from: String,
+        /// Where it lands.
         to: String,
+        /// What lands there.
         how: Writes,
     },
     /// A shell command the host runs outside the shell guard, and what it printed (when the
     /// host says, after it ran).
     Shell {
+        /// The command line, as the host runs it.
         command: String,
+        /// What it printed, once it ran.
         output: Option<String>,
     },
 }
@@ -69,17 +81,17 @@ pub enum Writes {
 /// One replacement of an edit tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
-    pub old: String,
-    pub new: String,
+    pub(crate) old: String,
+    pub(crate) new: String,
     /// Every occurrence, not just the first.
     pub all: bool,
 }
 
 /// One hook call's view of a workspace and a session.
 pub struct Hook {
-    pub root: PathBuf,
-    pub cwd: PathBuf,
-    pub session: SessionId,
+    pub(crate) root: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) session: SessionId,
     settings: Settings,
     context: Option<Context>,
     /// The host runs its shell commands under the shell guard, which records their reads and
@@ -154,7 +166,7 @@ impl Hook {
 
     /// Resolve a path the host named; `None` when it lies outside the workspace (or is the
     /// root itself, or cannot be resolved): nothing of Stella's business. `.git/` and `.stella/`
-    /// are never recorded (a write there is denied: see [`Hook::private`]).
+    /// are never recorded (a write there is denied: see [`crate::paths::private_area`]).
     pub fn resolve(&self, path: &str) -> Option<RelPath> {
         if path.is_empty() {
             return None;
@@ -176,7 +188,7 @@ impl Hook {
         }
     }
 
-    pub fn abs(&self, path: &RelPath) -> PathBuf {
+    pub(crate) fn abs(&self, path: &RelPath) -> PathBuf {
         path.under(&self.root)
     }
 
@@ -1220,8 +1232,9 @@ fn as_stored(text: &str) -> String {
 
 /// The bytes a write tool left on disk, out of the texts it may have written (`candidates`, the
 /// likeliest first): the disk's own bytes when they are one of them as the host stores text
-/// (see [`as_stored`]) — provably the tool's own result — else the likeliest text itself. Never
-/// the disk's bytes when they are other content: a change made after the tool stays visible.
+/// (a byte-order mark, its line endings, a final newline added or dropped) — provably the
+/// tool's own result — else the likeliest text itself. Never the disk's bytes when they are
+/// other content: a change made after the tool stays visible.
 pub fn landed(candidates: &[String], disk: Option<&[u8]>) -> Vec<u8> {
     if let Some(disk) = disk
         && let Ok(text) = std::str::from_utf8(disk)

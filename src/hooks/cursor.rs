@@ -58,14 +58,14 @@ fn user_settings(home: &Path, _: Var<'_>) -> PathBuf {
 /// A Cursor hook payload, as its documentation describes it (no client to capture from here).
 #[derive(Debug, Deserialize)]
 pub struct Payload {
-    pub hook_event_name: String,
-    pub conversation_id: String,
+    pub(crate) hook_event_name: String,
+    pub(crate) conversation_id: String,
     #[serde(default)]
-    pub workspace_roots: Vec<PathBuf>,
+    pub(crate) workspace_roots: Vec<PathBuf>,
     #[serde(default)]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     #[serde(default)]
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     /// The tool's input: its path field is `file_path`, `path` or `target_file` by tool.
     #[serde(default)]
     pub tool_input: Value,
@@ -84,9 +84,9 @@ pub struct Payload {
 #[derive(Debug, Deserialize)]
 pub struct FileEdit {
     #[serde(default)]
-    pub old_string: String,
+    pub(crate) old_string: String,
     #[serde(default)]
-    pub new_string: String,
+    pub(crate) new_string: String,
 }
 
 fn path_of(ti: &Value) -> Option<String> {

@@ -111,23 +111,23 @@ pub const MATCHER: &str = "^(read_file|write_file|replace|run_shell_command)$";
 /// (`file_path`, `old_string`, `new_string`, `allow_multiple`).
 #[derive(Debug, Default, Deserialize)]
 pub struct ToolInput {
-    pub file_path: Option<String>,
-    pub content: Option<String>,
-    pub old_string: Option<String>,
-    pub new_string: Option<String>,
-    pub allow_multiple: Option<bool>,
-    pub start_line: Option<Value>,
-    pub end_line: Option<Value>,
-    pub offset: Option<Value>,
-    pub limit: Option<Value>,
+    pub(crate) file_path: Option<String>,
+    pub(crate) content: Option<String>,
+    pub(crate) old_string: Option<String>,
+    pub(crate) new_string: Option<String>,
+    pub(crate) allow_multiple: Option<bool>,
+    pub(crate) start_line: Option<Value>,
+    pub(crate) end_line: Option<Value>,
+    pub(crate) offset: Option<Value>,
+    pub(crate) limit: Option<Value>,
 }
 
 /// What `AfterTool` says the tool did.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResponse {
-    pub llm_content: Option<Value>,
-    pub error: Option<Value>,
+    pub(crate) llm_content: Option<Value>,
+    pub(crate) error: Option<Value>,
 }
 
 /// The typed input and response of a payload's file tool.

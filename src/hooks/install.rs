@@ -26,24 +26,50 @@ use crate::jsonedit::{self, Doc, Edit, Kind, Node, Step};
 /// The error returned by the installers.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A settings file is not UTF-8 JSON (with comments, for a host that reads them).
     #[error("'{}' is not valid JSON; nothing was changed", .path.display())]
     InvalidJson {
+        /// Where the settings file is.
         path: PathBuf,
+        /// Where it stops parsing.
         #[source]
         source: serde_json::Error,
     },
+    /// A settings file is JSON, but a value Stella's entries go into is not of the kind they
+    /// need (the top level, or `hooks`, is not an object).
     #[error("'{}' has an unexpected shape: {why}; nothing was changed", .path.display())]
-    Shape { path: PathBuf, why: String },
+    Shape {
+        /// Where the settings file is.
+        path: PathBuf,
+        /// What is in the way.
+        why: String,
+    },
+    /// A file or folder could not be read, written or removed.
     #[error(transparent)]
     Io(#[from] PathIo),
+    /// git, run to find the hooks folder, failed.
     #[error("'git {args}' failed: {stderr}")]
-    Git { args: String, stderr: String },
+    Git {
+        /// Its arguments, as one line.
+        args: String,
+        /// What it said on stderr.
+        stderr: String,
+    },
+    /// The git hook is someone else's, and the place it would be moved aside to ([`CHAINED`])
+    /// is taken.
     #[error(
         "'{}' exists and is not a hook Stella installed, yet a chained hook is already there too; nothing was changed", .path.display()
     )]
-    ChainTaken { path: PathBuf },
+    ChainTaken {
+        /// The git hook that is not Stella's.
+        path: PathBuf,
+    },
+    /// A file Stella writes whole (OpenCode's plugin) is there, but it is someone else's.
     #[error("'{}' is not the file Stella wrote there; nothing was changed", .path.display())]
-    NotOurs { path: PathBuf },
+    NotOurs {
+        /// Where the file is.
+        path: PathBuf,
+    },
 }
 
 fn io_error(op: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
@@ -54,7 +80,9 @@ fn io_error(op: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
 /// What an install or uninstall did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// Files were written or removed.
     Changed,
+    /// Everything was already as asked: nothing was written.
     Unchanged,
 }
 
@@ -63,7 +91,7 @@ pub enum Outcome {
 /// The path this `git-stella` was started by: `argv0` as given, looked up on `path_var` when it
 /// is a bare name (git runs `git stella` that way), joined to `cwd` when relative. Symbolic links
 /// are not resolved, so a hook keeps working when the link is pointed at a new build. `None`
-/// when that path does not lead to the running binary `exe` (a caller that set argv[0] to
+/// when that path does not lead to the running binary `exe` (a caller that set `argv[0]` to
 /// something else): then `exe` is the answer.
 pub fn invoked_as(
     argv0: &OsStr,
@@ -242,10 +270,10 @@ pub enum Shape {
 
 /// One hook Stella wants: the event, the matcher, and the handler object (holding `command`).
 pub struct Wanted {
-    pub event: &'static str,
-    pub matcher: Option<&'static str>,
-    pub command: String,
-    pub handler: Value,
+    pub(crate) event: &'static str,
+    pub(crate) matcher: Option<&'static str>,
+    pub(crate) command: String,
+    pub(crate) handler: Value,
 }
 
 /// One event Stella hooks: its name, its matcher, and whether the host lets a hook on it refuse
@@ -254,12 +282,13 @@ pub type Event = (&'static str, Option<&'static str>, bool);
 
 /// A host's hook settings file: where it is, how it nests entries, and Stella's entries there.
 pub struct HooksFile {
+    /// Where the settings file is.
     pub path: PathBuf,
-    pub shape: Shape,
+    pub(crate) shape: Shape,
     /// The word after `hook` in Stella's command for this host: a handler that runs
     /// `<git-stella> hook <agent>` is Stella's, whatever path named the binary.
     pub agent: &'static str,
-    pub wanted: Vec<Wanted>,
+    pub(crate) wanted: Vec<Wanted>,
     /// A top-level key the file must have (Cursor's `version`), added when missing.
     pub header: Option<(&'static str, Value)>,
     /// Claude Code's shell prefix, set under `env` unless a prefix of the user's is there.
@@ -648,7 +677,9 @@ fn holds_nothing(text: &str, header: Option<&(&'static str, Value)>) -> bool {
 /// relative to `base` (the repository's root, or the home folder), so a moved checkout keeps
 /// its record.
 pub struct Ledger {
+    /// The ledger's own file ([`LEDGER_FILE`] in its folder).
     pub file: PathBuf,
+    /// The folder the paths in it are relative to.
     pub base: PathBuf,
 }
 
@@ -723,6 +754,7 @@ fn digest(text: &str) -> String {
 /// What [`install`] did.
 #[derive(Debug)]
 pub struct Installed {
+    /// Whether the file changed.
     pub outcome: Outcome,
     /// A shell prefix of the user's that was kept: Bash commands then run without the shell
     /// guard, which the caller says.

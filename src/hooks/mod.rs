@@ -39,17 +39,21 @@ mod patch;
 pub mod qwen;
 pub mod registry;
 
+pub(crate) use crate::config::Access;
 pub use crate::config::{
-    Access, Config, HooksConfig, OnError, OnErrorSetting, RetentionConfig, ToolMapping,
-    config_path, deny_reason, fail_closed_reason, git_on_error, glob_match, on_error,
+    Config, OnError, OnErrorSetting, RetentionConfig, ToolMapping, config_path, deny_reason,
+    fail_closed_reason, git_on_error, glob_match, on_error,
 };
 pub use core::{Edit, Hook, Op, Writes, landed, renders_as, replay_edits};
 
 /// What a hook call answers: stdout bytes, exit status, and text for stderr.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
+    /// What the host reads from the hook's stdout: its JSON answer, or nothing.
     pub stdout: Vec<u8>,
+    /// The exit status: 1 when the hook failed and the host should report it, else 0.
     pub code: u8,
+    /// Text for stderr: the error, when the hook failed.
     pub stderr: String,
 }
 
@@ -97,28 +101,49 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 /// The error returned by hook handling.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The payload on stdin does not parse as JSON.
     #[error("the hook payload is not valid JSON")]
     BadPayload(#[source] serde_json::Error),
+    /// The payload is JSON, but not of the shape this host's payloads have.
     #[error("the hook payload is not what {host} sends")]
     Shape {
+        /// The host's name, as [`Host::NAME`].
         host: &'static str,
+        /// Where the payload and the shape part.
         #[source]
         source: serde_json::Error,
     },
+    /// The payload lacks a field the call needs.
     #[error("the hook payload has no '{field}'")]
-    MissingField { field: &'static str },
+    MissingField {
+        /// The field's name in the payload.
+        field: &'static str,
+    },
+    /// A field of the payload holds a value the call cannot use.
     #[error("the hook payload's '{field}' is not usable: {why}")]
-    BadField { field: &'static str, why: String },
+    BadField {
+        /// The field's name in the payload.
+        field: &'static str,
+        /// What is wrong with its value.
+        why: String,
+    },
+    /// The session's operation failed: its workspace, journal or store.
     #[error(transparent)]
     Session(#[from] session::Error),
+    /// A turn, step or transcript could not be recorded.
     #[error(transparent)]
     Turn(#[from] TurnError),
+    /// Stella's configuration is invalid ([`crate::config::check`]).
     #[error(transparent)]
     Config(#[from] crate::config::Error),
+    /// A file of the hook's own could not be read or written: the payload on stdin, or the
+    /// scratch state it keeps between a tool's two events.
     #[error(transparent)]
     Io(#[from] PathIo),
+    /// The call ran past its time budget ([`within_budget`]), which this holds.
     #[error("the hook did not finish within its time budget of {0:?}; nothing more was done")]
     TimedOut(Duration),
+    /// The call panicked; [`within_budget`] caught it.
     #[error("the hook stopped unexpectedly")]
     Panicked,
 }
@@ -152,7 +177,9 @@ impl From<crate::store::Error> for Error {
 /// (used when the payload names none).
 #[derive(Clone, Debug)]
 pub struct Env {
+    /// Where Stella keeps its data, and whether git's environment overrides are in play.
     pub settings: Settings,
+    /// The hook process's own folder.
     pub cwd: PathBuf,
     /// The host runs its shell commands under the shell guard (`git stella exec`), which
     /// records what they read and wrote: the hook need not watch them.
@@ -245,26 +272,26 @@ pub trait Sited {
 /// map a tool Stella does not know by the name of its path field.
 #[derive(Debug, Deserialize)]
 pub struct ToolPayload {
-    pub hook_event_name: String,
-    pub session_id: String,
+    pub(crate) hook_event_name: String,
+    pub(crate) session_id: String,
     /// A Claude Code subagent's id.
     #[serde(default)]
     pub agent_id: Option<String>,
     #[serde(default)]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     #[serde(default)]
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
     #[serde(default)]
-    pub prompt_id: Option<String>,
+    pub(crate) prompt_id: Option<String>,
     /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
     #[serde(default)]
     pub source: Option<String>,
     #[serde(default)]
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     #[serde(default)]
-    pub tool_input: Value,
+    pub(crate) tool_input: Value,
     #[serde(default)]
-    pub tool_response: Value,
+    pub(crate) tool_response: Value,
     /// The tool call's id (Gemini CLI sends none).
     #[serde(default)]
     pub tool_use_id: Option<String>,

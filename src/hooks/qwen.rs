@@ -116,15 +116,15 @@ const TIMEOUT_S: u64 = 30;
 /// The inputs of the file tools.
 #[derive(Debug, Default, Deserialize)]
 pub struct ToolInput {
-    pub file_path: Option<String>,
-    pub notebook_path: Option<String>,
-    pub content: Option<String>,
-    pub old_string: Option<String>,
-    pub new_string: Option<String>,
-    pub replace_all: Option<bool>,
-    pub offset: Option<Value>,
-    pub limit: Option<Value>,
-    pub pages: Option<Value>,
+    pub(crate) file_path: Option<String>,
+    pub(crate) notebook_path: Option<String>,
+    pub(crate) content: Option<String>,
+    pub(crate) old_string: Option<String>,
+    pub(crate) new_string: Option<String>,
+    pub(crate) replace_all: Option<bool>,
+    pub(crate) offset: Option<Value>,
+    pub(crate) limit: Option<Value>,
+    pub(crate) pages: Option<Value>,
 }
 
 /// Qwen Code.

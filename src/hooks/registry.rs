@@ -107,13 +107,18 @@ pub enum Shell {
     /// The host runs every shell command through a prefix that Stella's install sets:
     /// `git-stella <flag> '<snippet>'`, in the session `session_var` names.
     Prefix {
+        /// The flag of `git-stella` that runs the snippet under the shell guard.
         flag: &'static str,
+        /// The environment variable that holds the host's session id in its shell.
         session_var: &'static str,
     },
     /// The hook rewrites each command into `<git-stella> exec --host <host> --session <id> --
     /// '<command>'`. With `by_name`, the rewritten command names `git-stella` as PATH finds it
     /// (the host asks before running a command that names a path outside the workspace).
-    Rewritten { by_name: bool },
+    Rewritten {
+        /// Name `git-stella` as PATH finds it, rather than by its path.
+        by_name: bool,
+    },
 }
 
 /// Whose settings file.
@@ -186,8 +191,11 @@ impl Spec {
 /// How bad a `doctor` finding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// All is well.
     Ok,
+    /// Worth fixing, though Stella's hooks still run.
     Warn,
+    /// Stella's hooks do not run, or cannot guard, as installed.
     Error,
 }
 
@@ -205,13 +213,18 @@ impl Level {
 /// One line of `doctor`: how bad, which check, what, and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// How bad.
     pub level: Level,
+    /// Which check: a short name (`hooks-twice`), or the host's flag for its own checks.
     pub check: &'static str,
+    /// What was found, in a sentence.
     pub message: String,
+    /// What to do about it, when there is something to do.
     pub hint: Option<String>,
 }
 
 impl Finding {
+    /// A finding of `check`, as its fields say.
     pub fn new(level: Level, check: &'static str, message: String, hint: Option<String>) -> Self {
         Finding {
             level,
@@ -225,7 +238,9 @@ impl Finding {
 /// One of a host's files as `doctor` read it.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    /// Whose file it is.
     pub scope: Scope,
+    /// Where it is.
     pub path: PathBuf,
     /// The settings as the host reads them (`Null` for a file of Stella's own).
     pub value: Value,
@@ -235,10 +250,13 @@ pub struct Seen {
 
 /// What a host's own `doctor` checks look at.
 pub struct Look<'a> {
+    /// The person's home folder, when it is known.
     pub home: Option<&'a Path>,
+    /// The repository's root, when doctor runs in one.
     pub root: Option<&'a Path>,
     /// This host's files that exist and read, in the order user, project, local.
     pub seen: &'a [Seen],
+    /// Reads the host's environment variables (where its user files are).
     pub var: Var<'a>,
 }
 

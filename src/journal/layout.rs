@@ -41,7 +41,13 @@ pub enum RootFile {
     /// `transcript/<name>/chunks/<n>`: one chunk of a transcript's bytes.
     TranscriptChunk(String, u64),
     /// `overwritten/<h>/<call>`: bytes of `path` a tool overwrote unseen, one blob per call.
-    Overwritten { path: RelPath, call: String },
+    Overwritten {
+        /// The path whose bytes they were.
+        path: RelPath,
+        /// The change that replaced them: the host's key for the tool call, else a name made
+        /// from the bytes' digest (`blind-<hex>` for a blind change).
+        call: String,
+    },
     /// `overwritten/<h>/path`: the path those bytes were at, so that `recover --all` can name it.
     OverwrittenPath(RelPath),
     /// `forgot`: what the session may have known and lost ([`super::Forgot`]).
@@ -114,7 +120,7 @@ pub struct Provenance {
 /// `session.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionFile {
-    pub id: String,
+    pub(crate) id: String,
     /// When the session started (RFC 3339).
     pub started: String,
     /// The replays it descends from, oldest first.
@@ -144,9 +150,9 @@ pub struct HostFile {
 /// `transcript/<name>/meta`: what a stored transcript is made of.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TranscriptMeta {
-    pub len: u64,
-    pub digest: String,
-    pub chunks: u64,
+    pub(crate) len: u64,
+    pub(crate) digest: String,
+    pub(crate) chunks: u64,
 }
 
 #[cfg(test)]

@@ -57,10 +57,12 @@ pub enum DropOutcome {
 /// A dropped session, which `undrop` can bring back until it expires.
 #[derive(Clone, Debug)]
 pub struct Dropped {
+    /// The session that was dropped.
     pub id: SessionId,
     /// When it was dropped (Unix seconds), and which drop of that id in that second.
     pub at: i64,
     nth: u32,
+    /// Its last step, as it was when dropped.
     pub tip: Tip,
     ref_name: String,
 }
@@ -104,7 +106,9 @@ impl Seen {
 /// again has its own entry and is judged by that.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Forgot {
+    /// Everything: the session's journal was gone, so any path may be one it knew.
     All,
+    /// These paths: the steps a repair dropped touched them.
     Paths(std::collections::BTreeSet<RelPath>),
 }
 
@@ -164,7 +168,9 @@ impl Forgot {
 /// One tracked path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The path, relative to the workspace root.
     pub path: RelPath,
+    /// What the session last saw there.
     pub seen: Seen,
     /// The digest of the bytes the session first saw here, `None` for a path it created.
     pub origin: Option<Digest>,
@@ -185,9 +191,14 @@ pub enum MapEdit {
     /// Record what the session now knows about `path`. `first_origin` is used only when the path
     /// was not tracked yet (the session's first sight of it; `None` for a create).
     Put {
+        /// The path, relative to the workspace root.
         path: RelPath,
+        /// What the session now knows of its bytes.
         seen: Seen,
+        /// The blob holding those bytes and whether they are executable, when the journal keeps
+        /// them.
         bytes: Option<(ObjectId, bool)>,
+        /// The digest of the bytes the path held before the session first came by it.
         first_origin: Option<Digest>,
         /// The session wrote these bytes (rather than read them): a refusal of another session
         /// can then say who changed the file, and when.
@@ -197,11 +208,19 @@ pub enum MapEdit {
         origin_bytes: Option<ObjectId>,
     },
     /// Stop tracking `path` (it was deleted: nothing is left to clobber).
-    Remove { path: RelPath },
+    Remove {
+        /// The path that was deleted.
+        path: RelPath,
+    },
     /// `from` was renamed to `to`: what the session knew of `from` is now what it knows of `to`
     /// (a stale source stays stale under its new name), and whatever it knew of `to` is gone,
     /// as for a delete. A source the session never tracked leaves `to` untracked.
-    Move { from: RelPath, to: RelPath },
+    Move {
+        /// The path renamed away.
+        from: RelPath,
+        /// The path it was renamed to.
+        to: RelPath,
+    },
 }
 
 /// The files of one map entry's folder.
@@ -210,8 +229,18 @@ const ENTRY_FILES: [&str; 5] = ["path", "state", "seen", "origin", "moved"];
 /// A change to a top-level journal file (session metadata, the resume point, transcripts).
 #[derive(Clone, Debug)]
 pub enum RootEdit {
-    Put { file: RootFile, blob: ObjectId },
-    Remove { file: RootFile },
+    /// Write `file` with the bytes of `blob`.
+    Put {
+        /// The top-level file.
+        file: RootFile,
+        /// The blob holding its new bytes.
+        blob: ObjectId,
+    },
+    /// Remove `file` from the step tree.
+    Remove {
+        /// The top-level file.
+        file: RootFile,
+    },
 }
 
 /// A step to record.
@@ -219,8 +248,8 @@ pub enum RootEdit {
 pub struct Step {
     /// The first line of the step's commit message, e.g. `read src/a.rs`.
     pub summary: String,
-    pub map: Vec<MapEdit>,
-    pub root: Vec<RootEdit>,
+    pub(crate) map: Vec<MapEdit>,
+    pub(crate) root: Vec<RootEdit>,
 }
 
 /// A step's summary: `read src/a.rs`, or `read 3 paths: a, b, c` (cut after a few names).
@@ -238,38 +267,69 @@ pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
 /// What a session's tip says about it, read without walking history.
 #[derive(Clone, Debug)]
 pub struct Tip {
+    /// The session's last step: the commit its ref names.
     pub commit: ObjectId,
+    /// That step's tree: the staleness map and the top-level files of [`layout`].
     pub tree: ObjectId,
+    /// How many steps the session has recorded (the step's `Stella-Step` trailer).
     pub steps: u64,
+    /// How many paths the map tracks after that step (its `Stella-Tracked` trailer).
     pub tracked: u64,
+    /// When that step was recorded: its commit's committer time.
     pub time: gix::date::Time,
+    /// That step's summary, as [`Step::summary`] holds it: `read src/a.rs`.
     pub summary: String,
 }
 
 /// The error returned by journal operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The store could not be read or written.
     #[error(transparent)]
     Store(#[from] store::Error),
+    /// No session by that id exists in this workspace.
     #[error("no session '{id}' in this workspace")]
-    UnknownSession { id: SessionId },
+    UnknownSession {
+        /// The session asked for.
+        id: SessionId,
+    },
+    /// A session by that id exists already: a new one cannot take its id.
     #[error("a session '{id}' already exists in this workspace")]
-    SessionExists { id: SessionId },
+    SessionExists {
+        /// The id asked for.
+        id: SessionId,
+    },
+    /// No dropped session by that id is kept: it was never dropped, or gc expired it.
     #[error("no dropped session '{id}' is kept in this workspace")]
-    NotDropped { id: SessionId },
+    NotDropped {
+        /// The session asked for.
+        id: SessionId,
+    },
+    /// A step says something Stella cannot read: a commit without its trailers, a map entry
+    /// without a valid state.
     #[error("the journal of session '{id}' is corrupt: {why}")]
-    Corrupt { id: String, why: String },
+    Corrupt {
+        /// The session, or empty where the reader did not know which.
+        id: String,
+        /// What is wrong with the step.
+        why: String,
+    },
     /// An object a step needs is missing or does not parse: what a power cut leaves when the
     /// session's ref reached the disk and the step's objects did not.
     #[error("the journal's object '{object}' is missing or corrupt")]
     Damaged {
+        /// The object that is missing or does not parse.
         object: ObjectId,
+        /// What gix reported.
         #[source]
         source: Box<gix::Error>,
     },
     /// The session's ref is gone but its reflog is not: a power cut lost the ref's file.
     #[error("session '{id}' has a reflog but no ref")]
-    LostRef { id: SessionId },
+    LostRef {
+        /// The session whose ref was lost.
+        id: SessionId,
+    },
 }
 
 impl Error {
@@ -310,7 +370,9 @@ pub fn version_id(digest: &Digest) -> String {
 /// How a session came by a version of a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum How {
+    /// The session read these bytes.
     Read,
+    /// The session wrote these bytes.
     Wrote,
     /// A tool of the session overwrote these bytes without the session having seen them; Stella
     /// kept them.
@@ -320,13 +382,17 @@ pub enum How {
 /// One version of a file, as one session of the workspace came by it.
 #[derive(Clone, Debug)]
 pub struct Version {
+    /// The digest of its bytes: what `recover` names it by ([`version_id`]).
     pub digest: Digest,
     /// The bytes, when the journal kept them.
     pub blob: Option<ObjectId>,
+    /// The session that came by it.
     pub session: SessionId,
     /// The step (counting from 1 at the start of the history) that first held it.
     pub step: u64,
+    /// When that step was recorded.
     pub time: gix::date::Time,
+    /// Whether the session read it, wrote it, or saw it overwritten.
     pub how: How,
 }
 
@@ -406,7 +472,7 @@ impl Batch {
 
 /// A session's journal in one store.
 pub struct Journal<'s> {
-    pub store: &'s Store,
+    pub(crate) store: &'s Store,
     /// Trees read so far, whole: the map's fan-out trees are shared by every lookup, and a step
     /// or a command under the shell guard looks up thousands of paths.
     trees: std::cell::RefCell<TreeCache>,
@@ -425,6 +491,7 @@ struct TreeCache {
 const TREE_CACHE_BYTES: usize = 64 << 20;
 
 impl<'s> Journal<'s> {
+    /// The journals of the sessions in `store`, with nothing read yet.
     pub fn new(store: &'s Store) -> Self {
         Journal {
             store,
@@ -1542,7 +1609,7 @@ impl<'s> Journal<'s> {
         Ok(self.tree_entry(&tree, &file.name())?.map(|e| e.oid))
     }
 
-    pub fn root_file_of_tree(
+    pub(crate) fn root_file_of_tree(
         &self,
         tree: ObjectId,
         file: &RootFile,
@@ -1601,7 +1668,6 @@ impl<'s> Journal<'s> {
         Ok(blob.data.to_vec())
     }
 
-    /// Every session in the store with its tip, sorted by id.
     /// The tree of step `commit`.
     pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, Error> {
         let mut buf = Vec::new();
@@ -1786,6 +1852,7 @@ impl<'s> Journal<'s> {
         Ok(out)
     }
 
+    /// Every session in the store with its tip, sorted by id.
     pub fn sessions(&self) -> Result<Vec<(SessionId, Tip)>, Error> {
         self.sessions_where(|_| true)
     }

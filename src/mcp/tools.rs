@@ -2,9 +2,9 @@
 //!
 //! Each tool answers with a [`Reply`]: text for the model and whether it is an error. A refusal
 //! is a reply with `is_error` set and the refusal message as its text (SPEC §7): the model reads
-//! it as a failed tool call and can recover, and the connection stays open. The MCP glue in
-//! [`super::server`] only moves these replies onto the wire, so every decision here is testable
-//! without a server.
+//! it as a failed tool call and can recover, and the connection stays open. The MCP glue in the
+//! `stella-mcp` binary (`src/bin/stella-mcp/server.rs`) only moves these replies onto the wire,
+//! so every decision here is testable without a server.
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -134,18 +134,21 @@ impl session::Sees for LineCut {
 /// What a tool answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
+    /// What the model reads.
     pub text: String,
+    /// Whether MCP marks it as a tool error.
     pub is_error: bool,
 }
 
 impl Reply {
-    pub fn ok(text: impl Into<String>) -> Reply {
+    pub(crate) fn ok(text: impl Into<String>) -> Reply {
         Reply {
             text: text.into(),
             is_error: false,
         }
     }
 
+    /// A reply that reports an error, `text` saying what.
     pub fn error(text: impl Into<String>) -> Reply {
         Reply {
             text: text.into(),
@@ -156,7 +159,9 @@ impl Reply {
 
 /// One MCP connection's tools: one workspace, one session.
 pub struct Tools {
+    /// The workspace, with its store open.
     pub ctx: Context,
+    /// The connection's session.
     pub id: SessionId,
 }
 

@@ -20,8 +20,11 @@ use crate::text::format_time;
 /// What `checkpoint` wrote.
 #[derive(Debug)]
 pub struct Checkpoint {
+    /// The artifact's tip: the checkpoint commit on top of the session's journal.
     pub tip: ObjectId,
+    /// Its manifest, as `stella.toml` holds it.
     pub manifest: Manifest,
+    /// How many paths the session tracked: its fingerprint's and those needing a re-read.
     pub paths: usize,
     /// Host transcript files that were not taken, and why: the caller should say so.
     pub skipped_transcripts: Vec<SkippedTranscript>,
@@ -33,6 +36,7 @@ pub struct Checkpoint {
 pub struct SkippedTranscript {
     /// The path the host named.
     pub path: String,
+    /// Why it was not read.
     pub why: turn::TranscriptFileError,
     /// Whether the artifact carries the copy the journal last stored under that name instead.
     pub stored_copy: bool,

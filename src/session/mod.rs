@@ -31,8 +31,8 @@ use crate::workspace::{self, Notice, Settings, Workspace};
 /// a bound on what the store keeps, not on memory, since a large one streams into the store.
 const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 
-/// The largest file a read holds in memory whole; larger ones stream into the store (see
-/// [`Context::store_file`]), so a read's memory stays within a fixed budget whatever the size.
+/// The largest file a read holds in memory whole; larger ones stream into the store, hashed on
+/// the way, so a read's memory stays within a fixed budget whatever the size.
 /// The same size as blobs stream out of the store from.
 pub const WHOLE_READ_MAX: u64 = store::STREAM_FROM;
 
@@ -46,28 +46,39 @@ const CHANGED_RETRIES: u32 = 3;
 /// The error returned by [`Context`] operations.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The workspace could not be found or opened.
     #[error(transparent)]
     Workspace(#[from] workspace::Error),
+    /// The store could not be opened, read or written.
     #[error(transparent)]
     Store(#[from] store::Error),
+    /// The session's journal could not be read or written.
     #[error(transparent)]
     Journal(#[from] journal::Error),
+    /// A path named by the caller does not resolve beneath the workspace.
     #[error(transparent)]
     Path(#[from] paths::Error),
+    /// A read could not read these paths (each with why); nothing was recorded.
     #[error("could not read {}", list(.0.iter().map(|(p, _)| p)))]
     Unreadable(Vec<(RelPath, io::Error)>),
     /// The tree changed, but the step could not be recorded: the session will see its own
     /// change as someone else's until it reads the path again.
     #[error("{done}, but could not record it in the session; read it again before the next change")]
     Unrecorded {
+        /// What was done to the tree: `wrote 'src/a.rs'`.
         done: String,
+        /// Why the step could not be recorded.
         #[source]
         source: journal::Error,
     },
+    /// A file of the workspace could not be read, written, deleted or kept.
     #[error("could not {op} '{path}'")]
     Io {
+        /// What failed: `read`, `write`, `delete` or `keep`.
         op: &'static str,
+        /// The file it failed on.
         path: RelPath,
+        /// The I/O error that stopped it.
         #[source]
         source: io::Error,
     },
@@ -115,8 +126,10 @@ impl Error {
 /// [`Context::replay`]): the artifact's own, or the session's.
 #[derive(Debug, thiserror::Error)]
 pub enum ArtifactError {
+    /// The artifact could not be written, read or trusted.
     #[error(transparent)]
     Artifact(#[from] crate::artifact::Error),
+    /// The session's side failed: its journal, its store, or its workspace.
     #[error(transparent)]
     Session(#[from] Error),
 }
@@ -175,19 +188,25 @@ impl<'c> Session<'c> {
 /// What a `wrote --content` found: the disk already differs from what the caller meant to write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotAbsorbed {
+    /// The path whose bytes on disk are not what the caller meant to write.
     pub path: RelPath,
 }
 
 /// The state of one tracked path, for `status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Freshness {
+    /// The bytes on disk are the ones the session last saw.
     Fresh,
+    /// The bytes on disk differ from what the session last saw, or it must read them again.
     Changed,
+    /// The path is gone from disk.
     Gone,
+    /// The path is there but could not be read.
     Unreadable,
 }
 
 impl Freshness {
+    /// As `status` shows it: `unchanged`, `changed`, `deleted` or `unreadable`.
     pub fn as_str(self) -> &'static str {
         match self {
             Freshness::Fresh => "unchanged",
@@ -203,6 +222,7 @@ impl Freshness {
 pub enum Outcome {
     /// Done; with the bytes a blind change replaced that were kept first ([`crate::keep`]).
     Done(Tip, Vec<crate::keep::Kept>),
+    /// Refused, nothing written: the checks that refused it, each naming its path and why.
     Refused(Vec<Check>),
 }
 
@@ -216,6 +236,7 @@ impl Context {
         Ok((Context { ws, store }, notices))
     }
 
+    /// The journals of the workspace's sessions.
     pub fn journal(&self) -> Journal<'_> {
         Journal::new(&self.store)
     }
@@ -266,6 +287,7 @@ impl Context {
         &self.store
     }
 
+    /// Where `path` is on disk: beneath the workspace root.
     pub fn abs(&self, path: &RelPath) -> PathBuf {
         path.under(&self.ws.root)
     }
@@ -378,8 +400,8 @@ impl Context {
     }
 
     /// The map edit saying the session came by the bytes now at `path` (`sight` says how),
-    /// stored as [`Context::store_file`] stores them: memory stays flat whatever the file's
-    /// size. `None` when nothing is there. A regular file only.
+    /// stored as a read stores them (streamed, past [`WHOLE_READ_MAX`]): memory stays flat
+    /// whatever the file's size. `None` when nothing is there. A regular file only.
     pub fn file_edit(
         &self,
         path: &RelPath,

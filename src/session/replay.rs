@@ -37,12 +37,16 @@ use crate::text::format_time;
 /// How a fingerprint path differs in this tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mismatch {
+    /// The file here holds other bytes.
     Changed,
+    /// There is no file here.
     Missing,
+    /// The file could not be read, or resolves outside the workspace through a link.
     Unreadable,
 }
 
 impl Mismatch {
+    /// As `replay` and `verify` show it: `changed`, `deleted` or `unreadable`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mismatch::Changed => "changed",
@@ -55,14 +59,19 @@ impl Mismatch {
 /// Why materialize may not write a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Blocked {
+    /// The path materialize would write.
     pub path: RelPath,
+    /// Why it may not, in words for the person: whose work is there, or what is in the way.
     pub why: String,
 }
 
 /// How to replay.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// Write the session's files into the tree first, where that loses nobody's work.
     pub materialize: bool,
+    /// Start the session even where the fingerprint does not match this tree
+    /// ([`Replayed::ignored`]).
     pub ignore_fingerprint: bool,
     /// The new session's id (minted when `None`); an existing id is an error.
     pub as_id: Option<SessionId>,
@@ -85,6 +94,7 @@ pub enum Over {
 }
 
 impl Over {
+    /// As the dry run's plan says it: `absent here`, `holds the base commit's version`…
     pub fn as_str(self) -> &'static str {
         match self {
             Over::Nothing => "absent here",
@@ -97,7 +107,9 @@ impl Over {
 /// A replay that started a session.
 #[derive(Clone, Debug)]
 pub struct Replayed {
+    /// The new session.
     pub id: SessionId,
+    /// The artifact's head: its manifest, fingerprint and provenance.
     pub head: Head,
     /// `HEAD` here, when it is not the artifact's base commit.
     pub head_differs: Option<String>,
@@ -111,6 +123,7 @@ pub struct Replayed {
 /// What a replay did.
 #[derive(Clone, Debug)]
 pub enum Outcome {
+    /// A new session was started from the artifact.
     Started(Box<Replayed>),
     /// The fingerprint does not match this tree: nothing consumed.
     Mismatch(Vec<(RelPath, Mismatch)>),
@@ -120,7 +133,9 @@ pub enum Outcome {
     /// as it is and materialize stopped there, with no session started. `written` holds the
     /// files written before it, each over bytes whose loss lost nobody's work.
     Changed {
+        /// The path that changed.
         path: RelPath,
+        /// The paths written before it.
         written: Vec<RelPath>,
     },
     /// A dry run of materialize: the paths it would write (and what they hold now), those that
@@ -128,8 +143,11 @@ pub enum Outcome {
     /// imported or started. The artifact was checked whole; its files are checked against its
     /// fingerprint only when it is really replayed.
     Plan {
+        /// The paths it would write, each with what it holds now.
         write: Vec<(RelPath, Over)>,
+        /// The paths that already hold the session's bytes.
         keep: Vec<RelPath>,
+        /// The paths it would refuse to write.
         blocked: Vec<Blocked>,
     },
 }

@@ -32,11 +32,15 @@ use crate::text::format_time;
 /// The resume point: where an open turn stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResumePoint {
+    /// The turn's name: the one `turn begin` was given, else eight random hex digits.
     pub turn: String,
+    /// When the turn began, as [`format_time`] writes it.
     pub started: String,
     /// Step boundaries marked in this turn.
     pub steps: u64,
+    /// The note of the last step boundary, if it had one.
     pub note: Option<String>,
+    /// When the turn last moved (began, or marked a step), as [`format_time`] writes it.
     pub updated: String,
 }
 
@@ -50,14 +54,21 @@ pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 /// Why a transcript file was not taken: the error returned by [`read_transcript_file`].
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptFileError {
+    /// It could not be opened: missing ([`TranscriptFileError::is_not_found`]), or forbidden.
     #[error("it could not be opened")]
     Open(#[source] std::io::Error),
+    /// It is a folder, a device, a FIFO or a socket: never read.
     #[error("it is not a regular file")]
     NotRegular,
+    /// It holds more than [`MAX_TRANSCRIPT_BYTES`].
     #[error(
         "it holds {size} bytes, more than the {MAX_TRANSCRIPT_BYTES} bytes a transcript may hold"
     )]
-    TooLarge { size: u64 },
+    TooLarge {
+        /// Its size in bytes, or as many as were read before the cap.
+        size: u64,
+    },
+    /// It was opened, but reading it failed.
     #[error("it could not be read")]
     Read(#[source] std::io::Error),
 }
@@ -105,18 +116,36 @@ pub fn read_transcript_file(path: &std::path::Path) -> Result<Vec<u8>, Transcrip
 /// The error for turn commands used out of order.
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
+    /// A step or `turn end` came with no turn open.
     #[error("no turn is open in session '{id}'")]
-    NoOpenTurn { id: SessionId },
+    NoOpenTurn {
+        /// The session asked about.
+        id: SessionId,
+    },
+    /// The session's `turn.toml` cannot be read as a [`ResumePoint`].
     #[error("the turn state of session '{id}' is corrupt: {why}")]
-    Corrupt { id: SessionId, why: String },
+    Corrupt {
+        /// The session whose resume point it is.
+        id: SessionId,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A transcript name that is empty, starts with `.`, or holds `/` or NUL.
     #[error("'{name}' is not a usable transcript name")]
-    BadName { name: String },
+    BadName {
+        /// The name given.
+        name: String,
+    },
+    /// The transcript file was not taken ([`read_transcript_file`]).
     #[error("the transcript '{}' was not taken", crate::text::escape_controls(&path.to_string_lossy()))]
     Transcript {
+        /// The file the host named.
         path: std::path::PathBuf,
+        /// Why it was not taken.
         #[source]
         source: TranscriptFileError,
     },
+    /// The session's journal or store failed.
     #[error(transparent)]
     Session(#[from] Error),
 }
@@ -129,7 +158,9 @@ impl From<crate::journal::Error> for TurnError {
 
 /// A transcript handed in by the host: its name in the journal and where its bytes are.
 pub struct Transcript<'a> {
+    /// Its name in the journal (`transcript/<name>/`): not empty, no leading `.`, no `/` or NUL.
     pub name: &'a str,
+    /// The file the host writes it to.
     pub path: &'a std::path::Path,
 }
 

@@ -25,16 +25,34 @@ use crate::session::{Error, summary};
 #[derive(Debug)]
 pub enum Undone {
     /// The file holds these bytes again.
-    Restored { path: RelPath, digest: Digest },
+    Restored {
+        /// The file, relative to the workspace root.
+        path: RelPath,
+        /// The digest of the bytes put back.
+        digest: Digest,
+    },
     /// The file is gone again: the session created it (undo), or the undo put it back (redo),
     /// as `why` says.
-    Removed { path: RelPath, why: &'static str },
+    Removed {
+        /// The file, relative to the workspace root.
+        path: RelPath,
+        /// Why it was removed, for the person.
+        why: &'static str,
+    },
     /// A folder the removals left empty is gone too, as `git rm` removes it.
-    RemovedFolder { path: RelPath },
+    RemovedFolder {
+        /// The folder, relative to the workspace root.
+        path: RelPath,
+    },
     /// Someone changed the file after the session's last write: nothing was done to it.
     Refused(Box<Check>),
     /// Nothing to put back (`why` says what is missing).
-    Skipped { path: RelPath, why: String },
+    Skipped {
+        /// The file, relative to the workspace root.
+        path: RelPath,
+        /// What is missing, for the person.
+        why: String,
+    },
 }
 
 /// Why a file the session deleted is not put back.
@@ -127,8 +145,9 @@ impl crate::session::Session<'_> {
         self.undo_or_plan(only, false)
     }
 
-    /// What [`Session::undo`] would do to each path, checked as it would check it, with nothing
-    /// written and nothing recorded (`undo --dry-run`). Restored and removed mean "would be".
+    /// What [`crate::session::Session::undo`] would do to each path, checked as it would check
+    /// it, with nothing written and nothing recorded (`undo --dry-run`). Restored and removed
+    /// mean "would be".
     pub fn undo_plan(&self, only: &[RelPath]) -> Result<Vec<Undone>, Error> {
         Ok(self.undo_or_plan(only, true)?.0)
     }

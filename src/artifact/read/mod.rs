@@ -26,12 +26,19 @@ const MAX_HEAD_OBJECT: u64 = 256 << 20;
 /// bundle whose every byte was checked first (see [`read_head`]).
 #[derive(Clone, Debug)]
 pub struct Head {
+    /// The bundle's one checkpoint ref, `refs/stella/checkpoints/…`.
     pub refname: String,
+    /// The commit that ref names, on top of the session's journal.
     pub tip: ObjectId,
-    pub tree: ObjectId,
+    pub(crate) tree: ObjectId,
+    /// `stella.toml`, parsed.
     pub manifest: Manifest,
+    /// `stella.toml` as the artifact holds it.
     pub manifest_text: String,
+    /// Each path the session touched with the digest of the bytes it last saw there, sorted.
     pub fingerprint: Vec<(RelPath, Digest)>,
+    /// Each of those paths with the digest of the bytes the session started from, `None` for a
+    /// path it created.
     pub origins: Vec<(RelPath, Option<Digest>)>,
     /// Objects in the pack.
     pub objects: u32,
@@ -48,7 +55,9 @@ impl Head {
 /// repository (fetched there with stock git).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// A bundle file, or a pipe that carries one.
     File(PathBuf),
+    /// A checkpoint ref, `refs/stella/checkpoints/…`, in the project's repository.
     Ref(String),
 }
 
@@ -141,6 +150,7 @@ impl From<PathBuf> for Source {
 /// An artifact read and checked whole: its head, and a bundle file that holds it.
 #[derive(Debug)]
 pub struct Opened {
+    /// What its head says.
     pub head: Head,
     /// The file named; for a ref, a bundle Stella packed from it, and for a pipe, a copy of what
     /// came through it, each in a private temporary folder that lives as long as this value.
