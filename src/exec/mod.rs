@@ -1,5 +1,3 @@
-// Documented separately.
-#![allow(missing_docs)]
 //! The shell guard (SPEC §7): run a command, and everything it starts, with every system call
 //! that can read or change a workspace file checked by the supervisor before the kernel acts.
 //!
@@ -93,26 +91,38 @@ pub enum Error {
     /// This machine cannot guard the command; nothing was started.
     #[error("this machine cannot guard the command: {0}")]
     Unsupported(String),
+    /// The command could not be started (not found, not executable); nothing ran.
     #[error("could not run '{}'", .program.to_string_lossy())]
     Spawn {
+        /// The program as the command line named it.
         program: OsString,
+        /// Why it could not start.
         #[source]
         source: io::Error,
     },
+    /// The supervisor lost the command's listener while it ran: every call still waiting, and
+    /// every later one, failed with `ENOSYS`; none passed unchecked.
     #[error("the shell guard failed while '{}' ran", .program.to_string_lossy())]
     Supervise {
+        /// The program as the command line named it.
         program: OsString,
+        /// What failed.
         #[source]
         source: io::Error,
     },
+    /// The session's journal could not be read or written (before the command started, nothing
+    /// ran; after, [`run`] reports [`Error::Unrecorded`]).
     #[error(transparent)]
     Journal(#[from] journal::Error),
     /// The command ran, but what it did could not be recorded: the session's next write to
     /// what it changed is refused until it is read again.
     #[error("'{}' ran (exit status {code}), but what it read and wrote could not be recorded", .program.to_string_lossy())]
     Unrecorded {
+        /// The program as the command line named it.
         program: OsString,
+        /// Its exit status, as [`Report::code`] gives it.
         code: u8,
+        /// Why the step could not be written.
         #[source]
         source: journal::Error,
     },
@@ -129,10 +139,13 @@ pub fn support() -> Result<(), String> {
 /// What a guarded command did.
 #[derive(Debug)]
 pub struct Report {
+    /// How the command ended.
     pub status: ExitStatus,
     /// The step that recorded it, when it read or changed anything the session keeps.
     pub tip: Option<Tip>,
+    /// Reads the step recorded (a held file read unchanged is not one).
     pub reads: usize,
+    /// Changes the step recorded: files written, removed or moved.
     pub writes: usize,
     /// Paths whose change was refused.
     pub refused: Vec<RelPath>,
