@@ -38,6 +38,7 @@ pub mod artifact;
 pub mod child;
 pub mod config;
 pub mod digest;
+pub mod edit;
 pub mod exec;
 pub mod fsutil;
 pub mod guard;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Env, Error};
 use crate::digest::Digest;
+use crate::edit::Edit;
 use crate::fsutil::PathIo;
 use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
@@ -76,15 +77,6 @@ pub enum Writes {
     Edits(Vec<Edit>),
     /// Only the disk can say.
     Unknown,
-}
-
-/// One replacement of an edit tool.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    pub(crate) old: String,
-    pub(crate) new: String,
-    /// Every occurrence, not just the first.
-    pub all: bool,
 }
 
 /// One hook call's view of a workspace and a session.
@@ -779,7 +771,7 @@ impl Hook {
         let candidates = match how {
             Writes::Content(text) => vec![text.clone()],
             Writes::Edits(edits) => match base {
-                Base::Text(base) => match replay_edits(base, edits) {
+                Base::Text(base) => match crate::edit::replay(base, edits) {
                     Some(c) => c,
                     // The session saw the file, yet the edit does not apply to what it saw:
                     // it no longer knows what it wrote, so the next write needs a re-read.
@@ -1250,45 +1242,6 @@ pub fn landed(candidates: &[String], disk: Option<&[u8]>) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-/// The texts `edits` make of `base`, as hosts apply them: first the way Claude Code does it (an
-/// edit that deletes a whole line takes its line ending along), then literally when that
-/// differs. `None` when an edit does not apply (its old text is not there).
-pub fn replay_edits(base: &str, edits: &[Edit]) -> Option<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for eats_line_end in [true, false] {
-        let mut text = base.to_owned();
-        for e in edits {
-            text = apply_edit(&text, e, eats_line_end)?;
-        }
-        if !out.contains(&text) {
-            out.push(text);
-        }
-    }
-    Some(out)
-}
-
-fn apply_edit(text: &str, e: &Edit, eats_line_end: bool) -> Option<String> {
-    if e.old.is_empty() {
-        // An empty old text creates content in an empty file.
-        return text.is_empty().then(|| e.new.clone());
-    }
-    let with_nl = format!("{}\n", e.old);
-    let old =
-        if eats_line_end && e.new.is_empty() && !e.old.ends_with('\n') && text.contains(&with_nl) {
-            with_nl.as_str()
-        } else {
-            e.old.as_str()
-        };
-    if !text.contains(old) {
-        return None;
-    }
-    Some(if e.all {
-        text.replace(old, &e.new)
-    } else {
-        text.replacen(old, &e.new, 1)
-    })
-}
-
 /// The program and files of a plain read command: `cat F…`, `head`/`tail` `[-n N] F`,
 /// `sed -n 'A,Bp' F`, `nl F`, one simple command with nothing but quoted or plain words.
 /// `None` for anything else: a pipe, a redirect, a substitution, an option this does not know.
@@ -1415,36 +1368,6 @@ mod tests {
             assert_eq!(files(other), None, "{other}");
         }
         assert_eq!(unnumbered("     1\ta\n       \n     2\tb\n"), "a\n\nb\n");
-    }
-
-    fn edit(old: &str, new: &str, all: bool) -> Edit {
-        Edit {
-            old: old.into(),
-            new: new.into(),
-            all,
-        }
-    }
-
-    #[test]
-    fn edits_replay_like_the_hosts() {
-        assert_eq!(
-            replay_edits("alpha\nbeta\n", &[edit("beta", "BETA", false)]).unwrap(),
-            vec!["alpha\nBETA\n"]
-        );
-        assert_eq!(
-            replay_edits("aac\nd\n", &[edit("a", "b", true), edit("c\n", "", false)]).unwrap(),
-            vec!["bbd\n"]
-        );
-        assert_eq!(replay_edits("abc", &[edit("x", "y", false)]), None);
-        // Deleting a whole line: Claude Code takes its line ending along; a literal host not.
-        assert_eq!(
-            replay_edits("one\ntwo\nthree\n", &[edit("two", "", false)]).unwrap(),
-            vec!["one\nthree\n", "one\n\nthree\n"]
-        );
-        assert_eq!(
-            replay_edits("", &[edit("", "new\n", false)]).unwrap(),
-            vec!["new\n"]
-        );
     }
 
     #[test]

@@ -44,7 +44,8 @@ pub use crate::config::{
     Config, OnError, OnErrorSetting, RetentionConfig, ToolMapping, config_path, deny_reason,
     fail_closed_reason, git_on_error, glob_match, on_error,
 };
-pub use core::{Edit, Hook, Op, Writes, landed, renders_as, replay_edits};
+pub use crate::edit::Edit;
+pub use core::{Hook, Op, Writes, landed, renders_as};
 
 /// What a hook call answers: stdout bytes, exit status, and text for stderr.
 #[derive(Clone, Debug, PartialEq, Eq)]

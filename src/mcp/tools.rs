@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
+use crate::edit::Edit;
 use crate::guard::{self, Intent};
 use crate::ids::SessionId;
 use crate::paths::{self, RelPath};
@@ -389,18 +390,21 @@ impl Tools {
             ));
         };
         let count = text.matches(old).count();
-        let edited = match (count, all) {
-            (0, _) => {
-                return Reply::error(format!(
-                    "error: 'old_string' was not found in {rel}; nothing was written. Re-read {rel} with read_file and copy the exact text, whitespace included."
-                ));
-            }
-            (1, _) | (_, true) => text.replace(old, new),
-            (n, false) => {
-                return Reply::error(format!(
-                    "error: 'old_string' occurs {n} times in {rel}; nothing was written. Include more surrounding text so it matches exactly once, or set replace_all to true to replace every occurrence."
-                ));
-            }
+        if count > 1 && !all {
+            return Reply::error(format!(
+                "error: 'old_string' occurs {count} times in {rel}; nothing was written. Include more surrounding text so it matches exactly once, or set replace_all to true to replace every occurrence."
+            ));
+        }
+        let edit = Edit {
+            old: old.to_owned(),
+            new: new.to_owned(),
+            all,
+        };
+        // Literally, as the tool's description says (no host's way with line endings).
+        let Some(edited) = crate::edit::apply(text, &edit, false) else {
+            return Reply::error(format!(
+                "error: 'old_string' was not found in {rel}; nothing was written. Re-read {rel} with read_file and copy the exact text, whitespace included."
+            ));
         };
         // A file the session never saw: the edit was applied to these bytes, so they are what it
         // saw; recording them makes the write below refuse a change made in between.
