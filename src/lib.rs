@@ -49,7 +49,6 @@ pub mod jsonedit;
 pub mod keep;
 pub mod mcp;
 pub mod paths;
-pub mod record;
 pub mod refusals;
 pub mod repair;
 pub mod report;

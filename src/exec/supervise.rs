@@ -21,8 +21,8 @@ use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, Entry, Journal, MapEdit, Seen, Step};
 use crate::paths::{self, RelPath};
-use crate::record::{self, Replaced};
 use crate::session::Context;
+use crate::session::record::{self, Replaced};
 
 use super::act;
 use super::process::{

@@ -17,8 +17,8 @@ use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, MapEdit, RootEdit, Seen};
 use crate::paths::{self, RelPath};
-use crate::record::{self, Replaced, Sight};
 use crate::session::Context;
+use crate::session::record::{self, Replaced, Sight};
 use crate::store::Store;
 use crate::workspace::{self, Notice, Settings, Workspace};
 

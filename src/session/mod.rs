@@ -8,6 +8,7 @@
 //! writes is [`crate::artifact`]), as is [`replay`], which starts a session from an artifact.
 
 pub mod checkpoint;
+pub mod record;
 pub mod replay;
 pub mod turn;
 pub mod undo;
@@ -22,10 +23,10 @@ use crate::guard::{self, Check, Disk, Intent};
 use crate::ids::SessionId;
 use crate::journal::{self, Journal, MapEdit, RootEdit, Seen, Step, Tip};
 use crate::paths::{self, Named, RelPath};
-use crate::record::{self, Replaced, Sight, Version};
 use crate::store::{self, Store};
 use crate::text::format_time;
 use crate::workspace::{self, Notice, Settings, Workspace};
+use record::{Replaced, Sight, Version};
 
 /// The largest file whose bytes a blind first write keeps for `undo` (the digest is always kept):
 /// a bound on what the store keeps, not on memory, since a large one streams into the store.

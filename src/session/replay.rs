@@ -374,16 +374,16 @@ impl Context {
                 .iter()
                 .find(|(p, _, _)| p == path)
                 .map(|(_, b, e)| (*b, *e));
-            let version = crate::record::Version {
+            let version = super::record::Version {
                 digest: *digest,
                 kept: bytes,
             };
             let origin = origins.get(path).copied().flatten();
-            map.push(crate::record::replayed(path, version, origin));
+            map.push(super::record::replayed(path, version, origin));
         }
         for p in &head.manifest.needs_reread {
             if let Some(path) = RelPath::from_bytes(p.as_bytes()) {
-                map.push(crate::record::replayed_unsure(&path));
+                map.push(super::record::replayed_unsure(&path));
             }
         }
         let mut root = Vec::new();

@@ -11,13 +11,13 @@
 
 use gix::ObjectId;
 
+use super::record::{self, Replaced};
 use crate::digest::Digest;
 use crate::fsutil::{self, Placed, Removed};
 use crate::guard::{self, Check, Intent};
 use crate::journal::layout::{self, UndoFile};
 use crate::journal::{Entry, How, RootFile, Seen, Step, Tip};
 use crate::paths::RelPath;
-use crate::record::{self, Replaced};
 use crate::refusals;
 use crate::session::{Error, summary};
 

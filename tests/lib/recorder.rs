@@ -1,11 +1,11 @@
 //! The recorder: a change made outside Stella (by a host's own tool, by a shell command), stated
-//! in the recorder's words ([`stella::record`]) and recorded as one step of the session; the
+//! in the recorder's words ([`stella::session::record`]) and recorded as one step of the session; the
 //! journal then shows what the session knows.
 
 use stella::digest::Digest;
 use stella::guard::{Allow, Conflict, Intent, Verdict};
 use stella::journal::Seen;
-use stella::record::{self, Replaced, Version};
+use stella::session::record::{self, Replaced, Version};
 use stella::session::{Context, Freshness};
 
 use crate::common::*;
