@@ -189,7 +189,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
         ),
         (
             "docs/claude-code.md",
-            "cargo install --locked --path .",
+            "cargo install --locked --path cli",
             Not("installs, then starts Claude Code: install.rs and claude_real"),
         ),
         (
