@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install git-stella with its man pages and shell completions, for the current user.
 #
-#   ./install.sh                       build with `cargo install --locked --path .` (flags from
+#   ./install.sh                       build with `cargo install --locked --path cli` (flags from
 #                                      scripts/release.sh), then install
 #   STELLA_BIN_DIR=target/release ./install.sh
 #                                      install binaries already built in that folder instead
@@ -39,7 +39,7 @@ else
     # shellcheck source=scripts/release.sh
     source "$src/scripts/release.sh"
     say "building git-stella: $release_how"
-    cargo install --locked --path "$src" --root "$root" ${release_args[@]+"${release_args[@]}"}
+    cargo install --locked --path "$src/cli" --root "$root" ${release_args[@]+"${release_args[@]}"}
 fi
 
 # Earlier versions named the MCP server git-stella-mcp, which git listed as a command of its own.

@@ -7,9 +7,10 @@
 //! ([`store`]), one per working copy ([`workspace`]), so it survives a crash of the process that
 //! recorded it.
 //!
-//! The library never prints, never exits and reads no environment: the binaries (`src/bin/`,
-//! where the command line and the MCP server's transport live) build [`workspace::Settings`] at
-//! the edge and pass it in. The lints below and `clippy.toml` hold it to that.
+//! The library never prints, never exits and reads no environment: the command line (the
+//! `git-stella` package in `cli/`, with the MCP server's transport and the binaries) builds
+//! [`workspace::Settings`] at the edge and passes it in. The lints below and `clippy.toml` hold
+//! it to that.
 //! (gix, opening the user's repository, reads git's own environment the way git does only when
 //! the edge says `GIT_DIR` or `GIT_WORK_TREE` is set: see [`workspace::open_user_repo`].)
 //!

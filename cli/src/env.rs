@@ -1,7 +1,7 @@
 //! The environment, read at the edge, and only here: every variable, folder, argument and
 //! standard stream the programs take from their process goes through this file (clippy holds
-//! every other file of the package to it: `clippy.toml` disallows the rest, and only this file
-//! allows them). Shared by `git-stella` and `stella-mcp` (which includes this file by path): the
+//! every other file of both packages to it: `clippy.toml` disallows the rest, and only this file
+//! allows them). Shared by `git-stella` and `stella-mcp` through this library: the `stella`
 //! library gets [`Settings`] and never reads the environment.
 //!
 //! Stella's own variables are named below; the others are git's and the terminal's (`PATH`,
@@ -9,7 +9,6 @@
 //! names the variables its files and sessions are found by). clap reads `STELLA_SESSION` for
 //! `--session` itself.
 
-#![allow(dead_code)] // `stella-mcp` uses a few of these.
 #![allow(clippy::disallowed_methods)] // The one file that reads the process's environment.
 
 use std::ffi::OsString;

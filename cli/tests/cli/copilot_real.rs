@@ -35,7 +35,7 @@ impl Client<'_> {
     fn run(&self, model: &str, prompt: &str) -> Output {
         let mut cmd = Command::new(self.bin);
         clean_env(&mut cmd, &self.w.home, &self.w.stella_home);
-        let cache: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/copilot-pkg");
+        let cache: PathBuf = repo_root().join("target/copilot-pkg");
         cmd.current_dir(&self.w.repo)
             .env("PATH", path_with_stella())
             .env("COPILOT_OFFLINE", "true")

@@ -192,13 +192,10 @@ fn version_names_the_commit_and_the_build_date() {
     );
     // Built from this checkout: a commit of it, named as git names it.
     let commit = env!("STELLA_COMMIT");
-    if std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".git")
-        .is_dir()
-    {
+    if repo_root().join(".git").is_dir() {
         let found = std::process::Command::new("git")
             .args(["cat-file", "-e", &format!("{commit}^{{commit}}")])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(repo_root())
             .status()
             .unwrap();
         assert!(found.success(), "{long}");

@@ -4,13 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::cli::docs;
+use stella_cli::docs;
 
-use crate::common::have;
-
-fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::{have, repo_root};
 
 /// Every file under the generated folders of `root`, relative to it.
 fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

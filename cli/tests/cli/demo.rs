@@ -25,8 +25,7 @@ fn the_demonstration_runs_and_shows_a_refused_write() {
 
 /// The `sh` blocks of a Markdown file under `heading` (the whole file when `None`), in order.
 pub(crate) fn sh_blocks(file: &str, heading: Option<&str>) -> String {
-    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
-        .unwrap();
+    let text = std::fs::read_to_string(repo_root().join(file)).unwrap();
     let text = match heading {
         Some(h) => {
             let at = text
@@ -190,7 +189,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
         ),
         (
             "docs/claude-code.md",
-            "cargo install --locked --path .",
+            "cargo install --locked --path cli",
             Not("installs, then starts Claude Code: install.rs and claude_real"),
         ),
         (
@@ -299,7 +298,7 @@ const SNIPPETS: &[(&str, &str, Snippet)] = {
 
 /// Every `sh`/`bash` block of the README and of docs/, as (file, text).
 fn every_block() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let mut files = vec!["README.md".to_owned()];
     let mut docs: Vec<String> = std::fs::read_dir(root.join("docs"))
         .unwrap()
@@ -364,7 +363,7 @@ fn every_snippet_in_the_readme_and_docs_runs_as_pasted_or_says_where_it_is_teste
              git add . && git commit -qm start; \
              for s in agent-1 agent-2 agent-7; do git stella session start --id $s >/dev/null; done; \
              {setup}\n",
-            env!("CARGO_MANIFEST_DIR")
+            repo_root().display()
         );
         let script = format!("{prepare}set +e\ncd ~/src/your-project\nset -e\n{text}");
         let out = pasted(&w, &script, true);

@@ -38,10 +38,18 @@ pub fn clean_env(cmd: &mut Command, home: &Path, stella_home: &Path) {
     }
 }
 
+/// The repository's root, one folder above this package: the fixtures (`tests/fixtures/`), the
+/// docs, `man/`, `completions/`, `install.sh` and `target/` are there.
+pub fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the cli package sits in the repository")
+}
+
 /// A payload captured from a host, `tests/fixtures/<dir>/<name>.json`, its paths moved into `w`
 /// (`/home/user/project` the repository, `/home/user` the home folder).
 pub fn captured_payload(w: &World, dir: &str, name: &str) -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = repo_root()
         .join("tests/fixtures")
         .join(dir)
         .join(format!("{name}.json"));
@@ -467,9 +475,7 @@ pub fn verified_pack(w: &World, artifact: &Path) -> String {
 /// A captured Claude Code payload (`tests/fixtures/claude-code/NAME`), its paths moved into `w`'s
 /// repository and home.
 pub fn claude_fixture_text(w: &World, name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code")
-        .join(name);
+    let path = repo_root().join("tests/fixtures/claude-code").join(name);
     std::fs::read_to_string(path)
         .unwrap()
         .replace("/home/dev/src/demo", w.repo.to_str().unwrap())
@@ -527,11 +533,9 @@ pub fn claude_transcript(w: &World) -> (PathBuf, Vec<u8>) {
         .home
         .join(format!(".claude/projects/-home-dev-src-demo/{sid}.jsonl"));
     std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
-    let sample = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/claude-code/transcript-sample.jsonl"),
-    )
-    .unwrap();
+    let sample =
+        std::fs::read(repo_root().join("tests/fixtures/claude-code/transcript-sample.jsonl"))
+            .unwrap();
     (transcript, sample)
 }
 

@@ -1,4 +1,4 @@
-//! The MCP glue: the tools of [`super::tools`] served over stdio with `rmcp`, the official Rust
+//! The MCP glue: the tools of [`stella::mcp::tools`] served over stdio with `rmcp`, the official Rust
 //! SDK of the Model Context Protocol.
 //!
 //! The library stays synchronous, and its workspace handle cannot move between threads (gix's

@@ -37,8 +37,7 @@ fn refusal(path: &str, seen: &str, now: &str) -> String {
 // ---- Codex ----
 
 fn codex_schema(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("tests/fixtures/codex-0.171.0/{name}.schema.json"));
+    let path = repo_root().join(format!("tests/fixtures/codex-0.171.0/{name}.schema.json"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

@@ -1,6 +1,11 @@
 //! The command line: clap types and one file per command, each with an `Args` struct whose doc
 //! comment is the help text and a `run(ctx, &args, out)` function.
 //!
+//! The edge of Stella, a library of its own so that the binaries (`git-stella`, `stella-mcp`), the
+//! tests and the docs generator share one clap tree and one reading of the environment
+//! ([`env`]) without including sources by path. The `stella` library below it never reads the
+//! environment, prints or exits.
+//!
 //! Messages follow git's voice (`error:`, `caused by:`, `hint:`), results go to stdout and
 //! everything for people to stderr. Exit status: 0 done or allowed, 1 refused by a check, 2 an
 //! error.
@@ -19,9 +24,6 @@ use stella::report::Report;
 use stella::session::{self, Context};
 use stella::workspace::{self, Settings};
 
-// Compiled into the binary for the clap tree it shares; the gen-docs example and the docs test
-// (which include this module by path) are the ones that call it.
-#[allow(dead_code)]
 pub mod docs;
 /// The guard's decision table (SPEC section 4), for the pages of the commands that consult it.
 macro_rules! decision_table {
@@ -67,6 +69,8 @@ mod init;
 mod inspect;
 mod log;
 mod mcp;
+#[cfg(feature = "mcp")]
+pub mod mcp_server;
 mod read;
 mod recover;
 mod replay;
@@ -85,7 +89,7 @@ mod write;
 mod wrote;
 
 /// What `--version` says: the package version, the commit it was built from and the date of the
-/// build (`build.rs`). `-V` says the package version alone.
+/// build (`cli/build.rs`). `-V` says the package version alone.
 pub const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",

@@ -1,15 +1,13 @@
 //! Refresh the committed man pages (`man/`) and shell completions (`completions/`) from the clap
 //! tree: `cargo run --example gen-docs`. A test fails when they are stale.
 
-/// The command line's own source: it lives with the `git-stella` binary, out of the library's
-/// reach.
-#[path = "../src/bin/git-stella/cli/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod cli;
+use stella_cli::docs;
 
 fn main() -> std::io::Result<()> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for path in cli::docs::generate(root)? {
+    // The generated folders sit at the repository's root, one above this package.
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.parent().unwrap_or(manifest);
+    for path in docs::generate(root)? {
         println!("{}", path.strip_prefix(root).unwrap_or(&path).display());
     }
     Ok(())

@@ -1,16 +1,12 @@
 //! End-to-end tests of the `git-stella` binary, all in one test binary (one link, one rebuild).
+//!
+//! The clap tree they read (docs, completion) is `stella_cli`'s, the binaries' own library.
 
 // Tests set up the processes they run: they read and pass on the environment freely
 // (`clippy.toml` keeps that to the command line's one file in the programs themselves).
 #![allow(clippy::disallowed_methods)]
 
 mod common;
-
-/// The command line's own source (it lives with the binary, out of the library's reach): the docs
-/// and completion tests read its clap tree.
-#[path = "../../src/bin/git-stella/cli/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod cli;
 
 mod agents;
 mod artifact;

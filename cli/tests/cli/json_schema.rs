@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::*;
 
 fn schema_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output.schema.json")
+    repo_root().join("docs/output.schema.json")
 }
 
 /// Validate each `(definition, value)` pair; the messages of those that fail.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::common::{have, skipped};
+use super::common::{have, repo_root, skipped};
 use super::completion::{commands, complete, words};
 
 const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
@@ -71,7 +71,7 @@ fn built() -> PathBuf {
 #[test]
 fn install_on_a_clean_home_gives_man_pages_and_completions() {
     let h = Home::new();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = repo_root();
 
     // A binary alone is not enough: git turns `git stella --help` into `man git-stella`.
     let bin = h.home.join(".cargo/bin");
@@ -211,7 +211,7 @@ fn install_refuses_a_folder_without_the_binary() {
     let empty = tempfile::tempdir().unwrap();
     let out = h
         .cmd("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh"))
+        .arg(repo_root().join("install.sh"))
         .env("STELLA_BIN_DIR", empty.path())
         .output()
         .unwrap();

@@ -1,7 +1,6 @@
 //! `git stella show`: a session's timeline as text and as one HTML page, the page checked in a
 //! real browser (headless Chromium) as well as byte by byte.
 
-use std::path::Path;
 use std::process::Command;
 
 use crate::common::*;
@@ -291,7 +290,7 @@ fn the_page_is_one_self_contained_file_that_a_browser_renders() {
     let dom = stdout(&dom);
     check_page(&dom, steps, "the rendered DOM");
 
-    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/show-html");
+    let shots = repo_root().join("target/show-html");
     std::fs::create_dir_all(&shots).unwrap();
     let png = shots.join("session.png");
     let _ = std::fs::remove_file(&png);

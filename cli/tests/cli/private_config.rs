@@ -1,8 +1,6 @@
 //! `.git/` and `.stella/` are refused by every way in, and a config Stella cannot read whole never
 //! lets a write through.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::common::*;
@@ -74,12 +72,7 @@ fn deny_reason(out: &std::process::Output) -> String {
 
 /// A captured payload of `agent` (under `tests/fixtures/`), its paths moved into `w`.
 fn captured(w: &World, file: &str, from: &str, to: &str) -> String {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(file),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(repo_root().join("tests/fixtures").join(file)).unwrap();
     text.replace("/home/user/project", w.repo.to_str().unwrap())
         .replace("/home/user", w.home.to_str().unwrap())
         .replace(from, to)

@@ -11,9 +11,7 @@ use crate::common::*;
 
 /// A captured payload, its paths moved into `w`'s repository.
 fn captured(w: &World, file: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(file);
+    let path = repo_root().join("tests/fixtures").join(file);
     let text = std::fs::read_to_string(path)
         .unwrap()
         .replace("/home/user/project", w.repo.to_str().unwrap());

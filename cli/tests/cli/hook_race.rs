@@ -170,8 +170,7 @@ fn claude_code_the_replacing_write_is_told_whose_write_it_replaced() {
 fn codex(w: &World, session: &str, event: &str, patch: &str) -> Value {
     let mut v: Value = serde_json::from_str(
         &std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/codex-0.169.0/PostToolUse-apply_patch-update.json"),
+            repo_root().join("tests/fixtures/codex-0.169.0/PostToolUse-apply_patch-update.json"),
         )
         .unwrap(),
     )

@@ -60,9 +60,7 @@ fn payload(w: &World, way: Way) -> Value {
         Way::Gemini => "gemini-cli-0.61.0/BeforeTool-write_file.json",
         _ => unreachable!("{way:?} takes no payload"),
     };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(text);
+    let path = repo_root().join("tests/fixtures").join(text);
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     v["cwd"] = json!(w.repo);
     v

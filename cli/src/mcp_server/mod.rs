@@ -1,4 +1,5 @@
-//! `stella-mcp`: the MCP server that `git stella mcp` runs, the only binary with tokio.
+//! `stella-mcp`: the MCP server that `git stella mcp` runs, the only binary with tokio (the
+//! `mcp` feature): its command line here, its transport in [`server`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,8 +9,8 @@ use server::Server;
 use stella::ids::SessionId;
 use stella::report::Report;
 
-#[path = "../git-stella/cli/env.rs"]
-mod env;
+use crate::env;
+
 mod server;
 
 /// Serve guarded file tools over MCP on stdin and stdout
@@ -28,7 +29,8 @@ struct Args {
     session: Option<String>,
 }
 
-fn main() -> ExitCode {
+/// Run the server on this process's arguments, environment and standard streams.
+pub fn main() -> ExitCode {
     env::apply_test_switches();
     let args = Args::parse();
     match run(args) {

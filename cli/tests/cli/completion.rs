@@ -107,7 +107,7 @@ pub fn complete_in(
 
 /// The top-level commands, from the clap tree itself.
 pub fn commands() -> Vec<String> {
-    let mut names: Vec<String> = crate::cli::Cli::command()
+    let mut names: Vec<String> = stella_cli::Cli::command()
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
         .collect();
@@ -125,7 +125,7 @@ pub fn words(reply: &[String]) -> Vec<String> {
 }
 
 fn ours() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("completions/git-stella.bash")
+    repo_root().join("completions/git-stella.bash")
 }
 
 #[test]
