@@ -104,6 +104,14 @@ pub fn stderr() -> std::io::Stderr {
     std::io::stderr()
 }
 
+/// Write `bytes` to `stream`'s descriptor through a copy of it, not through std's handle: a
+/// thread still at work may hold that handle's lock (a hook answering while its work goes on).
+pub fn write_unlocked(stream: impl std::os::fd::AsFd, bytes: &[u8]) {
+    if let Ok(fd) = stream.as_fd().try_clone_to_owned() {
+        let _ = std::io::Write::write_all(&mut std::fs::File::from(fd), bytes);
+    }
+}
+
 /// End this process now, with `code`: only where an answer must go out before the work is done
 /// (a hook out of time); everything else returns its exit status from `main`.
 pub fn exit(code: i32) -> ! {

@@ -130,8 +130,8 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         }),
         // Out of time: answer the host now and end the process, which ends the work.
         Box::new(|answer| {
-            write_fd(1, &answer.stdout);
-            write_fd(2, answer.stderr.as_bytes());
+            env::write_unlocked(env::stdout(), &answer.stdout);
+            env::write_unlocked(env::stderr(), answer.stderr.as_bytes());
             env::exit(exit_code(&answer).into());
         }),
     );
@@ -144,16 +144,6 @@ pub fn emit(ctx: &mut Ctx<'_>, answer: &Answer, out: &mut dyn Write) -> ExitCode
     let _ = out.flush();
     let _ = ctx.err.write_all(answer.stderr.as_bytes());
     ExitCode::from(exit_code(answer))
-}
-
-/// Write to a standard stream's file descriptor itself: the main thread, still at work, holds
-/// the locks of std's handles for stdout and stderr.
-fn write_fd(fd: std::os::fd::RawFd, bytes: &[u8]) {
-    use std::os::fd::FromRawFd;
-    // SAFETY: descriptors 1 and 2 stay open for the life of the process, and ManuallyDrop never
-    // closes them.
-    let mut stream = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-    let _ = stream.write_all(bytes);
 }
 
 /// The exit status for an answer: never 2, which a host reads as "block".

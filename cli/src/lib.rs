@@ -10,6 +10,9 @@
 //! everything for people to stderr. Exit status: 0 done or allowed, 1 refused by a check, 2 an
 //! error.
 
+// No `unsafe` at the edge: the library's system calls are its own (`stella::exec`).
+#![forbid(unsafe_code)]
+
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::PathBuf;
