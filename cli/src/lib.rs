@@ -191,9 +191,9 @@ pub struct Global {
     pub no_pager: bool,
 }
 
-/// The commands an agent host runs before every edit, parsed by a command line that knows only
-/// them: building clap's whole tree (every command, every page of help) was a sixth of the
-/// guard's time. Same option types as `Cli`, so whatever this accepts means the same there;
+/// The commands an agent host runs before every edit or shell command, parsed by a command line
+/// that knows only them: building clap's whole tree (every command, every page of help) was a
+/// sixth of the guard's time, and about a tenth of a guarded `true`'s. Same option types as `Cli`, so whatever this accepts means the same there;
 /// anything it does not accept (help, version, a mistake) goes to `Cli` for the full message.
 #[derive(Parser, Debug)]
 #[command(name = "git-stella", bin_name = "git stella")]
@@ -209,6 +209,21 @@ enum HotCommand {
     Guard(guard::Args),
     #[command(subcommand)]
     Hook(hook::HookCommand),
+    Exec(exec::Args),
+}
+
+impl From<HotCli> for Cli {
+    fn from(hot: HotCli) -> Cli {
+        let command = match hot.command {
+            HotCommand::Guard(a) => Command::Guard(a),
+            HotCommand::Hook(a) => Command::Hook(a),
+            HotCommand::Exec(a) => Command::Exec(a),
+        };
+        Cli {
+            global: hot.global,
+            command,
+        }
+    }
 }
 
 impl Command {
@@ -275,7 +290,9 @@ impl Cli {
             let mut rewritten: Vec<OsString> = vec![args[0].clone()];
             rewritten.extend(["exec", "--host", host.flag].map(OsString::from));
             rewritten.extend(args[2..].iter().cloned());
-            return Cli::try_parse_from(rewritten);
+            return HotCli::try_parse_from(&rewritten)
+                .map(Cli::from)
+                .or_else(|_| Cli::try_parse_from(rewritten));
         }
         // What `hooks install` writes, word for word: nothing to parse.
         if let [_, hook, agent] = args
@@ -296,17 +313,10 @@ impl Cli {
                 command: Command::Hook(hook::HookCommand { host }),
             });
         }
-        if matches!(command_word(args), Some("guard" | "hook"))
+        if matches!(command_word(args), Some("guard" | "hook" | "exec"))
             && let Ok(hot) = HotCli::try_parse_from(args)
         {
-            let command = match hot.command {
-                HotCommand::Guard(a) => Command::Guard(a),
-                HotCommand::Hook(a) => Command::Hook(a),
-            };
-            return Ok(Cli {
-                global: hot.global,
-                command,
-            });
+            return Ok(hot.into());
         }
         Cli::try_parse_from(args)
     }
@@ -1051,17 +1061,31 @@ mod tests {
             "git-stella guard a.rs --session s2 -vv",
             "git-stella hook claude-code",
             "git-stella -C sub hook codex",
+            "git-stella exec -- true",
+            "git-stella --session s1 exec -- sh -c true --json -C x",
+            "git-stella exec --host codex --session s2 echo",
+            "git-stella exec --check",
+            "git-stella exec cargo build --release",
         ] {
+            assert!(HotCli::try_parse_from(args(line)).is_ok(), "hot: {line}");
             let hot = Cli::parse_args(&args(line)).unwrap();
             let whole = Cli::try_parse_from(args(line)).unwrap();
             assert_eq!(format!("{hot:?}"), format!("{whole:?}"), "{line}");
         }
+        // A host's shell prefix is the exec command it stands for.
+        let hot = Cli::parse_args(&args("git-stella --claude-code-shell echo")).unwrap();
+        let whole = Cli::try_parse_from(args("git-stella exec --host claude-code echo")).unwrap();
+        assert_eq!(format!("{hot:?}"), format!("{whole:?}"));
         for line in [
             "git-stella guard",
             "git-stella guard --delete --content x a.rs",
             "git-stella guard --help",
             "git-stella guard --version",
             "git-stella hook nobody",
+            "git-stella exec",
+            "git-stella exec --check -- true",
+            "git-stella exec --host nobody x",
+            "git-stella exec --help",
         ] {
             let hot = Cli::parse_args(&args(line)).unwrap_err();
             let whole = Cli::try_parse_from(args(line)).unwrap_err();
