@@ -4,7 +4,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
 use super::env;
-use super::{CliError, Ctx, Result};
+use super::{CliError, Ctx, Kind, Result};
 use stella::exec;
 use stella::hooks::registry::{Shell, Spec};
 use stella::hooks::{self, OnError};
@@ -88,18 +88,9 @@ pub struct Args {
 /// Exec's own failure: what a command it runs never exits with by its own choice.
 pub const OWN_ERROR: u8 = 125;
 
+/// Its own errors exit 125, not the 2 a wrapped `sh` or `grep` may exit with
+/// ([`CliError::exit_status`]).
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
-    // Its own errors on 125, not on the 2 a wrapped `sh` or `grep` may exit with.
-    guard_run(ctx, args, out).map_err(|e| {
-        if e.code == 2 {
-            e.with_code(OWN_ERROR)
-        } else {
-            e
-        }
-    })
-}
-
-fn guard_run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     if args.check {
         return Ok(match exec::probe() {
             Ok(()) => {
@@ -364,12 +355,12 @@ fn plain(mut command: Command) -> Result {
 
 /// A command that could not be started, with a shell's exit status: 127 not found, else 126.
 fn not_run(program: &std::ffi::OsStr, e: &std::io::Error) -> CliError {
-    let code = if e.kind() == std::io::ErrorKind::NotFound {
-        127
+    let kind = if e.kind() == std::io::ErrorKind::NotFound {
+        Kind::NotFound
     } else {
-        126
+        Kind::CannotRun
     };
     CliError::new(format!("could not run '{}'", program.to_string_lossy()))
         .cause(e.to_string())
-        .with_code(code)
+        .of_kind(kind)
 }

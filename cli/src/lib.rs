@@ -358,28 +358,59 @@ pub enum Command {
     Mcp(mcp::Args),
 }
 
-/// An error or refusal to report, in git's voice.
+/// What kind of failure an error is. The exit status follows from it (and from the command:
+/// see [`CliError::exit_status`]), never from a number chosen where the error was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Stella could not do what was asked: a mistake in the request, a file it could not read,
+    /// a configuration it cannot follow.
+    Failed,
+    /// The store was found damaged: [`main_with`] repairs it, then reports what was lost.
+    Damaged,
+    /// A write to a closed pipe (`git stella log | head`): the command ends quietly.
+    BrokenPipe,
+    /// The program `exec` was to run exists but could not be started.
+    CannotRun,
+    /// The program `exec` was to run was not found.
+    NotFound,
+}
+
+/// An error to report, in git's voice: the error itself (when one caused it), what kind of
+/// failure it is, what to say, and a hint.
 #[derive(Debug)]
 pub struct CliError {
-    pub code: u8,
+    /// What kind of failure this is: the exit status follows from it.
+    pub kind: Kind,
+    /// The first line: `error: <message>`.
     pub message: String,
+    /// The `caused by:` lines, outermost first.
     pub causes: Vec<String>,
+    /// The `hint:` line.
     pub hint: Option<String>,
-    /// A write to a closed pipe (`git stella log | head`): the command ends quietly.
-    pub broken_pipe: bool,
-    /// The store was found damaged: [`main_with`] repairs it before reporting.
-    pub damage: bool,
+    /// The library's error this reports, kept whole (its chain made the causes).
+    source: Option<Box<dyn std::error::Error + 'static>>,
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref()
+    }
 }
 
 impl CliError {
     pub fn new(message: impl Into<String>) -> Self {
         CliError {
-            code: 2,
+            kind: Kind::Failed,
             message: message.into(),
             causes: Vec::new(),
             hint: None,
-            broken_pipe: false,
-            damage: false,
+            source: None,
         }
     }
 
@@ -388,8 +419,8 @@ impl CliError {
         self
     }
 
-    pub fn with_code(mut self, code: u8) -> Self {
-        self.code = code;
+    pub fn of_kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
         self
     }
 
@@ -403,8 +434,32 @@ impl CliError {
         let report = Report::of(e);
         let mut err = CliError::new(report.message);
         err.causes = report.causes;
-        err.broken_pipe = chain_has_broken_pipe(e);
+        if chain_has_broken_pipe(e) {
+            err.kind = Kind::BrokenPipe;
+        }
         err
+    }
+
+    /// [`CliError::from_error`], keeping the error itself ([`std::error::Error::source`]).
+    pub fn keeping(e: impl std::error::Error + 'static) -> Self {
+        let mut err = CliError::from_error(&e);
+        err.source = Some(Box::new(e));
+        err
+    }
+
+    /// The exit status of `command` ending with this error: 2 for a failure, as every git
+    /// command; a hook's own failure is 1, as an agent host reads 2 as "block" (SPEC §7); `exec`'s
+    /// own is 125, as `env` and `timeout` use it, so that 2 stays the wrapped command's, with a
+    /// shell's 126 and 127 for a program it could not start or find; a closed pipe, 0.
+    pub fn exit_status(&self, command: &Command) -> u8 {
+        match (self.kind, command) {
+            (Kind::BrokenPipe, _) => 0,
+            (Kind::CannotRun, _) => 126,
+            (Kind::NotFound, _) => 127,
+            (Kind::Failed | Kind::Damaged, Command::Hook(_)) => 1,
+            (Kind::Failed | Kind::Damaged, Command::Exec(_)) => exec::OWN_ERROR,
+            (Kind::Failed | Kind::Damaged, _) => 2,
+        }
     }
 
     /// Say it as one line of JSON on `err`, for a command run with `--json`:
@@ -475,21 +530,27 @@ impl From<session::Error> for CliError {
             _ => None,
         };
         let damage = e.is_damage();
-        let mut c = CliError::from_error(&e);
-        c.damage = damage;
-        if let S::Unreadable(failures) = &e {
-            c.causes = failures
-                .iter()
-                .map(|(p, err)| format!("'{p}': {err}"))
-                .collect();
-            c.message = format!(
-                "could not read {}; nothing was recorded",
+        let unreadable = match &e {
+            S::Unreadable(failures) => Some((
+                failures
+                    .iter()
+                    .map(|(p, err)| format!("'{p}': {err}"))
+                    .collect(),
                 failures
                     .iter()
                     .map(|(p, _)| format!("'{p}'"))
                     .collect::<Vec<_>>()
-                    .join(", ")
-            );
+                    .join(", "),
+            )),
+            _ => None,
+        };
+        let mut c = CliError::keeping(e);
+        if damage {
+            c.kind = Kind::Damaged;
+        }
+        if let Some((causes, paths)) = unreadable {
+            c.causes = causes;
+            c.message = format!("could not read {paths}; nothing was recorded");
         }
         c.hint = hint;
         c
@@ -514,7 +575,7 @@ impl_from_error!(
 
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
-        CliError::from_error(&e)
+        CliError::keeping(e)
     }
 }
 
@@ -803,7 +864,7 @@ pub fn main_with(
     })();
     // A command that found the store damaged repairs it, and fails saying what was lost.
     let result = match (result, &opened) {
-        (Err(e), Some((settings, cwd))) if e.damage => {
+        (Err(e), Some((settings, cwd))) if e.kind == Kind::Damaged => {
             Err(repaired(settings, cwd, cli.global.session.as_deref(), e))
         }
         (result, _) => result,
@@ -811,13 +872,9 @@ pub fn main_with(
     match result {
         Ok(code) => code,
         // A closed pipe (`git stella log | head`) ends quietly.
-        Err(e) if e.broken_pipe => ExitCode::SUCCESS,
+        Err(e) if e.kind == Kind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            // To an agent host, 2 means "block": a hook's own failure is 1 (SPEC §7).
-            let code = match (&cli.command, e.code) {
-                (Command::Hook(_), 2) => 1,
-                _ => e.code,
-            };
+            let code = e.exit_status(&cli.command);
             if cli.command.json() {
                 e.print_json(err, if code == 1 { "refused" } else { "error" }, code);
             } else {
@@ -1048,6 +1105,33 @@ mod tests {
 
     fn args(line: &str) -> Vec<OsString> {
         line.split(' ').map(OsString::from).collect()
+    }
+
+    /// The exit status follows from the kind of failure and the command, in one table.
+    #[test]
+    fn an_errors_kind_and_command_give_its_exit_status() {
+        let command = |line: &str| Cli::try_parse_from(args(line)).unwrap().command;
+        let (status, hook, exec) = (
+            command("git-stella status"),
+            command("git-stella hook claude-code"),
+            command("git-stella exec true"),
+        );
+        for (kind, want) in [
+            (Kind::Failed, [2, 1, 125]),
+            (Kind::Damaged, [2, 1, 125]),
+            (Kind::BrokenPipe, [0, 0, 0]),
+            (Kind::CannotRun, [126, 126, 126]),
+            (Kind::NotFound, [127, 127, 127]),
+        ] {
+            let e = CliError::new("x").of_kind(kind);
+            let got = [&status, &hook, &exec].map(|c| e.exit_status(c));
+            assert_eq!(got, want, "{kind:?}");
+        }
+        // The error a command failed with is kept whole, beneath what is said of it.
+        let e = CliError::from(io::Error::other("disk on fire"));
+        let kept = std::error::Error::source(&e).unwrap();
+        assert!(kept.downcast_ref::<io::Error>().is_some());
+        assert_eq!(e.message, "disk on fire");
     }
 
     /// The hot commands' own parser means exactly what the whole command line means, and leaves
