@@ -43,7 +43,7 @@ pub mod edit;
 pub mod exec;
 pub mod fsutil;
 pub mod guard;
-pub mod hooks;
+pub mod hosts;
 pub mod ids;
 pub mod journal;
 pub mod jsonedit;

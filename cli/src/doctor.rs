@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::env;
 use super::{Ctx, Result, print_json};
-use stella::hooks::install;
-use stella::hooks::registry::{Finding, HOSTS, Level, Look, Scope, Seen, Spec, Wiring};
+use stella::hosts::install;
+use stella::hosts::registry::{Finding, HOSTS, Level, Look, Scope, Seen, Spec, Wiring};
 
 /// Check that Stella's protection is on: installed hooks, config, data dir, shell guard
 ///
@@ -141,7 +141,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 
     // Config.
     if let Some(root) = &root {
-        match stella::hooks::Config::load(root) {
+        match stella::hosts::Config::load(root) {
             Ok(_) => findings.push(finding(
                 Level::Ok,
                 "config",
@@ -151,7 +151,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             Err(e) => findings.push(finding(
                 Level::Error,
                 "config",
-                stella::hooks::error_text(&e)
+                stella::hosts::error_text(&e)
                     .trim_end()
                     .trim_start_matches("stella: error: ")
                     .to_owned(),
@@ -159,7 +159,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             )),
         }
         if let Ok(repo) = stella::workspace::open_user_repo(ctx.settings.git_env_overrides, root)
-            && let Err(why) = stella::hooks::git_on_error(&repo)
+            && let Err(why) = stella::hosts::git_on_error(&repo)
         {
             findings.push(finding(
                 Level::Error,

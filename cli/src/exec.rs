@@ -6,8 +6,8 @@ use std::process::{Command, ExitCode};
 use super::env;
 use super::{CliError, Ctx, Kind, Result};
 use stella::exec;
-use stella::hooks::registry::{Shell, Spec};
-use stella::hooks::{self, OnError};
+use stella::hosts::registry::{Shell, Spec};
+use stella::hosts::{self, OnError};
 use stella::ids::SessionId;
 
 /// Run a command under the shell guard: its reads are recorded, its stale writes refused
@@ -140,7 +140,7 @@ fn host_prefix(ctx: &mut Ctx<'_>, args: &Args, host: &Spec, session_var: &str) -
     let host_session = env::var(session_var);
     let opened = host_session
         .as_deref()
-        .map(|s| hooks::session_name(s, None))
+        .map(|s| hosts::session_name(s, None))
         .transpose()
         .map_err(|e| CliError::from_error(&e))
         .map(|id| (id, stella::session::Context::open(&ctx.settings, &ctx.cwd)));
@@ -329,7 +329,7 @@ fn guarded(
 
 /// Run `command` without the guard, after one warning line; under fail-closed, refuse to.
 fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
-    match hooks::on_error(&ctx.settings, &ctx.cwd) {
+    match hosts::on_error(&ctx.settings, &ctx.cwd) {
         Ok(OnError::Allow) => {}
         Ok(OnError::Deny) => {
             return Err(CliError::new(format!(

@@ -130,7 +130,7 @@ fn collect(
     }
     let context = ctx.open()?;
     let config =
-        stella::hooks::Config::load(context.root()).map_err(|e| CliError::from_error(&e))?;
+        stella::hosts::Config::load(context.root()).map_err(|e| CliError::from_error(&e))?;
     if let Some(age) = config.retention.sessions_older_than {
         *pruned = super::session_cmd::prune(&context, age, args.dry_run)?;
         if !args.json {

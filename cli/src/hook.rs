@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use super::env;
 use super::{Ctx, Result};
-use stella::hooks::registry::{self, HOSTS, Shell, Spec};
-use stella::hooks::{self, Answer, Env};
+use stella::hosts::registry::{self, HOSTS, Shell, Spec};
+use stella::hosts::{self, Answer, Env};
 
 /// The exit status of every `hook` call: never 2, which agent hosts read as "block".
 const HOOK_EXIT: &str = "Exit status:
@@ -89,8 +89,8 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
         cwd: ctx.cwd.clone(),
         // A host that runs every shell command through Stella's prefix, set where it runs.
         shell_guard: match host.shell {
-            Shell::Prefix { .. } => env::var(hooks::install::PREFIX_KEY)
-                .is_some_and(|p| hooks::install::is_stella_prefix(&p)),
+            Shell::Prefix { .. } => env::var(hosts::install::PREFIX_KEY)
+                .is_some_and(|p| hosts::install::is_stella_prefix(&p)),
             _ => false,
         } && can_guard(),
         // A host whose hook rewrites each shell command the model sends runs it through this
@@ -104,7 +104,7 @@ pub fn run(ctx: &mut Ctx<'_>, command: &HookCommand, out: &mut dyn Write) -> Res
                 match &exe {
                     Some(exe)
                         if by_name
-                            && hooks::install::invoked_as(
+                            && hosts::install::invoked_as(
                                 std::ffi::OsStr::new("git-stella"),
                                 env::var_os("PATH").as_deref(),
                                 &ctx.cwd,

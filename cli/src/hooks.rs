@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use super::env;
 use super::{CliError, Ctx, Result};
-use stella::hooks::install::{self, Launch, Ledger, Outcome};
-use stella::hooks::registry::{self, HOSTS, Scope, Spec, Wiring};
+use stella::hosts::install::{self, Launch, Ledger, Outcome};
+use stella::hosts::registry::{self, HOSTS, Scope, Spec, Wiring};
 
 /// The exit status of `hooks install` and `hooks uninstall`.
 const HOOKS_EXIT: &str = "Exit status:

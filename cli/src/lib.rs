@@ -3,7 +3,7 @@
 //!
 //! The edge of Stella, a library of its own so that the binaries (`git-stella`, `stella-mcp`), the
 //! tests and the docs generator share one clap tree and one reading of the environment
-//! ([`env`]) without including sources by path. The `stella` library below it never reads the
+//! ([`env`](mod@env)) without including sources by path. The `stella` library below it never reads the
 //! environment, prints or exits.
 //!
 //! Messages follow git's voice (`error:`, `caused by:`, `hint:`), results go to stdout and
@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use stella::hooks::registry::{self, HOSTS, Shell};
+use stella::hosts::registry::{self, HOSTS, Shell};
 use stella::ids::SessionId;
 use stella::journal;
 use stella::report::Report;
@@ -730,7 +730,7 @@ pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<
     writeln!(out)
 }
 
-/// The library's settings, read from the environment (see [`env`]).
+/// The library's settings, read from the environment (see [`env`](mod@env)).
 pub fn settings_from_env() -> std::result::Result<Settings, CliError> {
     env::settings().map_err(|e| match e {
         env::Error::NoHome => {

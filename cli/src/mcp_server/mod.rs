@@ -1,5 +1,5 @@
 //! `stella-mcp`: the MCP server that `git stella mcp` runs, the only binary with tokio (the
-//! `mcp` feature): its command line here, its transport in [`server`].
+//! `mcp` feature): its command line here, its transport in `server.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

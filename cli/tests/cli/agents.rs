@@ -578,7 +578,7 @@ fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that()
     let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
     // A project's hooks find git-stella on each machine; the event that can refuse a tool
     // call refuses it where the project chose fail-closed and Stella is missing.
-    let cmd = |agent: &str, blocks: bool| stella::hooks::install::portable_command(agent, blocks);
+    let cmd = |agent: &str, blocks: bool| stella::hosts::install::portable_command(agent, blocks);
 
     let out = w.run(&["hooks", "install", "--agent", "gemini"]);
     let said = stderr(&out);

@@ -126,15 +126,15 @@ fn names_of(text: &str, flag: &str) -> Vec<(usize, String)> {
 #[test]
 fn a_host_is_named_only_in_its_own_module_and_the_registry() {
     let src = repo_root().join("src");
-    let registry = src.join("hooks/registry.rs");
+    let registry = src.join("hosts/registry.rs");
     // The library's sources and the command line's.
     let mut files = Vec::new();
     all_sources(&src, &mut files);
     all_sources(&repo_root().join("cli/src"), &mut files);
     let mut found = Vec::new();
-    for host in stella::hooks::registry::HOSTS {
+    for host in stella::hosts::registry::HOSTS {
         let own = src
-            .join("hooks")
+            .join("hosts")
             .join(format!("{}.rs", host.flag.replace('-', "_")));
         assert!(own.is_file(), "{} has no module of its own", host.flag);
         let others = files.iter().filter(|f| **f != own && **f != registry);
@@ -146,7 +146,7 @@ fn a_host_is_named_only_in_its_own_module_and_the_registry() {
         found.join("\n  ")
     );
     // The check finds a branch on a name, and not a help text that mentions one.
-    let branch = "match h {\n    \"codex\" => 1,\n    _ => hooks::codex::x(),\n}\n/// \"codex\"\n";
+    let branch = "match h {\n    \"codex\" => 1,\n    _ => hosts::codex::x(),\n}\n/// \"codex\"\n";
     let lines: Vec<usize> = names_of(branch, "codex")
         .into_iter()
         .map(|(l, _)| l)

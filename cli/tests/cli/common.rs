@@ -903,7 +903,7 @@ pub fn wrap_hook_with_other_writer(
     // A project's hooks, as JSON strings: each of the two a host's events hold.
     let wrapped = serde_json::to_string(&wrapper.display().to_string()).unwrap();
     for blocks in [true, false] {
-        let hook = stella::hooks::install::portable_command(agent, blocks);
+        let hook = stella::hosts::install::portable_command(agent, blocks);
         let hook = serde_json::to_string(&hook).unwrap();
         assert!(text.contains(&hook), "{text}");
         text = text.replace(&hook, &wrapped);

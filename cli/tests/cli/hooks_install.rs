@@ -27,7 +27,7 @@ fn stella_env(exe: Option<&Path>) -> Value {
 /// The command of Stella's hook for `agent` in a project's settings; `blocks` for the event
 /// that can refuse a tool call.
 fn hook(agent: &str, blocks: bool) -> String {
-    stella::hooks::install::portable_command(agent, blocks)
+    stella::hosts::install::portable_command(agent, blocks)
 }
 
 /// The entries Stella adds, for the binary at `exe`, or (`None`) a project's.
@@ -626,7 +626,7 @@ fn a_projects_hooks_run_each_machines_stella_and_say_when_there_is_none() {
         );
         // OpenCode's plugin runs its command as every other host's hook runs its own.
         let command = match agent {
-            "opencode" => stella::hooks::opencode::command_of(&text).unwrap(),
+            "opencode" => stella::hosts::opencode::command_of(&text).unwrap(),
             _ => settings(&w.repo.join(rel))
                 .pointer(pointer)
                 .and_then(Value::as_str)

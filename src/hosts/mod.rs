@@ -1,4 +1,4 @@
-//! Hook adapters: the guard wired into agent hosts that run a command before and after each tool
+//! The agent hosts Stella guards: the guard wired into hosts that run a command before and after each tool
 //! (SPEC §7), and the installers that put those commands into the hosts' settings.
 //!
 //! One core serves every host: [`Hook`] (in `core`) names the session, resolves paths, guards,

@@ -465,7 +465,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::hooks::{Env, answer, within_budget};
+    use crate::hosts::{Env, answer, within_budget};
 
     fn payload(v: Value) -> Payload {
         serde_json::from_value(v).unwrap()
