@@ -1,5 +1,5 @@
-//! The agent hosts Stella guards: the guard wired into hosts that run a command before and after each tool
-//! (SPEC §7), and the installers that put those commands into the hosts' settings.
+//! The agent hosts Stella guards: the guard wired into hosts that run a command before and after
+//! each tool (SPEC §7), and the installers that put those commands into the hosts' settings.
 //!
 //! One core serves every host: [`Hook`] (in `core`) names the session, resolves paths, guards,
 //! records reads and writes and keeps the scratch state between a tool's two events; [`answer`]
