@@ -16,7 +16,11 @@ use crate::digest::Digest;
 use crate::fsutil::{self, Placed, Removed};
 use crate::guard::{self, Check, Intent};
 use crate::journal::layout::{self, UndoFile};
-use crate::journal::{Entry, How, RootFile, Seen, Step, Tip};
+use crate::journal::{Entry, How, Journal, MapEdit, RootFile, Seen, Step, Tip};
+
+/// What undo is to do, path by path: the entry the session holds (if any), and what the file
+/// is to hold, or why it cannot go back.
+type Plan = Vec<(RelPath, Option<Entry>, Result<Target, String>)>;
 use crate::paths::RelPath;
 use crate::refusals;
 use crate::session::{Error, summary};
@@ -160,130 +164,17 @@ impl crate::session::Session<'_> {
         if !dry_run {
             self.ctx.config()?;
         }
-        let id = self.id;
         let journal = self.ctx.journal();
-        let tip = journal.tip(id)?;
+        let tip = journal.tip(self.id)?;
         let redo = journal
             .root_file_of_tree(tip.tree, &RootFile::Undo)?
             .and_then(|b| layout::parse::<UndoFile>(&b))
             .is_some_and(|u| u.step == tip.steps);
-        let mut plan: Vec<(RelPath, Option<Entry>, Result<Target, String>)> = Vec::new();
-        if redo {
-            // Put back what the last undo replaced: the session's map just before it.
-            let history = journal.history(id)?;
-            let parent = history
-                .get(1)
-                .map(|(commit, _, _)| *commit)
-                .expect("an undo step has a parent");
-            let before = journal.tree_of(parent)?;
-            let mut paths: Vec<RelPath> = journal
-                .entries_of_tree(tip.tree)?
-                .into_iter()
-                .chain(journal.entries_of_tree(before)?)
-                .map(|e| e.path)
-                .collect();
-            paths.sort();
-            paths.dedup();
-            for path in paths {
-                if !only.is_empty() && !only.contains(&path) {
-                    continue;
-                }
-                let now = journal.lookup_at(tip.tree, &path)?;
-                let then = journal.lookup_at(before, &path)?;
-                if now.as_ref().map(|e| (e.seen, e.bytes))
-                    == then.as_ref().map(|e| (e.seen, e.bytes))
-                {
-                    continue;
-                }
-                let target = match &then {
-                    None => Ok(Target::Absent),
-                    Some(Entry {
-                        seen: Seen::Digest(d),
-                        bytes: Some((blob, _)),
-                        ..
-                    }) => Ok(Target::Bytes(*d, *blob)),
-                    Some(_) => Err("the bytes before the undo were not kept".to_owned()),
-                };
-                plan.push((path, now, target));
-            }
+        let mut plan = if redo {
+            self.plan_redo(&journal, &tip, only)?
         } else {
-            let entries = journal.entries(id)?;
-            // Undoing a file a rename brought somewhere undoes the rename: its source comes back.
-            let mut only = only.to_vec();
-            for e in &entries {
-                if let Some(from) = &e.moved_from
-                    && only.contains(&e.path)
-                    && !only.contains(from)
-                {
-                    only.push(from.clone());
-                }
-            }
-            let only = only.as_slice();
-            for entry in entries {
-                if !only.is_empty() && !only.contains(&entry.path) {
-                    continue;
-                }
-                // A rename of the session put it here: it goes, once its source is back (the
-                // source is a path the session dropped, put back below).
-                if entry.moved_from.is_some() {
-                    plan.push((entry.path.clone(), Some(entry), Ok(Target::Absent)));
-                    continue;
-                }
-                let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
-                let Some(first) = versions.iter().position(|v| v.how == How::Wrote) else {
-                    continue;
-                };
-                let target = before_first_write(&versions, first, &entry);
-                plan.push((entry.path.clone(), Some(entry), target));
-            }
-            // The files the session deleted: put back as they were before its first write, or,
-            // when it only read them, as it saw them when it deleted them.
-            for entry in journal.dropped_entries(id)? {
-                if !only.is_empty() && !only.contains(&entry.path) {
-                    continue;
-                }
-                // A renamed file the session then deleted: its source comes back instead.
-                if entry.moved_from.is_some() {
-                    continue;
-                }
-                let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
-                let target = match versions.iter().position(|v| v.how == How::Wrote) {
-                    Some(first) => before_first_write(&versions, first, &entry),
-                    None => match (entry.seen, entry.bytes) {
-                        (Seen::Digest(d), Some((blob, _))) => Ok(Target::Bytes(d, blob)),
-                        _ => Err("the bytes it deleted were not kept".to_owned()),
-                    },
-                };
-                // Created, then deleted, by the session: gone before, gone now.
-                if matches!(target, Ok(Target::Absent)) {
-                    continue;
-                }
-                plan.push((entry.path, None, target));
-            }
-            // A source the session read and renamed within one step was never a map entry of
-            // its own: it comes back as the renamed file holds it, when the session did not
-            // write it since.
-            let sources: Vec<(RelPath, Result<Target, String>)> = plan
-                .iter()
-                .filter_map(|(_, e, _)| e.as_ref())
-                .filter_map(|e| Some((e, e.moved_from.clone()?)))
-                .filter(|(_, from)| !plan.iter().any(|(p, _, _)| p == from))
-                .map(|(e, from)| {
-                    let target = match (e.seen, e.bytes, e.wrote) {
-                        (Seen::Digest(d), Some((blob, _)), None) => Ok(Target::Bytes(d, blob)),
-                        _ => Err(format!(
-                            "the bytes '{}' held before the session renamed it were not kept",
-                            e.path
-                        )),
-                    };
-                    (from, target)
-                })
-                .collect();
-            plan.extend(sources.into_iter().map(|(p, t)| (p, None, t)));
-            // Files go back to where renames took them from before the renamed copies go.
-            let moved = |e: &Option<Entry>| e.as_ref().is_some_and(|e| e.moved_from.is_some());
-            plan.sort_by(|a, b| (moved(&a.1), &a.0).cmp(&(moved(&b.1), &b.0)));
-        }
+            self.plan_undo(&journal, only)?
+        };
         for wanted in only {
             if !plan.iter().any(|(p, _, _)| p == wanted) {
                 plan.push((
@@ -293,160 +184,19 @@ impl crate::session::Session<'_> {
                 ));
             }
         }
-
         let mut done = Vec::new();
         let mut edits = Vec::new();
         // Under a dry run, the paths that would be put back by the time a later one is judged.
         let mut would_be_back: Vec<RelPath> = Vec::new();
-        for (path, entry, target) in plan {
-            let target = match target {
-                Ok(t) => t,
-                Err(why) => {
-                    done.push(Undone::Skipped { path, why });
-                    continue;
-                }
-            };
-            let intent = match &target {
-                Target::Bytes(d, _) => Intent::Write { content: Some(*d) },
-                Target::Absent => Intent::Delete,
-            };
-            // A renamed file goes only once its source is back: never both gone.
-            if let Some(from) = entry.as_ref().and_then(|e| e.moved_from.as_ref())
-                && !redo
-                && self.ctx.abs(from).symlink_metadata().is_err()
-                && !would_be_back.contains(from)
-            {
-                done.push(Undone::Skipped {
-                    path,
-                    why: format!(
-                        "'{from}', where the session renamed it from, could not be put back"
-                    ),
-                });
-                continue;
-            }
-            // A file the session deleted comes back only where nothing took its place.
-            let abs = self.ctx.abs(&path);
-            let must_be_absent = entry.is_none() && matches!(target, Target::Bytes(..));
-            if must_be_absent && abs.symlink_metadata().is_ok() {
-                done.push(Undone::Skipped {
-                    path,
-                    why: AGAIN.into(),
-                });
-                continue;
-            }
-            let check = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
-            if check.refused() {
-                done.push(Undone::Refused(Box::new(check)));
-                continue;
-            }
-            let removed_why = if redo {
-                "the undo put it back"
-            } else if entry.as_ref().is_some_and(|e| e.moved_from.is_some()) {
-                "the session renamed it there"
-            } else {
-                "the session created it"
-            };
-            if dry_run {
-                done.push(match target {
-                    Target::Bytes(digest, _) => {
-                        would_be_back.push(path.clone());
-                        Undone::Restored { path, digest }
-                    }
-                    Target::Absent => Undone::Removed {
-                        path,
-                        why: removed_why,
-                    },
-                });
-                continue;
-            }
-            let mut late = None;
-            let recheck = |late: &mut Option<Check>| {
-                let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
-                let ok = !again.refused();
-                *late = Some(again);
-                ok
-            };
-            // A file that cannot be written (a link where a folder goes, a full disk) is
-            // skipped, saying why: the files undone before it stay recorded, the others go on.
-            let failed = |path: RelPath, e: std::io::Error| Undone::Skipped {
-                path,
-                why: format!("it could not be written: {e}"),
-            };
-            match target {
-                Target::Bytes(digest, blob) => {
-                    // Streamed from the store, hashed on the way: only the kept bytes, whole,
-                    // take the name. Kept bytes that cannot be read skip this file alone.
-                    let from = match journal.blob_reader(blob) {
-                        Ok(from) => from,
-                        Err(e) => {
-                            done.push(Undone::Skipped {
-                                path,
-                                why: format!("the kept bytes could not be read: {e}"),
-                            });
-                            continue;
-                        }
-                    };
-                    let placed = fsutil::replace_beneath_checked(
-                        &self.ctx.ws.root,
-                        &path,
-                        from,
-                        digest,
-                        || {
-                            let taken = must_be_absent && abs.symlink_metadata().is_ok();
-                            !taken && recheck(&mut late)
-                        },
-                    );
-                    let placed = match placed {
-                        Ok(p) => p,
-                        Err(e) => {
-                            done.push(failed(path, e));
-                            continue;
-                        }
-                    };
-                    match (placed, late) {
-                        (Placed::Written, _) => {}
-                        (Placed::Damaged, _) => {
-                            done.push(Undone::Skipped {
-                                path,
-                                why: "the kept bytes do not match their digest".into(),
-                            });
-                            continue;
-                        }
-                        (Placed::Declined, Some(c)) => {
-                            done.push(Undone::Refused(Box::new(c)));
-                            continue;
-                        }
-                        (Placed::Declined, None) => {
-                            done.push(Undone::Skipped {
-                                path,
-                                why: AGAIN.into(),
-                            });
-                            continue;
-                        }
-                    }
-                    let version = record::Version::kept(digest, blob, false);
-                    edits.push(record::wrote(&path, version, Replaced::nothing()));
-                    done.push(Undone::Restored { path, digest });
-                }
-                Target::Absent => {
-                    match fsutil::remove_beneath(&self.ctx.ws.root, &path, || recheck(&mut late)) {
-                        Err(e) => {
-                            done.push(failed(path, e));
-                            continue;
-                        }
-                        Ok(Removed::Refused) => {
-                            done.extend(late.map(|c| Undone::Refused(Box::new(c))));
-                            continue;
-                        }
-                        Ok(Removed::Done | Removed::AlreadyGone) => {}
-                    }
-                    edits.push(record::deleted(&path));
-                    done.push(Undone::Removed {
-                        path,
-                        why: removed_why,
-                    });
-                }
-            }
+        for item in plan {
+            done.extend(self.undo_one(
+                &journal,
+                item,
+                redo,
+                dry_run,
+                &mut would_be_back,
+                &mut edits,
+            ));
         }
         let folders = self.emptied_folders(&done, dry_run);
         done.extend(
@@ -457,6 +207,286 @@ impl crate::session::Session<'_> {
         if dry_run {
             return Ok((done, None));
         }
+        let tip = self.record_undone(&journal, &tip, redo, &done, edits)?;
+        Ok((done, tip))
+    }
+
+    /// The plan of an undo: each path the session wrote, back as it was before its first write;
+    /// each it deleted, back as it was; renames undone, sources first.
+    fn plan_undo(&self, journal: &Journal<'_>, only: &[RelPath]) -> Result<Plan, Error> {
+        let id = self.id;
+        let mut plan = Plan::new();
+        let entries = journal.entries(id)?;
+        // Undoing a file a rename brought somewhere undoes the rename: its source comes back.
+        let mut only = only.to_vec();
+        for e in &entries {
+            if let Some(from) = &e.moved_from
+                && only.contains(&e.path)
+                && !only.contains(from)
+            {
+                only.push(from.clone());
+            }
+        }
+        let only = only.as_slice();
+        for entry in entries {
+            if !only.is_empty() && !only.contains(&entry.path) {
+                continue;
+            }
+            // A rename of the session put it here: it goes, once its source is back (the
+            // source is a path the session dropped, put back below).
+            if entry.moved_from.is_some() {
+                plan.push((entry.path.clone(), Some(entry), Ok(Target::Absent)));
+                continue;
+            }
+            let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
+            let Some(first) = versions.iter().position(|v| v.how == How::Wrote) else {
+                continue;
+            };
+            let target = before_first_write(&versions, first, &entry);
+            plan.push((entry.path.clone(), Some(entry), target));
+        }
+        // The files the session deleted: put back as they were before its first write, or,
+        // when it only read them, as it saw them when it deleted them.
+        for entry in journal.dropped_entries(id)? {
+            if !only.is_empty() && !only.contains(&entry.path) {
+                continue;
+            }
+            // A renamed file the session then deleted: its source comes back instead.
+            if entry.moved_from.is_some() {
+                continue;
+            }
+            let versions = journal.versions_in(std::slice::from_ref(id), &entry.path)?;
+            let target = match versions.iter().position(|v| v.how == How::Wrote) {
+                Some(first) => before_first_write(&versions, first, &entry),
+                None => match (entry.seen, entry.bytes) {
+                    (Seen::Digest(d), Some((blob, _))) => Ok(Target::Bytes(d, blob)),
+                    _ => Err("the bytes it deleted were not kept".to_owned()),
+                },
+            };
+            // Created, then deleted, by the session: gone before, gone now.
+            if matches!(target, Ok(Target::Absent)) {
+                continue;
+            }
+            plan.push((entry.path, None, target));
+        }
+        // A source the session read and renamed within one step was never a map entry of
+        // its own: it comes back as the renamed file holds it, when the session did not
+        // write it since.
+        let sources: Vec<(RelPath, Result<Target, String>)> = plan
+            .iter()
+            .filter_map(|(_, e, _)| e.as_ref())
+            .filter_map(|e| Some((e, e.moved_from.clone()?)))
+            .filter(|(_, from)| !plan.iter().any(|(p, _, _)| p == from))
+            .map(|(e, from)| {
+                let target = match (e.seen, e.bytes, e.wrote) {
+                    (Seen::Digest(d), Some((blob, _)), None) => Ok(Target::Bytes(d, blob)),
+                    _ => Err(format!(
+                        "the bytes '{}' held before the session renamed it were not kept",
+                        e.path
+                    )),
+                };
+                (from, target)
+            })
+            .collect();
+        plan.extend(sources.into_iter().map(|(p, t)| (p, None, t)));
+        // Files go back to where renames took them from before the renamed copies go.
+        let moved = |e: &Option<Entry>| e.as_ref().is_some_and(|e| e.moved_from.is_some());
+        plan.sort_by(|a, b| (moved(&a.1), &a.0).cmp(&(moved(&b.1), &b.0)));
+        Ok(plan)
+    }
+
+    /// The plan of a redo: put back the session's map as it was just before the last undo.
+    fn plan_redo(&self, journal: &Journal<'_>, tip: &Tip, only: &[RelPath]) -> Result<Plan, Error> {
+        let id = self.id;
+        let mut plan = Plan::new();
+        // Put back what the last undo replaced: the session's map just before it.
+        let history = journal.history(id)?;
+        let parent = history
+            .get(1)
+            .map(|(commit, _, _)| *commit)
+            .expect("an undo step has a parent");
+        let before = journal.tree_of(parent)?;
+        let mut paths: Vec<RelPath> = journal
+            .entries_of_tree(tip.tree)?
+            .into_iter()
+            .chain(journal.entries_of_tree(before)?)
+            .map(|e| e.path)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        for path in paths {
+            if !only.is_empty() && !only.contains(&path) {
+                continue;
+            }
+            let now = journal.lookup_at(tip.tree, &path)?;
+            let then = journal.lookup_at(before, &path)?;
+            if now.as_ref().map(|e| (e.seen, e.bytes)) == then.as_ref().map(|e| (e.seen, e.bytes)) {
+                continue;
+            }
+            let target = match &then {
+                None => Ok(Target::Absent),
+                Some(Entry {
+                    seen: Seen::Digest(d),
+                    bytes: Some((blob, _)),
+                    ..
+                }) => Ok(Target::Bytes(*d, *blob)),
+                Some(_) => Err("the bytes before the undo were not kept".to_owned()),
+            };
+            plan.push((path, now, target));
+        }
+        Ok(plan)
+    }
+
+    /// Put back one path of the plan (or, under `dry_run`, say whether it would be), checked as
+    /// any write: what was done, or why not; `None` where nothing is to say. A change made is
+    /// added to `edits`, for the step.
+    fn undo_one(
+        &self,
+        journal: &Journal<'_>,
+        (path, entry, target): (RelPath, Option<Entry>, Result<Target, String>),
+        redo: bool,
+        dry_run: bool,
+        would_be_back: &mut Vec<RelPath>,
+        edits: &mut Vec<MapEdit>,
+    ) -> Option<Undone> {
+        let target = match target {
+            Ok(t) => t,
+            Err(why) => {
+                return Some(Undone::Skipped { path, why });
+            }
+        };
+        let intent = match &target {
+            Target::Bytes(d, _) => Intent::Write { content: Some(*d) },
+            Target::Absent => Intent::Delete,
+        };
+        // A renamed file goes only once its source is back: never both gone.
+        if let Some(from) = entry.as_ref().and_then(|e| e.moved_from.as_ref())
+            && !redo
+            && self.ctx.abs(from).symlink_metadata().is_err()
+            && !would_be_back.contains(from)
+        {
+            return Some(Undone::Skipped {
+                path,
+                why: format!("'{from}', where the session renamed it from, could not be put back"),
+            });
+        }
+        // A file the session deleted comes back only where nothing took its place.
+        let abs = self.ctx.abs(&path);
+        let must_be_absent = entry.is_none() && matches!(target, Target::Bytes(..));
+        if must_be_absent && abs.symlink_metadata().is_ok() {
+            return Some(Undone::Skipped {
+                path,
+                why: AGAIN.into(),
+            });
+        }
+        let check = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
+        if check.refused() {
+            return Some(Undone::Refused(Box::new(check)));
+        }
+        let removed_why = if redo {
+            "the undo put it back"
+        } else if entry.as_ref().is_some_and(|e| e.moved_from.is_some()) {
+            "the session renamed it there"
+        } else {
+            "the session created it"
+        };
+        if dry_run {
+            return Some(match target {
+                Target::Bytes(digest, _) => {
+                    would_be_back.push(path.clone());
+                    Undone::Restored { path, digest }
+                }
+                Target::Absent => Undone::Removed {
+                    path,
+                    why: removed_why,
+                },
+            });
+        }
+        let mut late = None;
+        let recheck = |late: &mut Option<Check>| {
+            let again = guard::check_entry(entry.clone(), &self.ctx.ws.root, &path, intent);
+            let ok = !again.refused();
+            *late = Some(again);
+            ok
+        };
+        // A file that cannot be written (a link where a folder goes, a full disk) is
+        // skipped, saying why: the files undone before it stay recorded, the others go on.
+        let failed = |path: RelPath, e: std::io::Error| Undone::Skipped {
+            path,
+            why: format!("it could not be written: {e}"),
+        };
+        match target {
+            Target::Bytes(digest, blob) => {
+                // Streamed from the store, hashed on the way: only the kept bytes, whole,
+                // take the name. Kept bytes that cannot be read skip this file alone.
+                let from = match journal.blob_reader(blob) {
+                    Ok(from) => from,
+                    Err(e) => {
+                        return Some(Undone::Skipped {
+                            path,
+                            why: format!("the kept bytes could not be read: {e}"),
+                        });
+                    }
+                };
+                let placed =
+                    fsutil::replace_beneath_checked(&self.ctx.ws.root, &path, from, digest, || {
+                        let taken = must_be_absent && abs.symlink_metadata().is_ok();
+                        !taken && recheck(&mut late)
+                    });
+                let placed = match placed {
+                    Ok(p) => p,
+                    Err(e) => {
+                        return Some(failed(path, e));
+                    }
+                };
+                match (placed, late) {
+                    (Placed::Written, _) => {}
+                    (Placed::Damaged, _) => {
+                        return Some(Undone::Skipped {
+                            path,
+                            why: "the kept bytes do not match their digest".into(),
+                        });
+                    }
+                    (Placed::Declined, Some(c)) => {
+                        return Some(Undone::Refused(Box::new(c)));
+                    }
+                    (Placed::Declined, None) => {
+                        return Some(Undone::Skipped {
+                            path,
+                            why: AGAIN.into(),
+                        });
+                    }
+                }
+                let version = record::Version::kept(digest, blob, false);
+                edits.push(record::wrote(&path, version, Replaced::nothing()));
+                Some(Undone::Restored { path, digest })
+            }
+            Target::Absent => {
+                match fsutil::remove_beneath(&self.ctx.ws.root, &path, || recheck(&mut late)) {
+                    Err(e) => return Some(failed(path, e)),
+                    Ok(Removed::Refused) => return late.map(|c| Undone::Refused(Box::new(c))),
+                    Ok(Removed::Done | Removed::AlreadyGone) => {}
+                }
+                edits.push(record::deleted(&path));
+                Some(Undone::Removed {
+                    path,
+                    why: removed_why,
+                })
+            }
+        }
+    }
+
+    /// Record what an undo (or a redo) did as one step of the session, with the refusals it
+    /// met; only the refusals when nothing changed.
+    fn record_undone(
+        &self,
+        journal: &Journal<'_>,
+        tip: &Tip,
+        redo: bool,
+        done: &[Undone],
+        edits: Vec<MapEdit>,
+    ) -> Result<Option<Tip>, Error> {
+        let id = self.id;
         // Refusals leave a trace: in the undo's own step, or alone when nothing was undone.
         let refused: Vec<Check> = done
             .iter()
@@ -467,11 +497,11 @@ impl crate::session::Session<'_> {
             .collect();
         if edits.is_empty() {
             // The trace never costs the answer.
-            let tip = refusals::note(&journal, id, &refused).unwrap_or_else(|e| {
+            let tip = refusals::note(journal, id, &refused).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "the refusal could not be recorded in the session");
                 None
             });
-            return Ok((done, tip));
+            return Ok(tip);
         }
         let changed: Vec<RelPath> = done
             .iter()
@@ -493,9 +523,9 @@ impl crate::session::Session<'_> {
         if !refused.is_empty() {
             let records = refused
                 .iter()
-                .map(|c| refusals::Record::of(&journal, c))
+                .map(|c| refusals::Record::of(journal, c))
                 .collect();
-            root.push(refusals::edit(&journal, tip.tree, records)?);
+            root.push(refusals::edit(journal, tip.tree, records)?);
         }
         let step = Step {
             summary: summary(if redo { "redo" } else { "undo" }, &changed),
@@ -508,7 +538,7 @@ impl crate::session::Session<'_> {
                 done: format!("undid {} file(s)", changed.len()),
                 source,
             })?;
-        Ok((done, Some(tip)))
+        Ok(Some(tip))
     }
 }
 
