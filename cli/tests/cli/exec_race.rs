@@ -200,22 +200,18 @@ fn a_write_the_supervisor_carries_out_is_the_write_the_command_asked_for() {
     );
 }
 
-/// A command writing a file in place leaves it empty or half written until it is done. Another
-/// session that read it in that moment knows bytes nobody meant, and its write must not count
-/// them as the file: every Stella writer's check waits for the command to finish writing (the
-/// shell guard marks a file it opens for a command with an `flock` until the command closes
-/// it), then compares, and refuses.
-#[test]
-fn a_file_a_command_is_still_writing_is_compared_once_it_is_written() {
+/// Sessions a and b, both of which may read notes.txt, and a command of a's that truncated it
+/// and takes a second to write it, caught mid-write (the file empty); `None` where this machine
+/// cannot guard a command.
+fn a_writes_slowly() -> Option<(World, Child)> {
     let w = World::new();
     if !guarded_here(&w) {
-        return;
+        return None;
     }
     w.write("notes.txt", "original\n");
     w.ok(&["session", "start", "--id", "a"]);
     w.ok(&["session", "start", "--id", "b"]);
     w.ok(&["--session", "a", "read", "notes.txt"]);
-    // A truncates the file, then takes a second to write it.
     let a = exec_sh(
         &w,
         "a",
@@ -223,6 +219,19 @@ fn a_file_a_command_is_still_writing_is_compared_once_it_is_written() {
     );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(w.read("notes.txt"), "", "a is mid-write");
+    Some((w, a))
+}
+
+/// A command writing a file in place leaves it empty or half written until it is done. Another
+/// session that read it in that moment knows bytes nobody meant, and its write must not count
+/// them as the file: every Stella writer's check waits for the command to finish writing (the
+/// shell guard marks a file it opens for a command with an `flock` until the command closes
+/// it), then compares, and refuses.
+#[test]
+fn a_file_a_command_is_still_writing_is_compared_once_it_is_written() {
+    let Some((w, a)) = a_writes_slowly() else {
+        return;
+    };
     // B reads it in that moment (it is empty), and writes on what it read.
     w.ok(&["--session", "b", "read", "notes.txt"]);
     let b = w.run_stdin(&["--session", "b", "write", "notes.txt"], b"written by b\n");
@@ -243,21 +252,9 @@ fn a_file_a_command_is_still_writing_is_compared_once_it_is_written() {
 /// change.
 #[test]
 fn a_guarded_change_of_a_file_another_command_is_still_writing_waits_and_is_refused() {
-    let w = World::new();
-    if !guarded_here(&w) {
+    let Some((w, a)) = a_writes_slowly() else {
         return;
-    }
-    w.write("notes.txt", "original\n");
-    w.ok(&["session", "start", "--id", "a"]);
-    w.ok(&["session", "start", "--id", "b"]);
-    w.ok(&["--session", "a", "read", "notes.txt"]);
-    let a = exec_sh(
-        &w,
-        "a",
-        "exec 3>notes.txt; sleep 1; printf 'written by a\\n' >&3",
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(w.read("notes.txt"), "", "a is mid-write");
+    };
     // B reads the empty file, then rewrites it, each under its own guard, while A still writes.
     let read = exec_sh(&w, "b", "cat notes.txt")
         .wait_with_output()
