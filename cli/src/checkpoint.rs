@@ -2,7 +2,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{CliError, Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::{CliError, Result, artifact_err};
 
 /// Pack the session into one self-contained file (a git bundle) a colleague can replay
 ///
@@ -120,7 +121,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         );
     }
     if let (true, Some(path)) = (args.json, &path) {
-        super::print_json(
+        crate::output::print_json(
             out,
             &serde_json::json!({
                 "artifact": path.to_string_lossy(),
@@ -143,20 +144,4 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         )),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Map an artifact error to git's voice; unreadable or unsupported artifacts are errors (exit 2).
-///
-/// Its text may quote the artifact (a ref name, a path, git's complaint about a tree entry):
-/// control characters are escaped, so a hostile file cannot drive the terminal or split a line.
-pub fn artifact_err(e: impl Into<stella::session::ArtifactError>) -> CliError {
-    let mut err = match e.into() {
-        stella::session::ArtifactError::Session(s) => s.into(),
-        stella::session::ArtifactError::Artifact(e) => CliError::from_error(&e),
-    };
-    let esc = |s: &str| stella::text::escape_controls(s).into_owned();
-    err.message = esc(&err.message);
-    err.causes = err.causes.iter().map(|c| esc(c)).collect();
-    err.hint = err.hint.as_deref().map(esc);
-    err
 }

@@ -2,8 +2,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-use super::env;
-use super::{CliError, Ctx, Result};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::{CliError, Result};
 
 /// Run a short, real walkthrough in a temp folder: two sessions, a refused write, a checkpoint,
 /// a replay into a fresh clone

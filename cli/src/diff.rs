@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{Ctx, Result, print_json};
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::output::print_json;
 use stella::guard::{Intent, change_summary};
 use stella::session::Freshness;
 

@@ -5,8 +5,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::env;
-use super::{Ctx, Result, print_json};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::Result;
+use crate::output::print_json;
 use stella::hosts::install;
 use stella::hosts::registry::{Finding, HOSTS, Level, Look, Scope, Seen, Spec, Wiring};
 

@@ -3,8 +3,9 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
-use super::env;
-use super::{CliError, Ctx, Kind, Result};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::{CliError, Kind, Result};
 use stella::exec;
 use stella::hosts::registry::{Shell, Spec};
 use stella::hosts::{self, OnError};
@@ -84,9 +85,6 @@ pub struct Args {
     )]
     pub command: Vec<OsString>,
 }
-
-/// Exec's own failure: what a command it runs never exits with by its own choice.
-pub const OWN_ERROR: u8 = 125;
 
 /// Its own errors exit 125, not the 2 a wrapped `sh` or `grep` may exit with
 /// ([`CliError::exit_status`]).
@@ -322,7 +320,9 @@ fn guarded(
         Err(exec::Error::Journal(source)) if source.is_damage() => Err(CliError::from(
             context.repair_on_damage(Some(id), source.into()),
         )),
-        Err(e @ exec::Error::Config(_)) => Err(CliError::from_error(&e).hint(super::CONFIG_HINT)),
+        Err(e @ exec::Error::Config(_)) => {
+            Err(CliError::from_error(&e).hint(crate::error::CONFIG_HINT))
+        }
         Err(e) => Err(CliError::from_error(&e)),
     }
 }
@@ -340,7 +340,7 @@ fn unguarded(ctx: &mut Ctx<'_>, command: Command, why: &str) -> Result {
         Err(invalid) => {
             let mut e = CliError::new(format!("refusing to run the command unguarded: {why}"));
             e.causes = stella::report::Report::of(&invalid).causes_with_message();
-            return Err(e.hint(super::CONFIG_HINT));
+            return Err(e.hint(crate::error::CONFIG_HINT));
         }
     }
     let _ = writeln!(ctx.err, "stella: warning: running unguarded: {why}");

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{CliError, Ctx, Result, print_json};
+use crate::ctx::Ctx;
+use crate::error::{CliError, Result};
+use crate::output::print_json;
 use stella::text::format_time;
 
 /// Repack the store and prune what no session reaches

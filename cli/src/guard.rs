@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{Ctx, Result, print_json, print_refusals};
+use crate::ctx::{Ctx, print_refusals};
+use crate::error::Result;
+use crate::output::print_json;
 use stella::digest::Digest;
 use stella::guard::{Allow, Conflict, Disk, Intent, Verdict};
 
@@ -110,7 +112,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "reason": reason,
                 "seen": seen,
                 "now": now,
-                "writer": c.writer.as_ref().map(|w| super::writer_json(w.session.as_str(), w.at)),
+                "writer": c.writer.as_ref().map(|w| crate::output::writer_json(w.session.as_str(), w.at)),
             });
             list.push(check);
         }

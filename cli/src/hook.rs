@@ -2,8 +2,9 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::env;
-use super::{Ctx, Result};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::Result;
 use stella::hosts::registry::{self, HOSTS, Shell, Spec};
 use stella::hosts::{self, Answer, Env};
 

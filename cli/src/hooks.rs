@@ -2,8 +2,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::env;
-use super::{CliError, Ctx, Result};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::{CliError, Result};
 use stella::hosts::install::{self, Launch, Ledger, Outcome};
 use stella::hosts::registry::{self, HOSTS, Scope, Spec, Wiring};
 

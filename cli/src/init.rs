@@ -1,7 +1,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::{Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::Result;
 
 /// Create or confirm this workspace's id, .stella/private/ and the store
 ///

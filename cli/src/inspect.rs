@@ -4,8 +4,10 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::checkpoint::artifact_err;
-use super::{Ctx, Result, print_json};
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::error::artifact_err;
+use crate::output::print_json;
 use stella::artifact::CONTENTS_WARNING;
 use stella::text::escape_controls;
 
@@ -138,7 +140,7 @@ pub fn open_artifact<T: Send>(
 
 /// [`artifact_err`], with a hint where the fix is a git command: fetch a ref that is not here,
 /// fetch or copy a damaged artifact again.
-pub fn source_err(e: impl Into<stella::session::ArtifactError>) -> super::CliError {
+pub fn source_err(e: impl Into<stella::session::ArtifactError>) -> crate::error::CliError {
     use stella::artifact::Error;
     use stella::session::ArtifactError::Artifact;
     let e = e.into();

@@ -22,10 +22,8 @@ use clap::{Parser, Subcommand};
 
 use stella::hosts::registry::{self, HOSTS, Shell};
 use stella::ids::SessionId;
-use stella::journal;
-use stella::report::Report;
 use stella::session::{self, Context};
-use stella::workspace::{self, Settings};
+use stella::workspace::Settings;
 
 pub mod docs;
 /// The guard's decision table (SPEC section 4), for the pages of the commands that consult it.
@@ -59,10 +57,12 @@ ends with a short diff of what changed.
 }
 
 mod checkpoint;
+pub mod ctx;
 mod demo;
 mod diff;
 mod doctor;
 pub mod env;
+pub mod error;
 mod exec;
 mod gc;
 mod guard;
@@ -74,6 +74,7 @@ mod log;
 mod mcp;
 #[cfg(feature = "mcp")]
 pub mod mcp_server;
+pub mod output;
 mod read;
 mod recover;
 mod replay;
@@ -85,6 +86,12 @@ mod status;
 mod step;
 mod store_path;
 pub mod term;
+
+pub use ctx::{
+    Ctx, parse_session_id, print_refusals, report_refusals, say_kept, settings_from_env,
+};
+pub use error::{CONFIG_HINT, Caller, CliError, Kind, Result};
+pub use output::{print_json, record_json, writer_json};
 mod turn;
 mod undo;
 mod verify;
@@ -227,6 +234,15 @@ impl From<HotCli> for Cli {
 }
 
 impl Command {
+    /// Which way the command answers its caller, for the exit status of an error.
+    fn caller(&self) -> Caller {
+        match self {
+            Command::Hook(_) => Caller::Hook,
+            Command::Exec(_) => Caller::Exec,
+            _ => Caller::Other,
+        }
+    }
+
     /// Whether the command was asked for JSON (`--json`): its errors are JSON too.
     fn json(&self) -> bool {
         use session_cmd::SessionCommand as S;
@@ -356,388 +372,6 @@ pub enum Command {
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
     Mcp(mcp::Args),
-}
-
-/// What kind of failure an error is. The exit status follows from it (and from the command:
-/// see [`CliError::exit_status`]), never from a number chosen where the error was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// Stella could not do what was asked: a mistake in the request, a file it could not read,
-    /// a configuration it cannot follow.
-    Failed,
-    /// The store was found damaged: [`main_with`] repairs it, then reports what was lost.
-    Damaged,
-    /// A write to a closed pipe (`git stella log | head`): the command ends quietly.
-    BrokenPipe,
-    /// The program `exec` was to run exists but could not be started.
-    CannotRun,
-    /// The program `exec` was to run was not found.
-    NotFound,
-}
-
-/// An error to report, in git's voice: the error itself (when one caused it), what kind of
-/// failure it is, what to say, and a hint.
-#[derive(Debug)]
-pub struct CliError {
-    /// What kind of failure this is: the exit status follows from it.
-    pub kind: Kind,
-    /// The first line: `error: <message>`.
-    pub message: String,
-    /// The `caused by:` lines, outermost first.
-    pub causes: Vec<String>,
-    /// The `hint:` line.
-    pub hint: Option<String>,
-    /// The library's error this reports, kept whole (its chain made the causes).
-    source: Option<Box<dyn std::error::Error + 'static>>,
-}
-
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for CliError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_deref()
-    }
-}
-
-impl CliError {
-    pub fn new(message: impl Into<String>) -> Self {
-        CliError {
-            kind: Kind::Failed,
-            message: message.into(),
-            causes: Vec::new(),
-            hint: None,
-            source: None,
-        }
-    }
-
-    pub fn cause(mut self, cause: impl Into<String>) -> Self {
-        self.causes.push(cause.into());
-        self
-    }
-
-    pub fn of_kind(mut self, kind: Kind) -> Self {
-        self.kind = kind;
-        self
-    }
-
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    /// Build from any error, its chain becoming `caused by:` lines (each said once).
-    pub fn from_error(e: &(dyn std::error::Error + 'static)) -> Self {
-        let report = Report::of(e);
-        let mut err = CliError::new(report.message);
-        err.causes = report.causes;
-        if chain_has_broken_pipe(e) {
-            err.kind = Kind::BrokenPipe;
-        }
-        err
-    }
-
-    /// [`CliError::from_error`], keeping the error itself ([`std::error::Error::source`]).
-    pub fn keeping(e: impl std::error::Error + 'static) -> Self {
-        let mut err = CliError::from_error(&e);
-        err.source = Some(Box::new(e));
-        err
-    }
-
-    /// The exit status of `command` ending with this error: 2 for a failure, as every git
-    /// command; a hook's own failure is 1, as an agent host reads 2 as "block" (SPEC §7); `exec`'s
-    /// own is 125, as `env` and `timeout` use it, so that 2 stays the wrapped command's, with a
-    /// shell's 126 and 127 for a program it could not start or find; a closed pipe, 0.
-    pub fn exit_status(&self, command: &Command) -> u8 {
-        match (self.kind, command) {
-            (Kind::BrokenPipe, _) => 0,
-            (Kind::CannotRun, _) => 126,
-            (Kind::NotFound, _) => 127,
-            (Kind::Failed | Kind::Damaged, Command::Hook(_)) => 1,
-            (Kind::Failed | Kind::Damaged, Command::Exec(_)) => exec::OWN_ERROR,
-            (Kind::Failed | Kind::Damaged, _) => 2,
-        }
-    }
-
-    /// Say it as one line of JSON on `err`, for a command run with `--json`:
-    /// `{"error": {kind, message, causes, hint, exit}}`.
-    fn print_json(&self, err: &mut dyn Write, kind: &str, exit: u8) {
-        let _ = print_json(
-            err,
-            &serde_json::json!({"error": {
-                "kind": kind,
-                "message": self.message,
-                "causes": self.causes,
-                "hint": self.hint,
-                "exit": exit,
-            }}),
-        );
-    }
-
-    fn print(&self, err: &mut dyn Write) {
-        let report = Report {
-            message: self.message.clone(),
-            causes: self.causes.clone(),
-            hint: self.hint.clone(),
-        };
-        let _ = writeln!(err, "{}", report.render());
-    }
-}
-
-/// Whether an error, or any error in its chain, is a write to a closed pipe.
-fn chain_has_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut next = Some(e);
-    while let Some(err) = next {
-        if err
-            .downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-        {
-            return true;
-        }
-        next = err.source();
-    }
-    false
-}
-
-/// The hint under every refusal for an invalid configuration.
-pub const CONFIG_HINT: &str =
-    "fix it, or move it away for the defaults; 'git stella doctor' shows what is wrong";
-
-impl From<session::Error> for CliError {
-    fn from(e: session::Error) -> Self {
-        use session::Error as S;
-        let hint = match &e {
-            S::Journal(journal::Error::UnknownSession { .. }) => Some(
-                "start a session with 'git stella session start', or list them with 'git stella session list'".to_owned(),
-            ),
-            S::Journal(journal::Error::SessionExists { id }) => Some(format!(
-                "use it with '--session {id}' or STELLA_SESSION={id}"
-            )),
-            S::Workspace(workspace::Error::Corrupt { path, .. }) => Some(format!(
-                "remove '{}' and run 'git stella init': the workspace id is adopted again from Stella's data dir",
-                path.display()
-            )),
-            S::Store(stella::store::Error::Lock(_)) => Some(
-                "another git-stella process is writing; if none is, the lock is released when that process exits".to_owned(),
-            ),
-            S::Config(_) => Some(CONFIG_HINT.to_owned()),
-            S::Repair(r) => r.unrepairable().map(|id| {
-                format!("'git stella session drop {id}' removes it; a new session must read every file again")
-            }),
-            _ => None,
-        };
-        let damage = e.is_damage();
-        let unreadable = match &e {
-            S::Unreadable(failures) => Some((
-                failures
-                    .iter()
-                    .map(|(p, err)| format!("'{p}': {err}"))
-                    .collect(),
-                failures
-                    .iter()
-                    .map(|(p, _)| format!("'{p}'"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            )),
-            _ => None,
-        };
-        let mut c = CliError::keeping(e);
-        if damage {
-            c.kind = Kind::Damaged;
-        }
-        if let Some((causes, paths)) = unreadable {
-            c.causes = causes;
-            c.message = format!("could not read {paths}; nothing was recorded");
-        }
-        c.hint = hint;
-        c
-    }
-}
-
-macro_rules! impl_from_error {
-    ($($t:ty),*) => {$(
-        impl From<$t> for CliError {
-            fn from(e: $t) -> Self {
-                session::Error::from(e).into()
-            }
-        }
-    )*};
-}
-impl_from_error!(
-    journal::Error,
-    workspace::Error,
-    stella::store::Error,
-    stella::paths::Error
-);
-
-impl From<io::Error> for CliError {
-    fn from(e: io::Error) -> Self {
-        CliError::keeping(e)
-    }
-}
-
-pub type Result<T = ExitCode> = std::result::Result<T, CliError>;
-
-/// What every command gets: settings built at the edge, and where to print.
-pub struct Ctx<'a> {
-    pub settings: Settings,
-    pub cwd: PathBuf,
-    pub session: Option<String>,
-    pub quiet: bool,
-    /// Colours for standard output (off unless the command and the terminal call for them).
-    pub paint: term::Paint,
-    /// `--color`, for what goes to stderr (a refusal), decided only when there is some.
-    pub color_flag: Option<term::When>,
-    /// Progress lines on stderr: it is a terminal, and not `--quiet` (git's rule).
-    pub progress: bool,
-    pub err: &'a mut dyn Write,
-}
-
-impl Ctx<'_> {
-    /// Open the workspace around the current directory, telling the person what changed.
-    pub fn open(&mut self) -> Result<Context> {
-        let (ctx, notices) = Context::open(&self.settings, &self.cwd)?;
-        for n in notices {
-            let _ = writeln!(self.err, "stella: {n}");
-        }
-        Ok(ctx)
-    }
-
-    /// The workspace and the session the command acts on ([`Ctx::open`], [`Ctx::session_id`]).
-    pub fn open_session(&mut self) -> Result<(Context, SessionId)> {
-        let context = self.open()?;
-        let id = self.session_id()?;
-        self.resume_forgotten(&context, &id)?;
-        Ok((context, id))
-    }
-
-    /// Start session `id` again, and say so, when this workspace had it and its journal is gone
-    /// ([`Context::resume_forgotten`]).
-    pub fn resume_forgotten(&mut self, context: &Context, id: &SessionId) -> Result<()> {
-        if context.resume_forgotten(id)? {
-            let _ = writeln!(
-                self.err,
-                "stella: session {id} existed in this workspace, but its journal is gone; it was started again, and every existing file must be read again before it is changed"
-            );
-        }
-        Ok(())
-    }
-
-    /// The session named by `--session` or `$STELLA_SESSION`.
-    pub fn session_id(&self) -> Result<SessionId> {
-        let Some(id) = &self.session else {
-            return Err(CliError::new("no session given").hint(
-                "pass '--session ID' or set STELLA_SESSION; 'git stella session start' starts one",
-            ));
-        };
-        parse_session_id(id)
-    }
-
-    /// Resolve command-line paths inside the workspace, each once.
-    pub fn resolve_all(
-        &self,
-        ctx: &Context,
-        paths: &[PathBuf],
-    ) -> Result<Vec<stella::paths::RelPath>> {
-        let mut seen = std::collections::HashSet::new();
-        Ok(self
-            .resolve_all_named(ctx, paths)?
-            .into_iter()
-            .map(|n| n.path)
-            // One step records a path once, however often it was named.
-            .filter(|p| seen.insert(p.clone()))
-            .collect())
-    }
-
-    /// [`Ctx::resolve_all`], keeping the symbolic links the caller named.
-    pub fn resolve_all_named(
-        &self,
-        ctx: &Context,
-        paths: &[PathBuf],
-    ) -> Result<Vec<stella::paths::Named>> {
-        let mut out: Vec<stella::paths::Named> = Vec::with_capacity(paths.len());
-        let mut seen = std::collections::HashSet::new();
-        for p in paths {
-            let named = ctx.resolve_named(&self.cwd, p)?;
-            if seen.insert(named.clone()) {
-                out.push(named);
-            }
-        }
-        Ok(out)
-    }
-
-    /// Where the current folder is inside the workspace at `root` (empty at the root).
-    pub fn here(&self, root: &std::path::Path) -> PathBuf {
-        let cwd = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
-        cwd.strip_prefix(root)
-            .map(PathBuf::from)
-            .unwrap_or_default()
-    }
-
-    /// A workspace path as a person reads it: from the current folder (`here`, see
-    /// [`Ctx::here`]), as git status shows paths, control characters escaped. JSON keeps paths
-    /// from the root.
-    pub fn shown(&self, path: &stella::paths::RelPath, here: &std::path::Path) -> String {
-        let shown = stella::paths::relative_from(path, here);
-        stella::text::escape_controls(&shown.to_string_lossy()).into_owned()
-    }
-
-    /// Say something to the person, unless `--quiet`.
-    pub fn say(&mut self, text: std::fmt::Arguments<'_>) {
-        if !self.quiet {
-            let _ = writeln!(self.err, "{text}");
-        }
-    }
-}
-
-pub fn parse_session_id(id: &str) -> Result<SessionId> {
-    SessionId::parse(id).map_err(|e| CliError::from_error(&e))
-}
-
-/// The session that wrote some bytes, and when (Unix seconds), for JSON: `{session, at}`.
-pub fn writer_json(session: &str, at: i64) -> serde_json::Value {
-    serde_json::json!({
-        "session": session,
-        "at": stella::text::format_time(gix::date::Time::new(at, 0)),
-    })
-}
-
-/// A refused write or delete, for JSON: `{intent, path, seen, found, writer}`; `found` is a
-/// digest, `deleted`, or `null` when the file could not be read.
-pub fn record_json(r: &stella::refusals::Record) -> serde_json::Value {
-    serde_json::json!({
-        "intent": r.intent,
-        "path": r.path,
-        "seen": r.seen,
-        "found": match r.found.as_deref() {
-            Some(stella::refusals::GONE) => Some("deleted"),
-            found => found,
-        },
-        "writer": match (&r.writer, r.writer_at) {
-            (Some(session), Some(at)) => writer_json(session, at),
-            (Some(session), None) => serde_json::json!({"session": session, "at": null}),
-            _ => serde_json::Value::Null,
-        },
-    })
-}
-
-/// Write `value` as one line of JSON.
-pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value)?;
-    writeln!(out)
-}
-
-/// The library's settings, read from the environment (see [`env`](mod@env)).
-pub fn settings_from_env() -> std::result::Result<Settings, CliError> {
-    env::settings().map_err(|e| match e {
-        env::Error::NoHome => {
-            CliError::new(e.to_string()).hint("set STELLA_HOME to a folder Stella may use")
-        }
-        env::Error::Cwd(io) => CliError::from_error(&io),
-    })
 }
 
 fn init_tracing(verbose: u8) {
@@ -874,7 +508,7 @@ pub fn main_with(
         // A closed pipe (`git stella log | head`) ends quietly.
         Err(e) if e.kind == Kind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            let code = e.exit_status(&cli.command);
+            let code = e.exit_status(cli.command.caller());
             if cli.command.json() {
                 e.print_json(err, if code == 1 { "refused" } else { "error" }, code);
             } else {
@@ -1030,75 +664,6 @@ fn run(ctx: &mut Ctx<'_>, command: &Command, out: &mut dyn Write) -> Result {
     }
 }
 
-/// Print refusals (and errors met in the same call) and choose the exit status: 1 for refusals
-/// alone, 2 when an error came too.
-/// One line on stderr per file whose bytes were kept before a blind change (even under `-q`:
-/// it says where someone's work went).
-pub fn say_kept(ctx: &mut Ctx<'_>, kept: &[stella::keep::Kept]) -> std::io::Result<()> {
-    for k in kept {
-        writeln!(ctx.err, "{}", k.line())?;
-    }
-    Ok(())
-}
-
-pub fn report_refusals(
-    ctx: &mut Ctx<'_>,
-    context: &Context,
-    checks: &[stella::guard::Check],
-) -> ExitCode {
-    // The refusal leaves a trace in the session (never at the cost of the answer).
-    if let Ok(id) = ctx.session_id()
-        && let Err(e) = stella::refusals::note(&context.journal(), &id, checks)
-    {
-        tracing::warn!(error = %e, "the refusal could not be recorded in the session");
-    }
-    print_refusals(ctx, context, checks)
-}
-
-/// [`report_refusals`] for refusals the caller already recorded.
-pub fn print_refusals(
-    ctx: &mut Ctx<'_>,
-    context: &Context,
-    checks: &[stella::guard::Check],
-) -> ExitCode {
-    let journal = context.journal();
-    // Coloured as git colours a diff, when stderr is a terminal (or --color/color.* say so).
-    let paint = term::Paint {
-        on: term::stderr_color(ctx.color_flag, &ctx.cwd),
-    };
-    for (i, c) in checks.iter().filter(|c| c.refused()).enumerate() {
-        if i > 0 {
-            let _ = writeln!(ctx.err);
-        }
-        let message = stella::guard::refusal_message(&journal, context.root(), c);
-        let _ = writeln!(ctx.err, "{}", paint_refusal(&paint, &message));
-    }
-    ExitCode::from(1)
-}
-
-/// A refusal's first line in red and its diff coloured as `git diff` colours one.
-fn paint_refusal(paint: &term::Paint, message: &str) -> String {
-    if !paint.on {
-        return message.to_owned();
-    }
-    let (first, rest) = message.split_once('\n').unwrap_or((message, ""));
-    let (prose, diff) = match rest
-        .find("\n--- ")
-        .map(|i| i + 1)
-        .or_else(|| rest.starts_with("--- ").then_some(0))
-    {
-        Some(at) => rest.split_at(at),
-        None => (rest, ""),
-    };
-    let mut out = paint.paint(term::Slot::Bad, first);
-    if !rest.is_empty() {
-        out.push('\n');
-        out.push_str(prose);
-        out.push_str(&paint.diff(diff));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1124,7 +689,7 @@ mod tests {
             (Kind::NotFound, [127, 127, 127]),
         ] {
             let e = CliError::new("x").of_kind(kind);
-            let got = [&status, &hook, &exec].map(|c| e.exit_status(c));
+            let got = [&status, &hook, &exec].map(|c| e.exit_status(c.caller()));
             assert_eq!(got, want, "{kind:?}");
         }
         // The error a command failed with is kept whole, beneath what is said of it.

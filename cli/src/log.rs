@@ -1,8 +1,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::term::Slot;
-use super::{Ctx, Result, parse_session_id};
+use crate::ctx::{Ctx, parse_session_id};
+use crate::error::Result;
+use crate::term::Slot;
 use stella::text::format_time;
 
 /// Show a session's steps, newest first; without a session, every session's
@@ -88,11 +89,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                     "time": format_time(step.time),
                     "summary": step.summary,
                     "paths": paths,
-                    "refused": refused.into_iter().map(super::record_json).collect::<Vec<_>>(),
+                    "refused": refused.into_iter().map(crate::output::record_json).collect::<Vec<_>>(),
                 }));
             }
         }
-        super::print_json(out, &serde_json::json!({ "steps": steps }))?;
+        crate::output::print_json(out, &serde_json::json!({ "steps": steps }))?;
         return Ok(ExitCode::SUCCESS);
     }
     let date = args.date.format();
@@ -186,11 +187,11 @@ fn graph(
         }
     };
     let shown = cmd.output().map_err(|e| {
-        super::CliError::new("could not run git to draw the graph").cause(e.to_string())
+        crate::error::CliError::new("could not run git to draw the graph").cause(e.to_string())
     })?;
     if !shown.status.success() {
         return Err(
-            super::CliError::new("git could not draw the sessions' graph")
+            crate::error::CliError::new("git could not draw the sessions' graph")
                 .cause(String::from_utf8_lossy(&shown.stderr).trim().to_owned()),
         );
     }

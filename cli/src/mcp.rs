@@ -2,8 +2,9 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::env;
-use super::{CliError, Ctx, Result};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::{CliError, Result};
 
 /// Serve guarded file tools over MCP on stdin and stdout
 ///

@@ -2,7 +2,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::Result;
 
 /// Record that the session read these files
 ///

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{CliError, Ctx, Result, print_json, report_refusals};
+use crate::ctx::{Ctx, report_refusals};
+use crate::error::{CliError, Result};
+use crate::output::print_json;
 use stella::digest::Digest;
 use stella::guard::Disk;
 use stella::journal::{How, Version, version_id};
@@ -168,7 +170,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         ctx.resume_forgotten(&context, &id)?;
         return match context.session(&id).restore(&path, blob, version.digest)? {
             Outcome::Done(_, kept) => {
-                super::say_kept(ctx, &kept)?;
+                crate::ctx::say_kept(ctx, &kept)?;
                 writeln!(
                     out,
                     "restored {path} to version {}",
@@ -201,7 +203,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                         How::Wrote => "wrote",
                         How::Overwritten => "overwritten",
                     },
-                    "writer": writer.map(|w| super::writer_json(w.session.as_str(), w.time.seconds)),
+                    "writer": writer.map(|w| crate::output::writer_json(w.session.as_str(), w.time.seconds)),
                     "on_disk": Some(v.digest) == now,
                 })
             })

@@ -3,7 +3,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::verify::print_mismatches;
-use super::{Ctx, Result, parse_session_id};
+use crate::ctx::{Ctx, parse_session_id};
+use crate::error::Result;
 use stella::session::replay::{Options, Outcome};
 use stella::text::escape_controls;
 
@@ -180,7 +181,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Outcome::Plan { write, .. } => tracing::info!(files = write.len(), "dry run"),
     }
     if args.json {
-        super::print_json(out, &json_of(&outcome))?;
+        crate::output::print_json(out, &json_of(&outcome))?;
     }
     // With --json, the id is in the JSON; what people read still goes to stderr.
     let mut sink = io::sink();

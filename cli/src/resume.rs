@@ -3,7 +3,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{CliError, Ctx, Result, print_json};
+use crate::ctx::Ctx;
+use crate::error::{CliError, Result};
+use crate::output::print_json;
 use stella::session::Freshness;
 
 /// Show where the session stands: its open turn, if any, and what to re-read

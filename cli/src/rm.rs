@@ -2,7 +2,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result, report_refusals};
+use crate::ctx::{Ctx, report_refusals};
+use crate::error::Result;
 use stella::session::Outcome;
 
 /// Delete files, refused when any changed since the session saw it
@@ -33,7 +34,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     let paths = ctx.resolve_all_named(&context, &args.paths)?;
     match context.session(&id).rm(&paths)? {
         Outcome::Done(_, kept) => {
-            super::say_kept(ctx, &kept)?;
+            crate::ctx::say_kept(ctx, &kept)?;
             Ok(ExitCode::SUCCESS)
         }
         Outcome::Refused(checks) => Ok(report_refusals(ctx, &context, &checks)),

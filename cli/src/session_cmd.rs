@@ -3,7 +3,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{CliError, Ctx, Result, parse_session_id, print_json};
+use crate::ctx::{Ctx, parse_session_id};
+use crate::error::{CliError, Result};
+use crate::output::print_json;
 use stella::journal::Tip;
 use stella::text::format_time;
 

@@ -8,8 +8,9 @@ use stella::text::escape_controls;
 use stella::timeline::{Change, Kind, Step};
 
 use super::session_cmd::Meta;
-use super::term::{DateFormat, Paint, Slot};
-use super::{Ctx, Result, parse_session_id};
+use crate::ctx::{Ctx, parse_session_id};
+use crate::error::Result;
+use crate::term::{DateFormat, Paint, Slot};
 
 /// Show one session's timeline, oldest step first, as text or as one HTML page
 ///

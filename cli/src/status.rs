@@ -3,8 +3,10 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::term::Slot;
-use super::{Ctx, Result, print_json};
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::output::print_json;
+use crate::term::Slot;
 use stella::session::Freshness;
 use stella::text::format_time;
 
@@ -127,7 +129,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
 
 /// The files a refused change left behind, for JSON.
 fn left_json(left: &[stella::refusals::Record]) -> Vec<serde_json::Value> {
-    left.iter().map(super::record_json).collect()
+    left.iter().map(crate::output::record_json).collect()
 }
 
 /// `status --all`: every session, newest activity first.

@@ -2,7 +2,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{CliError, Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::{CliError, Result};
 use stella::session::turn::Transcript;
 
 /// Mark a step boundary inside the open turn, optionally storing the transcript

@@ -1,7 +1,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::{Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::Result;
 
 /// Print where this workspace's journal store is, for plain git
 ///

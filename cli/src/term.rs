@@ -13,7 +13,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 
-use super::env;
+use crate::env;
 
 /// When to colour, as `--color` spells it.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::{CliError, Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::{CliError, Result};
 use stella::session::turn::TurnError;
 
 /// Open or end a turn (one prompt to the end of its answer)

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{Ctx, Result, print_json, print_refusals};
+use crate::ctx::{Ctx, print_refusals};
+use crate::error::Result;
+use crate::output::print_json;
 use stella::journal::version_id;
 use stella::session::undo::Undone;
 
@@ -113,7 +115,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 "removed_folders": folders,
                 "refused": refused
                     .iter()
-                    .map(|c| super::record_json(&stella::refusals::Record::of(&context.journal(), c)))
+                    .map(|c| crate::output::record_json(&stella::refusals::Record::of(&context.journal(), c)))
                     .collect::<Vec<_>>(),
                 "failed": failed,
             }),

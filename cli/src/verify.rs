@@ -2,8 +2,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::checkpoint::artifact_err;
-use super::{Ctx, Result};
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::error::artifact_err;
 
 /// Check an artifact against this tree without consuming it
 ///
@@ -53,7 +54,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
                 serde_json::json!({"path": p.to_lossy(), "state": state})
             })
             .collect();
-        super::print_json(
+        crate::output::print_json(
             out,
             &serde_json::json!({
                 "session": head.session(),

@@ -2,7 +2,9 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Ctx, Result, env, report_refusals};
+use crate::ctx::{Ctx, report_refusals};
+use crate::env;
+use crate::error::Result;
 use stella::session::Outcome;
 
 /// Write stdin to a file, refused when the file changed since the session saw it
@@ -42,7 +44,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
     env::stdin().lock().read_to_end(&mut content)?;
     match context.session(&id).write(&named.path, &content)? {
         Outcome::Done(_, kept) => {
-            super::say_kept(ctx, &kept)?;
+            crate::ctx::say_kept(ctx, &kept)?;
             Ok(ExitCode::SUCCESS)
         }
         Outcome::Refused(mut checks) => {

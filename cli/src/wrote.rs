@@ -2,7 +2,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{CliError, Ctx, Result, env};
+use crate::ctx::Ctx;
+use crate::env;
+use crate::error::{CliError, Result};
 
 /// Record writes or deletes that already happened
 ///
