@@ -108,10 +108,10 @@ impl From<usize> for Step {
 }
 
 /// Build a path, an array of [`Step`]s: `json_path!["hooks", event, 0]`.
-#[macro_export]
 macro_rules! json_path {
     ($($s:expr),* $(,)?) => { [$($crate::jsonedit::Step::from($s)),*] };
 }
+pub(crate) use json_path;
 
 /// One replacement in a text: the `len` bytes at `at` become `text`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! commit-trailer hook into git, editing only Stella's own entries and taking out exactly those.
 //!
 //! A settings file is the team's: `install` adds Stella's entries as text edits and leaves every
-//! other byte where it was ([`crate::jsonedit`]). What it changed is kept in a [`Ledger`] outside
+//! other byte where it was (`jsonedit.rs`). What it changed is kept in a [`Ledger`] outside
 //! the file, so `uninstall` of an otherwise untouched file gives back the original byte for byte,
 //! removes the file when Stella created it, and removes the folders Stella created for it when
 //! they are left empty. When the file changed since (or there is no ledger: a clone, another
@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::digest::Digest;
 use crate::fsutil::PathIo;
-use crate::json_path;
+use crate::jsonedit::json_path;
 use crate::jsonedit::{self, Doc, Edit, Kind, Node, Step};
 
 /// The error returned by the installers.
