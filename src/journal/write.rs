@@ -1,0 +1,548 @@
+//! Writing the journal: a session's first commit, blobs, and each step as one commit (built
+//! in memory, its objects written as loose objects or one pack, synced, then the ref moved).
+
+use super::*;
+
+/// A step whose objects are written, waiting for [`Journal::commit`].
+#[derive(Clone, Copy, Debug)]
+pub struct Prepared {
+    parent: ObjectId,
+    commit: ObjectId,
+}
+
+/// Objects written in memory for one step (see [`Journal::batch`]).
+pub struct Batch {
+    repo: gix::Repository,
+}
+
+impl Batch {
+    /// Store what is in memory as one pack, and start over empty.
+    fn flush(&mut self, store: &Store) -> Result<(), Error> {
+        let objects = self.repo.objects.take_object_memory().unwrap_or_default();
+        self.repo.objects.enable_object_memory();
+        if objects.is_empty() {
+            return Ok(());
+        }
+        Ok(store.write_pack(
+            objects
+                .iter()
+                .map(|(_, (kind, data))| (*kind, data.as_slice())),
+        )?)
+    }
+}
+
+impl<'s> Journal<'s> {
+    /// Start session `id` with `session_toml` as its metadata, on top of `parent` (an artifact's
+    /// tip when replaying) or as a new history. `step`'s edits land in the same first commit, so a
+    /// replayed session is guarded from its first step on.
+    pub fn start(
+        &self,
+        id: &SessionId,
+        session: &layout::SessionFile,
+        parent: Option<ObjectId>,
+        step: &Step,
+    ) -> Result<Tip, Error> {
+        let blob = self.write_blob(layout::to_toml(session).as_bytes())?;
+        let name = session_ref(id);
+        self.store.update_ref(&name, &step.summary, |repo, tip| {
+            if tip.is_some() {
+                return Err(Error::SessionExists { id: id.clone() });
+            }
+            let empty_id = ObjectId::empty_tree(repo.object_hash());
+            let empty = self.git("read a tree", repo.find_tree(empty_id))?;
+            let mut editor = self.git("build a tree", empty.edit())?;
+            self.git(
+                "build a tree",
+                editor
+                    .upsert(RootFile::Session.name().as_str(), EntryKind::Blob, blob)
+                    .map(|_| ()),
+            )?;
+            let tracked = self.apply(repo, None, &mut editor, step, 0)?;
+            self.note_writers(id, step)?;
+            let tree = self.git("write a tree", editor.write())?.detach();
+            let commit = self.write_commit(repo, tree, parent, &step.summary, 1, tracked)?;
+            self.sync_step(commit, tree, None)?;
+            Ok(commit)
+        })?;
+        self.tip(id)
+    }
+
+    /// Store `bytes` as a blob.
+    ///
+    /// A blob the store holds already is trusted only once it reads back whole: after a power
+    /// cut its name can be on disk without its bytes (see [`Store::remove_leftover`]), and gix
+    /// would take that file for the blob and write nothing.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
+        use gix::objs::Write;
+        let repo = self.repo()?;
+        let id = self.git(
+            "write a blob",
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+                .map_err(gix::Error::from_error),
+        )?;
+        self.store.remove_leftover(&id)?;
+        if repo.has_object(id) {
+            return Ok(id);
+        }
+        self.git(
+            "write a blob",
+            repo.objects
+                .write_buf_with_known_id(gix::objs::Kind::Blob, bytes, id),
+        )
+    }
+
+    /// Store the `size` bytes `from` yields as a blob, without holding them: the object is
+    /// written to a temporary file as it streams and takes its name only once whole. A reader
+    /// that fails (or yields other than `size` bytes, see [`crate::fsutil::Exact`]) leaves
+    /// nothing behind.
+    ///
+    /// The object is written even when the store holds it already, replacing any copy an
+    /// earlier crash left broken: only the finished hash names it, so there is nothing to look
+    /// up first.
+    pub fn write_blob_stream(
+        &self,
+        size: u64,
+        from: &mut dyn std::io::Read,
+    ) -> Result<ObjectId, Error> {
+        use gix::objs::Write;
+        self.git(
+            "write a blob",
+            self.repo()?
+                .objects
+                .write_stream(gix::objs::Kind::Blob, size, from),
+        )
+    }
+
+    fn write_commit(
+        &self,
+        repo: &gix::Repository,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        summary: &str,
+        steps: u64,
+        tracked: u64,
+    ) -> Result<ObjectId, Error> {
+        let sig = store::signature(gix::date::Time::now_utc());
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: format!(
+                "{}\n\nStella-Step: {steps}\nStella-Tracked: {tracked}\n",
+                summary.replace('\n', " ")
+            )
+            .into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .git("write a step", repo.write_object(&commit))?
+            .detach())
+    }
+
+    /// A lease on session `id` for as long as the file returned is open: retention leaves a
+    /// leased session alone (a running `exec` holds one).
+    pub fn lease(&self, id: &SessionId) -> Result<std::fs::File, Error> {
+        Ok(self.store.lease(id.as_str())?)
+    }
+
+    /// Whether a live process holds a lease on session `id`.
+    pub fn leased(&self, id: &SessionId) -> bool {
+        self.store.leased(id.as_str())
+    }
+
+    /// Record one step: all of its edits land in one commit, or none do.
+    pub fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
+        self.record_in(id, step, None)
+    }
+
+    /// Objects for one large step, kept in memory until [`Journal::record_batch`] stores them
+    /// all as one pack.
+    pub fn batch(&self) -> Result<Batch, Error> {
+        let mut repo = self.repo()?.clone();
+        repo.objects.enable_object_memory();
+        Ok(Batch { repo })
+    }
+
+    /// Keep `bytes` as a blob of the step `batch` will record.
+    pub fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
+        Ok(self
+            .git("write a blob", batch.repo.write_blob(bytes))?
+            .detach())
+    }
+
+    /// Record one step whose objects (and the blobs written into `batch` before) are stored as
+    /// one pack rather than one file each.
+    pub fn record_batch(
+        &self,
+        id: &SessionId,
+        step: &Step,
+        mut batch: Batch,
+    ) -> Result<Tip, Error> {
+        self.record_in(id, step, Some(&mut batch))
+    }
+
+    fn record_in(
+        &self,
+        id: &SessionId,
+        step: &Step,
+        mut batch: Option<&mut Batch>,
+    ) -> Result<Tip, Error> {
+        let name = session_ref(id);
+        let new = self.store.update_ref(&name, &step.summary, |repo, tip| {
+            let Some(tip) = tip else {
+                return Err(Error::UnknownSession { id: id.clone() });
+            };
+            let mut tries = 0;
+            loop {
+                let commit = self.build(repo, id, tip, step, batch.as_deref())?;
+                let Some(b) = batch.as_deref_mut() else {
+                    return Ok(commit);
+                };
+                b.flush(self.store)?;
+                // gix writes nothing for an object the store holds already, so the pack lacks
+                // those: loose files an earlier process left, maybe never synced, maybe broken
+                // by a crash. They are checked and synced as a step written loose has them.
+                let (new, old) = (self.tree_of(commit)?, self.tree_of(tip)?);
+                match self.sync_step(commit, new, Some(old)) {
+                    Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
+                    r => return r.map(|()| commit),
+                }
+            }
+        });
+        self.recorded(id, step, new?)
+    }
+
+    /// The tip a step just moved the session to, said at `-v`.
+    fn recorded(&self, id: &SessionId, step: &Step, commit: ObjectId) -> Result<Tip, Error> {
+        let tip = self.read_tip(id.as_str(), commit)?;
+        tracing::info!(session = %id, step = tip.steps, tracked = tip.tracked, "recorded: {}", step.summary);
+        Ok(tip)
+    }
+
+    /// Write every object of `step` on top of the session's tip now, without moving the session:
+    /// what can fail for want of space or permission fails here, before the caller touches the
+    /// tree. [`Journal::commit`] then moves the session in one ref update.
+    pub fn prepare(&self, id: &SessionId, step: &Step) -> Result<Prepared, Error> {
+        let tip = self
+            .store
+            .tip(&session_ref(id))?
+            .ok_or_else(|| Error::UnknownSession { id: id.clone() })?;
+        let commit = self.build(self.repo()?, id, tip, step, None)?;
+        Ok(Prepared {
+            parent: tip,
+            commit,
+        })
+    }
+
+    /// The commit of `step` on top of step `tip`, its objects written and synced, moving no ref
+    /// (a repair moves the session's ref itself, under the store's lock).
+    pub(crate) fn step_on(
+        &self,
+        id: &SessionId,
+        tip: ObjectId,
+        step: &Step,
+    ) -> Result<ObjectId, Error> {
+        self.build(self.repo()?, id, tip, step, None)
+    }
+
+    /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
+    /// the session landed in between.
+    pub fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
+        let name = session_ref(id);
+        let new = self
+            .store
+            .update_ref(&name, &step.summary, |repo, tip| match tip {
+                None => Err(Error::UnknownSession { id: id.clone() }),
+                Some(tip) if tip == prepared.parent => Ok(prepared.commit),
+                Some(tip) => self.build(repo, id, tip, step, None),
+            });
+        self.recorded(id, step, new?)
+    }
+
+    /// The commit of `step` on top of `tip`, its objects written (into `batch` when given).
+    ///
+    /// Built again when syncing it found objects an earlier crash left broken (they are removed
+    /// then, so the next build writes them afresh): each try removes at least one.
+    fn build(
+        &self,
+        repo: &gix::Repository,
+        id: &SessionId,
+        tip: ObjectId,
+        step: &Step,
+        batch: Option<&Batch>,
+    ) -> Result<ObjectId, Error> {
+        let in_memory = batch.is_some();
+        let repo = batch.map_or(repo, |b| &b.repo);
+        let mut tries = 0;
+        loop {
+            match self.write_step(repo, in_memory, id, tip, step) {
+                Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
+                r => return r,
+            }
+        }
+    }
+
+    /// One try of [`Journal::build`] in `repo` (objects kept in memory when `in_memory`).
+    fn write_step(
+        &self,
+        repo: &gix::Repository,
+        in_memory: bool,
+        id: &SessionId,
+        tip: ObjectId,
+        step: &Step,
+    ) -> Result<ObjectId, Error> {
+        let current = self.read_tip(id.as_str(), tip)?;
+        let tree = self.object("read a tree", &current.tree, repo.find_tree(current.tree))?;
+        let mut editor = self.git("edit a tree", tree.edit())?;
+        let tracked = self.apply(repo, Some(current.tree), &mut editor, step, current.tracked)?;
+        self.note_writers(id, step)?;
+        let new_tree = self.git("write a tree", editor.write())?.detach();
+        let commit = self.write_commit(
+            repo,
+            new_tree,
+            Some(tip),
+            &step.summary,
+            current.steps + 1,
+            tracked,
+        )?;
+        // Objects kept in memory go to disk as one pack, which git syncs as it writes it.
+        if !in_memory {
+            self.sync_step(commit, new_tree, Some(current.tree))?;
+        }
+        Ok(commit)
+    }
+
+    /// Sync what step `commit` added to the store (the commit, the trees that changed and the
+    /// blobs they now name) before the session's ref is moved to it.
+    fn sync_step(
+        &self,
+        commit: ObjectId,
+        new: ObjectId,
+        old: Option<ObjectId>,
+    ) -> Result<(), Error> {
+        let mut ids = vec![commit];
+        match self.new_objects(new, old, &mut ids) {
+            // A tree of this step that does not read back is a file an earlier crash left
+            // broken, which gix took for the tree it was writing: remove it, record nothing.
+            Err(Error::Damaged { object, source }) => {
+                return Err(match self.store.remove_leftover(&object)? {
+                    Some(leftover) => leftover.into(),
+                    None => Error::Damaged { object, source },
+                });
+            }
+            r => r?,
+        }
+        Ok(self.store.sync_objects(&ids)?)
+    }
+
+    /// The objects of tree `new` that `old` does not hold at the same place.
+    fn new_objects(
+        &self,
+        new: ObjectId,
+        old: Option<ObjectId>,
+        out: &mut Vec<ObjectId>,
+    ) -> Result<(), Error> {
+        if Some(new) == old {
+            return Ok(());
+        }
+        out.push(new);
+        let mut buf = Vec::new();
+        let mut before = std::collections::HashMap::new();
+        if let Some(old) = old {
+            self.cached_tree(&old, &mut buf)?;
+            for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
+                let e = Self::entry(&old, e)?;
+                before.insert(e.filename.to_vec(), e.oid.to_owned());
+            }
+        }
+        self.cached_tree(&new, &mut buf)?;
+        let mut entries = Vec::new();
+        for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
+            let e = Self::entry(&new, e)?;
+            entries.push((e.filename.to_vec(), e.oid.to_owned(), e.mode.is_tree()));
+        }
+        for (name, id, is_tree) in entries {
+            let was = before.get(&name).copied();
+            if was == Some(id) {
+                continue;
+            }
+            if is_tree {
+                self.new_objects(id, was, out)?;
+            } else {
+                out.push(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply `step`'s edits to `editor` (a tree editor over `tree`, `None` for the empty tree),
+    /// returning the new count of tracked paths.
+    fn apply(
+        &self,
+        repo: &gix::Repository,
+        tree: Option<ObjectId>,
+        editor: &mut gix::object::tree::Editor<'_>,
+        step: &Step,
+        mut tracked: u64,
+    ) -> Result<u64, Error> {
+        let now = gix::date::Time::now_utc().seconds;
+        // What this step did so far, by path: later edits of the same step see earlier ones.
+        let mut states: std::collections::HashMap<RelPath, Option<State>> =
+            std::collections::HashMap::new();
+        let state_of = |states: &std::collections::HashMap<RelPath, Option<State>>,
+                        path: &RelPath|
+         -> Result<Option<State>, Error> {
+            match (states.get(path), tree) {
+                (Some(s), _) => Ok(*s),
+                (None, Some(t)) => self.state_at(t, path),
+                (None, None) => Ok(None),
+            }
+        };
+        for edit in &step.map {
+            match edit {
+                MapEdit::Put {
+                    path,
+                    seen,
+                    bytes,
+                    first_origin,
+                    wrote,
+                    origin_bytes,
+                } => {
+                    let dir = entry_dir(path);
+                    let existing = state_of(&states, path)?;
+                    let origin = match existing {
+                        Some((_, origin, _)) => origin,
+                        None => {
+                            tracked += 1;
+                            *first_origin
+                        }
+                    };
+                    // A read of the very bytes the session wrote leaves them its write: another
+                    // session's blind change of them is still refused (see the guard).
+                    let wrote_at = match existing {
+                        _ if *wrote => Some(now),
+                        Some((before, _, at))
+                            if before == *seen && matches!(seen, Seen::Digest(_)) =>
+                        {
+                            at
+                        }
+                        _ => None,
+                    };
+                    let state = self.git(
+                        "write a blob",
+                        repo.write_blob(state_text(*seen, origin, wrote_at).as_bytes()),
+                    )?;
+                    let path_blob = self.git("write a blob", repo.write_blob(path.as_bytes()))?;
+                    let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
+                    ed(editor
+                        .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)
+                        .map(|_| ()))?;
+                    ed(editor
+                        .upsert(format!("{dir}/state"), EntryKind::Blob, state)
+                        .map(|_| ()))?;
+                    if existing.is_none()
+                        && let Some(blob) = origin_bytes
+                    {
+                        ed(editor
+                            .upsert(format!("{dir}/origin"), EntryKind::Blob, *blob)
+                            .map(|_| ()))?;
+                    }
+                    match bytes {
+                        Some((blob, exec)) => {
+                            let kind = if *exec {
+                                EntryKind::BlobExecutable
+                            } else {
+                                EntryKind::Blob
+                            };
+                            ed(editor
+                                .upsert(format!("{dir}/seen"), kind, *blob)
+                                .map(|_| ()))?;
+                        }
+                        None => ed(editor.remove(format!("{dir}/seen")).map(|_| ()))?,
+                    }
+                    states.insert(path.clone(), Some((*seen, origin, wrote_at)));
+                }
+                MapEdit::Remove { path } => {
+                    if state_of(&states, path)?.is_some() {
+                        tracked -= 1;
+                        self.git("edit a tree", editor.remove(entry_dir(path)))?;
+                    }
+                    states.insert(path.clone(), None);
+                }
+                MapEdit::Move { from, to } => {
+                    if from == to {
+                        continue;
+                    }
+                    let source = state_of(&states, from)?;
+                    // The folder's files as this step left them, else as the tree holds them.
+                    let files = match source {
+                        None => Vec::new(),
+                        Some(_) if states.contains_key(from) => {
+                            let dir = entry_dir(from);
+                            ENTRY_FILES
+                                .iter()
+                                .filter_map(|name| {
+                                    editor
+                                        .get(format!("{dir}/{name}"))
+                                        .map(|e| (*name, e.kind(), e.oid().to_owned()))
+                                })
+                                .collect()
+                        }
+                        Some(_) => self.entry_files(tree.expect("a tracked source"), from)?,
+                    };
+                    if state_of(&states, to)?.is_some() {
+                        tracked -= 1;
+                        self.git("edit a tree", editor.remove(entry_dir(to)))?;
+                    }
+                    states.insert(to.clone(), source);
+                    let Some(_) = source else {
+                        continue;
+                    };
+                    let dir = entry_dir(to);
+                    let ed = |r: Result<_, gix::Error>| self.git("edit a tree", r).map(|_| ());
+                    let path_blob = self.git("write a blob", repo.write_blob(to.as_bytes()))?;
+                    ed(editor
+                        .upsert(format!("{dir}/path"), EntryKind::Blob, path_blob)
+                        .map(|_| ()))?;
+                    let mut moved = false;
+                    for (name, kind, oid) in files {
+                        if name == "path" {
+                            continue;
+                        }
+                        // Back where it first was: nothing left to move back.
+                        if name == "moved" && oid == path_blob {
+                            moved = true;
+                            continue;
+                        }
+                        moved |= name == "moved";
+                        ed(editor
+                            .upsert(format!("{dir}/{name}"), kind, oid)
+                            .map(|_| ()))?;
+                    }
+                    // A chain of renames keeps the first source: undo moves the file back there.
+                    if !moved {
+                        let from_blob =
+                            self.git("write a blob", repo.write_blob(from.as_bytes()))?;
+                        ed(editor
+                            .upsert(format!("{dir}/moved"), EntryKind::Blob, from_blob)
+                            .map(|_| ()))?;
+                    }
+                    self.git("edit a tree", editor.remove(entry_dir(from)))?;
+                    states.insert(from.clone(), None);
+                }
+            }
+        }
+        for edit in &step.root {
+            let r = match edit {
+                RootEdit::Put { file, blob } => {
+                    editor.upsert(file.name().as_str(), EntryKind::Blob, *blob)
+                }
+                RootEdit::Remove { file } => editor.remove(file.name().as_str()),
+            };
+            self.git("edit a tree", r)?;
+        }
+        Ok(tracked)
+    }
+}
