@@ -57,12 +57,40 @@ struct HostFile {
 
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd).ok();
+    let mut findings = Vec::new();
+    hosts_checks(root.as_deref(), &args.agent, &mut findings);
+    mcp_check(&mut findings);
+    if let Some(root) = &root {
+        config_checks(ctx, root, &mut findings);
+        // Files a refused change left behind, while the command that wanted them changed went on.
+        match ctx.open() {
+            Ok(context) => left_behind(&context, &mut findings),
+            Err(e) => findings.push(finding(
+                Level::Warn,
+                "left-behind",
+                format!("the journal store could not be read: {}", e.message),
+                Some("'git stella verify' says what is wrong with it".into()),
+            )),
+        }
+    }
+    data_checks(&ctx.settings.data_dir, &mut findings);
+    findings.push(shell_guard_check());
+    stores_checks(&ctx.settings.data_dir, &mut findings);
+    print_findings(&findings, args.json, out)
+}
+
+/// Each agent host's hooks: installed where, twice or not at all, and the host's own checks
+/// (trust, settings that would skip them); `wanted` are the hosts `--agent` asks for.
+fn hosts_checks(
+    root: Option<&std::path::Path>,
+    wanted: &[&'static Spec],
+    findings: &mut Vec<Finding>,
+) {
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_owned());
     let var = |v: &str| env::var_os(v);
-    let mut findings = Vec::new();
     let mut installed: Vec<&Spec> = Vec::new();
     for host in HOSTS {
-        let seen = host_files(host, root.as_deref(), home.as_deref(), &mut findings);
+        let seen = host_files(host, root, home.as_deref(), findings);
         if !seen.iter().any(|s| s.stella) {
             continue;
         }
@@ -87,12 +115,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
         findings.extend((host.doctor)(&Look {
             home: home.as_deref(),
-            root: root.as_deref(),
+            root,
             seen: &seen,
             var: &var,
         }));
     }
-    for host in &args.agent {
+    for host in wanted {
         let flag = host.flag;
         if !installed.contains(host) {
             findings.push(finding(
@@ -103,7 +131,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             ));
         }
     }
-    if installed.is_empty() && args.agent.is_empty() {
+    if installed.is_empty() && wanted.is_empty() {
         let others: Vec<&str> = HOSTS[1..].iter().map(|h| h.flag).collect();
         findings.push(finding(
             Level::Warn,
@@ -116,8 +144,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             )),
         ));
     }
+}
 
-    // The MCP server beside this binary.
+/// The MCP server beside this binary.
+fn mcp_check(findings: &mut Vec<Finding>) {
     let exe = env::current_exe().ok();
     if let Some(exe) = &exe {
         let mcp = exe.with_file_name("stella-mcp");
@@ -140,56 +170,41 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             )
         });
     }
+}
 
-    // Config.
-    if let Some(root) = &root {
-        match stella::hosts::Config::load(root) {
-            Ok(_) => findings.push(finding(
-                Level::Ok,
-                "config",
-                "'.stella/config.toml' is valid (or absent)".into(),
-                None,
-            )),
-            Err(e) => findings.push(finding(
-                Level::Error,
-                "config",
-                stella::hosts::error_text(&e)
-                    .trim_end()
-                    .trim_start_matches("stella: error: ")
-                    .to_owned(),
-                Some("every guarded write is denied until it is fixed".into()),
-            )),
-        }
-        if let Ok(repo) = stella::workspace::open_user_repo(ctx.settings.git_env_overrides, root)
-            && let Err(why) = stella::hosts::git_on_error(&repo)
-        {
-            findings.push(finding(
-                Level::Error,
-                "config",
-                why,
-                Some(
-                    "'git config --unset' the key, or set stella.hookOnError to allow or deny"
-                        .into(),
-                ),
-            ));
-        }
+/// `.stella/config.toml` and `git config stella.*`, both halves of the project's configuration.
+fn config_checks(ctx: &Ctx<'_>, root: &std::path::Path, findings: &mut Vec<Finding>) {
+    match stella::hosts::Config::load(root) {
+        Ok(_) => findings.push(finding(
+            Level::Ok,
+            "config",
+            "'.stella/config.toml' is valid (or absent)".into(),
+            None,
+        )),
+        Err(e) => findings.push(finding(
+            Level::Error,
+            "config",
+            stella::hosts::error_text(&e)
+                .trim_end()
+                .trim_start_matches("stella: error: ")
+                .to_owned(),
+            Some("every guarded write is denied until it is fixed".into()),
+        )),
     }
-
-    // Files a refused change left behind, while the command that wanted them changed went on.
-    if root.is_some() {
-        match ctx.open() {
-            Ok(context) => left_behind(&context, &mut findings),
-            Err(e) => findings.push(finding(
-                Level::Warn,
-                "left-behind",
-                format!("the journal store could not be read: {}", e.message),
-                Some("'git stella verify' says what is wrong with it".into()),
-            )),
-        }
+    if let Ok(repo) = stella::workspace::open_user_repo(ctx.settings.git_env_overrides, root)
+        && let Err(why) = stella::hosts::git_on_error(&repo)
+    {
+        findings.push(finding(
+            Level::Error,
+            "config",
+            why,
+            Some("'git config --unset' the key, or set stella.hookOnError to allow or deny".into()),
+        ));
     }
+}
 
-    // The data dir.
-    let data = &ctx.settings.data_dir;
+/// Whether the data dir is writable.
+fn data_checks(data: &std::path::Path, findings: &mut Vec<Finding>) {
     let writable = stella::fsutil::create_private_dir(data, 0o700)
         .and_then(|()| tempfile::tempfile_in(data).map(drop));
     findings.push(match writable {
@@ -206,24 +221,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             Some("every session fails to record; set STELLA_HOME to a folder you can write".into()),
         ),
     });
+}
 
-    // The shell guard.
-    findings.push(match stella::exec::support() {
-        Ok(()) => finding(
-            Level::Ok,
-            "shell-guard",
-            "the shell guard runs on this machine".into(),
-            None,
-        ),
-        Err(why) => finding(
-            Level::Warn,
-            "shell-guard",
-            format!("the shell guard cannot run here: {why}"),
-            Some("shell commands run unguarded; 'git stella exec --check' says more".into()),
-        ),
-    });
-
-    // Stores whose checkout is gone.
+/// The stores in the data dir whose checkout is gone.
+fn stores_checks(data: &std::path::Path, findings: &mut Vec<Finding>) {
     if let Ok(entries) = std::fs::read_dir(data.join("workspaces")) {
         for entry in entries.flatten() {
             let Ok(owner) = std::fs::read(entry.path().join("owner")) else {
@@ -247,9 +248,31 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             }
         }
     }
+}
 
+/// Whether the shell guard runs on this machine.
+fn shell_guard_check() -> Finding {
+    match stella::exec::support() {
+        Ok(()) => finding(
+            Level::Ok,
+            "shell-guard",
+            "the shell guard runs on this machine".into(),
+            None,
+        ),
+        Err(why) => finding(
+            Level::Warn,
+            "shell-guard",
+            format!("the shell guard cannot run here: {why}"),
+            Some("shell commands run unguarded; 'git stella exec --check' says more".into()),
+        ),
+    }
+}
+
+/// Print the findings (a line each and their hints, or one JSON object); exit 1 when one is an
+/// error.
+fn print_findings(findings: &[Finding], json: bool, out: &mut dyn Write) -> Result {
     let worst = findings.iter().map(|f| f.level).max().unwrap_or(Level::Ok);
-    if args.json {
+    if json {
         let list: Vec<Value> = findings
             .iter()
             .map(|f| {
@@ -263,7 +286,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             .collect();
         print_json(out, &json!({ "level": worst.name(), "findings": list }))?;
     } else {
-        for f in &findings {
+        for f in findings {
             // A message of several lines (a parse error with its caret) keeps its lines, each
             // under the first; only other control characters are shown escaped.
             let mut lines = f.message.lines();
