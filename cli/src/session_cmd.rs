@@ -7,6 +7,7 @@ use crate::ctx::{Ctx, parse_session_id};
 use crate::error::{CliError, Result};
 use crate::output::print_json;
 use stella::journal::Tip;
+use stella::session::Context;
 use stella::text::format_time;
 
 /// Start, list, show and drop sessions
@@ -375,80 +376,8 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
             let id = context.start_session(id)?;
             writeln!(out, "{id}")?;
         }
-        SessionCommand::List(a) if a.dropped => {
-            let dropped = context.journal().dropped()?;
-            let date = a.date.format();
-            if a.json {
-                let list: Vec<_> = dropped
-                    .iter()
-                    .map(|d| {
-                        json!({
-                            "session": d.id.as_str(),
-                            "dropped": format_time(gix::date::Time::new(d.at, 0)),
-                            "last_step": format_time(d.tip.time),
-                            "step_count": d.tip.steps,
-                            "tracked_count": d.tip.tracked,
-                            "tip": d.tip.commit.to_string(),
-                        })
-                    })
-                    .collect();
-                print_json(out, &json!({ "dropped": list }))?;
-            } else if dropped.is_empty() {
-                writeln!(ctx.err, "no dropped session is kept in this workspace")?;
-            } else {
-                let now = gix::date::Time::now_utc().seconds;
-                let rows: Vec<Row> = dropped
-                    .iter()
-                    .map(|d| Row {
-                        id: &d.id,
-                        when: date.show(gix::date::Time::new(d.at, 0), now),
-                        tip: &d.tip,
-                        origin: None,
-                    })
-                    .collect();
-                print_table(out, "DROPPED", &rows)?;
-            }
-        }
-        SessionCommand::List(a) => {
-            let mut sessions = context.journal().sessions()?;
-            // The most recently active first, as a person looks for the one they just used.
-            sessions.sort_by(|x, y| {
-                y.1.time
-                    .seconds
-                    .cmp(&x.1.time.seconds)
-                    .then_with(|| x.0.cmp(&y.0))
-            });
-            if a.json {
-                let list: Vec<_> = sessions
-                    .iter()
-                    .map(|(id, tip)| json_of(id.as_str(), &meta(&context, id), tip))
-                    .collect();
-                print_json(out, &json!({ "sessions": list }))?;
-            } else {
-                if sessions.is_empty() {
-                    writeln!(
-                        ctx.err,
-                        "no sessions in this workspace ('git stella session start' starts one)"
-                    )?;
-                    return Ok(ExitCode::SUCCESS);
-                }
-                let date = a.date.format();
-                let now = gix::date::Time::now_utc().seconds;
-                let rows: Vec<Row> = sessions
-                    .iter()
-                    .map(|(id, tip)| {
-                        let meta = meta(&context, id);
-                        Row {
-                            id,
-                            when: meta.started_shown(&date, now),
-                            tip,
-                            origin: Some(meta.origin_text()),
-                        }
-                    })
-                    .collect();
-                print_table(out, "STARTED", &rows)?;
-            }
-        }
+        SessionCommand::List(a) if a.dropped => list_dropped(ctx, &context, a, out)?,
+        SessionCommand::List(a) => list(ctx, &context, a, out)?,
         SessionCommand::End(a) => {
             let id = match &a.id {
                 Some(id) => parse_session_id(id)?,
@@ -457,32 +386,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
             context.session(&id).end()?;
             writeln!(ctx.err, "ended session {id}")?;
         }
-        SessionCommand::Show(a) => {
-            let id = match &a.id {
-                Some(id) => parse_session_id(id)?,
-                None => ctx.session_id()?,
-            };
-            let tip = context.journal().tip(&id)?;
-            let meta = meta(&context, &id);
-            if a.json {
-                print_json(out, &json_of(id.as_str(), &meta, &tip))?;
-            } else {
-                writeln!(out, "session   {id}")?;
-                let date = a.date.format();
-                let now = gix::date::Time::now_utc().seconds;
-                writeln!(out, "started   {}", meta.started_shown(&date, now))?;
-                writeln!(out, "origin    {}", meta.origin_text())?;
-                writeln!(
-                    out,
-                    "last step {} ({})",
-                    date.show(tip.time, now),
-                    stella::text::escape_controls(&tip.summary)
-                )?;
-                writeln!(out, "steps     {}", tip.steps)?;
-                writeln!(out, "tracked   {}", tip.tracked)?;
-                writeln!(out, "ref       {}", stella::journal::session_ref(&id))?;
-            }
-        }
+        SessionCommand::Show(a) => show(ctx, &context, a, out)?,
         SessionCommand::Prune(a) => {
             let pruned = prune(&context, a.older_than, a.dry_run)?;
             if a.json {
@@ -501,50 +405,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
                 ));
             }
         }
-        SessionCommand::Drop(a) => {
-            let id = parse_session_id(&a.id)?;
-            let journal = context.journal();
-            // A damaged session can be dropped too (its repair's hint says so): what it holds
-            // is said when it can be read.
-            let summary = journal.tip(&id).and_then(|tip| {
-                let wrote = journal
-                    .entries_of_tree(tip.tree)?
-                    .iter()
-                    .filter(|e| e.wrote.is_some())
-                    .count();
-                Ok(format!(
-                    " ({}, {} tracked, {wrote} of them written by it; last step {})",
-                    stella::text::count(tip.steps, "step"),
-                    stella::text::count(tip.tracked, "file"),
-                    a.date.show(tip.time, gix::date::Time::now_utc().seconds),
-                ))
-            });
-            let what = match summary {
-                Ok(summary) => format!("session {id}{summary}"),
-                Err(stella::journal::Error::UnknownSession { .. }) => {
-                    return Err(stella::journal::Error::UnknownSession { id }.into());
-                }
-                Err(_) => format!("session {id} (its journal cannot be read whole)"),
-            };
-            if a.dry_run {
-                writeln!(out, "would drop {what}")?;
-                ctx.say(format_args!(
-                    "it would stop guarding those files; 'git stella session undrop {id}' would bring it back until gc expires the drop"
-                ));
-            } else {
-                match context.drop_session(&id).map_err(CliError::from)? {
-                    stella::journal::DropOutcome::Kept => {
-                        ctx.say(format_args!("dropped {what}"));
-                        ctx.say(format_args!(
-                            "'git stella session undrop {id}' brings it back until 'git stella gc' expires the drop (14 days by default)"
-                        ));
-                    }
-                    stella::journal::DropOutcome::Removed => ctx.say(format_args!(
-                        "dropped {what}; its journal was damaged, so it was removed rather than kept for undrop"
-                    )),
-                }
-            }
-        }
+        SessionCommand::Drop(a) => drop_session(ctx, &context, a, out)?,
         SessionCommand::Undrop(a) => {
             let id = parse_session_id(&a.id)?;
             let back = context.undrop_session(&id).map_err(|e| {
@@ -573,4 +434,170 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &SessionCommand, out: &mut dyn Write) -> Resu
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `session list --dropped`: the dropped sessions still kept.
+fn list_dropped(
+    ctx: &mut Ctx<'_>,
+    context: &Context,
+    a: &ListArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let dropped = context.journal().dropped()?;
+    let date = a.date.format();
+    if a.json {
+        let list: Vec<_> = dropped
+            .iter()
+            .map(|d| {
+                json!({
+                    "session": d.id.as_str(),
+                    "dropped": format_time(gix::date::Time::new(d.at, 0)),
+                    "last_step": format_time(d.tip.time),
+                    "step_count": d.tip.steps,
+                    "tracked_count": d.tip.tracked,
+                    "tip": d.tip.commit.to_string(),
+                })
+            })
+            .collect();
+        print_json(out, &json!({ "dropped": list }))?;
+    } else if dropped.is_empty() {
+        writeln!(ctx.err, "no dropped session is kept in this workspace")?;
+    } else {
+        let now = gix::date::Time::now_utc().seconds;
+        let rows: Vec<Row> = dropped
+            .iter()
+            .map(|d| Row {
+                id: &d.id,
+                when: date.show(gix::date::Time::new(d.at, 0), now),
+                tip: &d.tip,
+                origin: None,
+            })
+            .collect();
+        print_table(out, "DROPPED", &rows)?;
+    }
+    Ok(())
+}
+
+/// `session list`: the sessions, the most recently active first.
+fn list(ctx: &mut Ctx<'_>, context: &Context, a: &ListArgs, out: &mut dyn Write) -> Result<()> {
+    let mut sessions = context.journal().sessions()?;
+    // The most recently active first, as a person looks for the one they just used.
+    sessions.sort_by(|x, y| {
+        y.1.time
+            .seconds
+            .cmp(&x.1.time.seconds)
+            .then_with(|| x.0.cmp(&y.0))
+    });
+    if a.json {
+        let list: Vec<_> = sessions
+            .iter()
+            .map(|(id, tip)| json_of(id.as_str(), &meta(context, id), tip))
+            .collect();
+        print_json(out, &json!({ "sessions": list }))?;
+    } else {
+        if sessions.is_empty() {
+            writeln!(
+                ctx.err,
+                "no sessions in this workspace ('git stella session start' starts one)"
+            )?;
+            return Ok(());
+        }
+        let date = a.date.format();
+        let now = gix::date::Time::now_utc().seconds;
+        let rows: Vec<Row> = sessions
+            .iter()
+            .map(|(id, tip)| {
+                let meta = meta(context, id);
+                Row {
+                    id,
+                    when: meta.started_shown(&date, now),
+                    tip,
+                    origin: Some(meta.origin_text()),
+                }
+            })
+            .collect();
+        print_table(out, "STARTED", &rows)?;
+    }
+    Ok(())
+}
+
+/// `session show`: one session's metadata and last step.
+fn show(ctx: &mut Ctx<'_>, context: &Context, a: &ShowArgs, out: &mut dyn Write) -> Result<()> {
+    let id = match &a.id {
+        Some(id) => parse_session_id(id)?,
+        None => ctx.session_id()?,
+    };
+    let tip = context.journal().tip(&id)?;
+    let meta = meta(context, &id);
+    if a.json {
+        print_json(out, &json_of(id.as_str(), &meta, &tip))?;
+    } else {
+        writeln!(out, "session   {id}")?;
+        let date = a.date.format();
+        let now = gix::date::Time::now_utc().seconds;
+        writeln!(out, "started   {}", meta.started_shown(&date, now))?;
+        writeln!(out, "origin    {}", meta.origin_text())?;
+        writeln!(
+            out,
+            "last step {} ({})",
+            date.show(tip.time, now),
+            stella::text::escape_controls(&tip.summary)
+        )?;
+        writeln!(out, "steps     {}", tip.steps)?;
+        writeln!(out, "tracked   {}", tip.tracked)?;
+        writeln!(out, "ref       {}", stella::journal::session_ref(&id))?;
+    }
+    Ok(())
+}
+
+/// `session drop`: set a session aside, saying what it held (or, `--dry-run`, would).
+fn drop_session(
+    ctx: &mut Ctx<'_>,
+    context: &Context,
+    a: &DropArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let id = parse_session_id(&a.id)?;
+    let journal = context.journal();
+    // A damaged session can be dropped too (its repair's hint says so): what it holds
+    // is said when it can be read.
+    let summary = journal.tip(&id).and_then(|tip| {
+        let wrote = journal
+            .entries_of_tree(tip.tree)?
+            .iter()
+            .filter(|e| e.wrote.is_some())
+            .count();
+        Ok(format!(
+            " ({}, {} tracked, {wrote} of them written by it; last step {})",
+            stella::text::count(tip.steps, "step"),
+            stella::text::count(tip.tracked, "file"),
+            a.date.show(tip.time, gix::date::Time::now_utc().seconds),
+        ))
+    });
+    let what = match summary {
+        Ok(summary) => format!("session {id}{summary}"),
+        Err(stella::journal::Error::UnknownSession { .. }) => {
+            return Err(stella::journal::Error::UnknownSession { id }.into());
+        }
+        Err(_) => format!("session {id} (its journal cannot be read whole)"),
+    };
+    if a.dry_run {
+        writeln!(out, "would drop {what}")?;
+        ctx.say(format_args!(
+            "it would stop guarding those files; 'git stella session undrop {id}' would bring it back until gc expires the drop"
+        ));
+    } else {
+        match context.drop_session(&id).map_err(CliError::from)? {
+            stella::journal::DropOutcome::Kept => {
+                ctx.say(format_args!("dropped {what}"));
+                ctx.say(format_args!(
+                    "'git stella session undrop {id}' brings it back until 'git stella gc' expires the drop (14 days by default)"
+                ));
+            }
+            stella::journal::DropOutcome::Removed => ctx.say(format_args!(
+                "dropped {what}; its journal was damaged, so it was removed rather than kept for undrop"
+            )),
+        }
+    }
+    Ok(())
 }
