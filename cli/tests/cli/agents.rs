@@ -292,6 +292,14 @@ fn gemini_records_reads_and_denies_a_stale_write_with_decision_deny() {
     );
     let s = "5f0c8d1e-2a3b-4c5d-9e8f-7a6b5c4d3e2f";
     assert_eq!(w.ok(&["--session", s, "status"]), "unchanged  notes.txt");
+}
+
+#[test]
+fn gemini_a_ranged_read_that_raced_a_change_needs_a_re_read() {
+    let w = World::new();
+    w.write("notes.txt", "seen\n");
+    let path = w.repo.join("notes.txt");
+    let write = json!({"file_path": path, "content": "mine\n"});
     // A file changed between BeforeTool and AfterTool of a ranged read: either version may have
     // been seen, so the next write needs a re-read.
     let ranged = json!({"file_path": path, "offset": 0, "limit": 1});

@@ -35,7 +35,7 @@ fn git_at(dir: &Path, w: &World, args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn stock_git_accepts_the_bundle_and_it_carries_no_base_objects() {
+fn a_checkpoint_is_kept_private_beneath_stella_and_git_never_tracks_it() {
     let w = World::new();
     let (s, artifact) = session_with_work(&w);
     use std::os::unix::fs::PermissionsExt;
@@ -53,7 +53,12 @@ fn stock_git_accepts_the_bundle_and_it_carries_no_base_objects() {
         !status.contains(".stella"),
         "git never tracks checkpoints: {status}"
     );
+}
 
+#[test]
+fn stock_git_accepts_the_bundle_and_it_carries_no_base_objects() {
+    let w = World::new();
+    let (s, artifact) = session_with_work(&w);
     let fresh = w.base().join("fresh.git");
     git_in(
         &w.base(),

@@ -189,7 +189,7 @@ fn log_diff_and_recover_page_on_a_terminal_as_git_would() {
 }
 
 #[test]
-fn dates_follow_the_format_asked_for() {
+fn log_session_list_and_show_print_dates_in_the_format_asked_for() {
     let w = world();
     let relative = w.ok(&["--session", "s", "log", "--date=relative", "-n", "1"]);
     assert!(
@@ -229,6 +229,15 @@ fn dates_follow_the_format_asked_for() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn status_all_and_recover_print_dates_in_the_format_asked_for() {
+    let w = world();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
     // Every command that prints a time takes it: status --all and recover too.
     let all = w.ok(&["status", "--all", "--date=unix"]);
     let secs: i64 = all
@@ -254,8 +263,16 @@ fn dates_follow_the_format_asked_for() {
         .next()
         .unwrap();
     assert_eq!((day.len(), &day[4..5]), (10, "-"), "{kept}");
+}
 
-    // And inspect, session drop and undrop, prune and gc: each time in the format asked for.
+#[test]
+fn inspect_session_drop_undrop_prune_and_gc_print_dates_in_the_format_asked_for() {
+    let w = world();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Inspect, session drop and undrop, prune and gc: each time in the format asked for.
     let artifact = w.base().join("s.stella");
     w.checkpoint_to("s", &artifact);
     let shown = w.ok(&["inspect", artifact.to_str().unwrap(), "--date=relative"]);

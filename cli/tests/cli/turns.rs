@@ -162,6 +162,8 @@ fn a_session_killed_mid_turn_resumes_with_its_resume_point() {
 /// SIGKILL the recording process at random points; after each kill the store is sound, nothing
 /// wedges, the map is the state before or after the killed command, and every file recorded
 /// before the kill is still guarded. `STELLA_CRASH_KILLS` sets the count (the long run: 1000).
+///
+/// One test, not several: a loop of kills, each checked against the state the ones before left.
 #[test]
 fn crash_test_kills_recorders_at_random_points() {
     let kills: u64 = std::env::var("STELLA_CRASH_KILLS")
