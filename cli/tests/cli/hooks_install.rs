@@ -873,3 +873,108 @@ fn an_existing_hook_is_chained_and_restored_and_core_hooks_path_is_honoured() {
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), theirs);
     assert!(!dir.join("prepare-commit-msg.stella-chained").exists());
 }
+
+#[test]
+fn settings_files_keep_their_link_and_their_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let dotfiles = w.base().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, "{\"model\": \"x\"}\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir_all(w.repo.join(".claude")).unwrap();
+    let link = w.repo.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.contains("\"model\": \"x\"") && text.contains("PreToolUse"),
+        "{text}"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let left: Vec<_> = std::fs::read_dir(&dotfiles).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temp file beside the settings");
+}
+
+#[test]
+fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that() {
+    let w = World::new();
+    let user = json!({"theme": "dark", "hooks": {"BeforeTool": [
+        {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./audit.sh"}]}]}});
+    w.write(
+        ".gemini/settings.json",
+        &serde_json::to_string_pretty(&user).unwrap(),
+    );
+    let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
+    // A project's hooks find git-stella on each machine; the event that can refuse a tool
+    // call refuses it where the project chose fail-closed and Stella is missing.
+    let cmd = |agent: &str, blocks: bool| stella::hosts::install::portable_command(agent, blocks);
+
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
+    let said = stderr(&out);
+    let mut lines = said.lines();
+    assert_eq!(
+        lines.next(),
+        Some("installed Stella's hooks in .gemini/settings.json")
+    );
+    // Then the trust step Gemini CLI needs, and nothing else.
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("next: Gemini CLI runs a project's hooks")
+    );
+    assert_eq!(lines.next(), None, "{said}");
+    let installed = read(".gemini/settings.json");
+    assert_eq!(installed["theme"], "dark");
+    assert_eq!(
+        installed["hooks"]["BeforeTool"][0],
+        user["hooks"]["BeforeTool"][0]
+    );
+    assert_eq!(
+        installed["hooks"]["BeforeTool"][1],
+        json!({"matcher": "^(read_file|write_file|replace|run_shell_command)$",
+            "hooks": [{"type": "command", "command": cmd("gemini", true), "name": "stella"}]})
+    );
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
+    assert_eq!(
+        stderr(&out),
+        "Stella's hooks are already in .gemini/settings.json\n"
+    );
+    assert_eq!(read(".gemini/settings.json"), installed);
+    w.ok(&["hooks", "uninstall", "--agent", "gemini"]);
+    assert_eq!(read(".gemini/settings.json"), user);
+
+    // Files Stella created are removed again whole.
+    w.ok(&["hooks", "install", "--agent", "codex"]);
+    assert_eq!(
+        read(".codex/hooks.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex", true)}]}],
+            "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex", false)}]}],
+        }})
+    );
+    w.ok(&["hooks", "install", "--agent", "cursor"]);
+    assert_eq!(
+        read(".cursor/hooks.json"),
+        json!({"version": 1, "hooks": {
+            "preToolUse": [{"command": cmd("cursor", true), "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
+            "postToolUse": [{"command": cmd("cursor", false), "matcher": "Write|Delete"}],
+            "beforeReadFile": [{"command": cmd("cursor", false)}],
+            "afterFileEdit": [{"command": cmd("cursor", false)}],
+        }})
+    );
+    for agent in ["codex", "cursor"] {
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+    }
+    assert!(!w.repo.join(".codex/hooks.json").exists());
+    assert!(!w.repo.join(".cursor/hooks.json").exists());
+    let out = w.run(&["hooks", "uninstall", "--agent", "cursor"]);
+    assert_eq!(
+        stderr(&out),
+        "no Stella hooks in .cursor/hooks.json; nothing to remove\n"
+    );
+}

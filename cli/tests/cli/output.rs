@@ -1,6 +1,9 @@
 //! Output as git shows it: colour on a terminal only (and as `color.*`, `NO_COLOR` and `--color`
 //! say), git's pager rules, `--date`, one JSON object per command, paths from the current folder.
 //! A terminal is a real one: each command runs under `script`, which gives it a pseudo-terminal.
+//!
+//! Not per command: each checks a rule of output that every command follows, through several
+//! commands at once.
 
 use std::path::Path;
 use std::process::Command;
@@ -512,4 +515,19 @@ fn a_refusal_is_coloured_as_git_colours_a_diff_and_only_where_colour_is_on() {
         .replace("\x1b[1m", "")
         .replace("\x1b[m", "");
     assert_eq!(stripped, stderr(&plain));
+}
+
+#[test]
+fn warnings_into_a_pipe_carry_no_colour_codes() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("a", "a\n");
+    // A ref lock left by a killed writer: the next writer removes it, with a warning.
+    let lock = w.store().join("refs/stella/sessions/s.lock");
+    std::fs::write(&lock, "").unwrap();
+    let out = w.run(&["--session", &s, "read", "a"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("removed a stale lock"), "{err}");
+    assert!(!err.contains('\x1b'), "{err:?}");
 }
