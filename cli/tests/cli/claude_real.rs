@@ -247,6 +247,10 @@ fn transcript_file(home: &Path, cwd: &Path, session: &str) -> PathBuf {
         .join(format!("{session}.jsonl"))
 }
 
+/// The real Claude Code client, driven offline against a mock of its model API, guarded by Stella.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_claude_code_client_is_guarded_by_stella() {
     let Some(bin) = client_bin("STELLA_CLAUDE_BIN", "the real Claude Code test") else {

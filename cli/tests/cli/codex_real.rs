@@ -337,6 +337,10 @@ fn assert_allowed(told: &str, what: &str) {
     );
 }
 
+/// The real Codex CLI, driven offline against a mock of its model API, guarded by Stella's hooks.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_codex_cli_is_guarded_by_stella() {
     let Some(bin) = codex_bin() else {
@@ -642,6 +646,11 @@ fn assert_failed_write(told: &str) {
     );
 }
 
+/// The real Codex CLI, driven offline against a mock of its model API, run whole under the shell
+/// guard.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_codex_cli_run_whole_under_the_shell_guard() {
     let Some(bin) = codex_bin() else {

@@ -1,7 +1,8 @@
 //! How the command line treats what it is given: a `--session` a command does not use, an id
 //! that looks like an option, and an error that names what failed.
-
-use std::process::Stdio;
+//!
+//! Not per command: each checks a rule of the command line that every command follows (global
+//! options, ids, git's conventions for `-n`, `--exit-code` and output paths, `--version`).
 
 use crate::common::*;
 
@@ -41,29 +42,6 @@ fn an_id_that_looks_like_an_option_gets_the_ids_own_error() {
     assert_eq!(
         stderr(&out),
         "error: '-bad' is not a valid session id: it must not start with '.' or '-'\n"
-    );
-}
-
-#[test]
-fn a_checkpoint_that_cannot_be_written_says_so() {
-    let w = World::new();
-    w.write("a.txt", "alpha\n");
-    w.ok(&["session", "start", "--id", "s"]);
-    w.ok(&["--session", "s", "read", "a.txt"]);
-    let full = std::fs::File::options()
-        .write(true)
-        .open("/dev/full")
-        .unwrap();
-    let mut cmd = w.stella();
-    cmd.args(["--session", "s", "checkpoint", "-o", "-"])
-        .stdout(Stdio::from(full));
-    let out = cmd.output().unwrap();
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(
-        stderr(&out)
-            .starts_with("error: could not write the artifact\ncaused by: No space left on device"),
-        "{}",
-        stderr(&out)
     );
 }
 
@@ -142,39 +120,6 @@ fn verbose_says_which_workspace_what_was_recorded_and_what_the_guard_decided() {
     // Without -v: nothing but what the command is for.
     let out = w.run(&["--session", "s", "read", "a.txt"]);
     assert_eq!((code(&out), stderr(&out)), (0, String::new()));
-}
-
-#[test]
-fn status_shows_paths_from_the_current_folder_and_json_from_the_root() {
-    let w = World::new();
-    w.write("a.txt", "alpha\n");
-    w.write("sub/b.txt", "beta\n");
-    w.write("sub/deeper/c.txt", "gamma\n");
-    w.ok(&["session", "start", "--id", "s"]);
-    w.ok(&[
-        "--session",
-        "s",
-        "read",
-        "a.txt",
-        "sub/b.txt",
-        "sub/deeper/c.txt",
-    ]);
-    let mut cmd = w.stella_in(&w.repo.join("sub"));
-    cmd.args(["--session", "s", "status"]);
-    let out = cmd.output().unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let paths: Vec<String> = stdout(&out)
-        .lines()
-        .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
-        .collect();
-    assert_eq!(paths, ["../a.txt", "b.txt", "deeper/c.txt"]);
-    // From the root, and in JSON from anywhere: the path in the workspace.
-    let root = w.ok(&["--session", "s", "status"]);
-    assert!(root.contains(" sub/b.txt"), "{root}");
-    let mut cmd = w.stella_in(&w.repo.join("sub"));
-    cmd.args(["--session", "s", "status", "--json"]);
-    let json: serde_json::Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
-    assert_eq!(json["files"][1]["path"], "sub/b.txt");
 }
 
 #[test]

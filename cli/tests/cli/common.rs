@@ -6,8 +6,10 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
 
 pub struct World {
     pub tmp: tempfile::TempDir,
@@ -921,4 +923,184 @@ pub fn window_ms(times: &Path) -> f64 {
             .unwrap()
     };
     (at("after") - at("before")) as f64 / 1e6
+}
+
+pub fn session(w: &World) -> String {
+    w.ok(&["session", "start", "--id", "s"])
+}
+
+/// `git fsck` of the store finds nothing wrong.
+pub fn fsck_clean(w: &World) {
+    let out = w.store_git(&["fsck", "--strict", "--no-progress"]);
+    assert!(!out.contains("missing") && !out.contains("error"), "{out}");
+}
+
+/// `git-stella` in `w`, held to the permission bits: root searches and writes any folder, so
+/// under root it runs without the two capabilities that allow that.
+pub fn held_to_mode_bits(w: &World) -> Command {
+    if !is_root() {
+        return w.stella();
+    }
+    let mut c = Command::new("setpriv");
+    c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("git-stella"));
+    clean_env(&mut c, &w.home, &w.stella_home);
+    c.current_dir(&w.repo);
+    c
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// A session `old`, then (after `idle`) a session `new`.
+pub fn two_sessions_apart(w: &World, idle: Duration) {
+    w.write("a.txt", "alpha\n");
+    w.ok(&["session", "start", "--id", "old"]);
+    w.ok(&["--session", "old", "read", "a.txt"]);
+    std::thread::sleep(idle);
+    w.ok(&["session", "start", "--id", "new"]);
+}
+
+pub fn sessions(w: &World) -> Vec<String> {
+    let mut ids: Vec<String> = w
+        .ok(&["session", "list"])
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids
+}
+
+pub fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// Replay `artifact` with `args`; assert the exit code and that the message contains `says`,
+/// that no session appeared and nothing outside the repository changed.
+pub fn refused(w: &World, args: &[&str], artifact: &Path, exit: i32, says: &str) {
+    let outside = w.base().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let before = listing(&outside);
+    let mut full: Vec<&str> = args.to_vec();
+    full.push(artifact.to_str().unwrap());
+    let out = w.run(&full);
+    assert_eq!(code(&out), exit, "{full:?}: {}", stderr(&out));
+    assert!(stderr(&out).contains(says), "{full:?}: {}", stderr(&out));
+    assert_eq!(listing(&outside), before, "something was written outside");
+    assert_eq!(w.ok(&["session", "list"]), "", "a session appeared");
+}
+
+pub fn hook(w: &World, agent: &str, payload: &Value) -> std::process::Output {
+    w.run_stdin(&["hook", agent], payload.to_string().as_bytes())
+}
+
+/// Run a hook that must succeed; its stdout as JSON (`Null` when it printed nothing).
+pub fn answer(w: &World, agent: &str, payload: &Value) -> Value {
+    let out = hook(w, agent, payload);
+    assert_eq!(code(&out), 0, "hook {agent} failed: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "hook {agent} said something on stderr");
+    let text = stdout(&out);
+    if text.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+pub fn refusal(path: &str, seen: &str, now: &str) -> String {
+    write_refusal(path, &format!("@@ -1 +1 @@\n-{seen}\n+{now}"))
+}
+
+// ---- Codex ----
+
+pub fn codex_schema(name: &str) -> Value {
+    let path = repo_root().join(format!("tests/fixtures/codex-0.171.0/{name}.schema.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Check an object against one of Codex's own schemas as far as these shapes need: every
+/// required key present, no key the schema does not know (they say `additionalProperties: false`).
+pub fn conforms(value: &Value, schema: &Value) {
+    let obj = value.as_object().unwrap();
+    let known = schema["properties"].as_object().unwrap();
+    for r in schema["required"].as_array().into_iter().flatten() {
+        assert!(
+            obj.contains_key(r.as_str().unwrap()),
+            "missing {r} in {value}"
+        );
+    }
+    for k in obj.keys() {
+        assert!(known.contains_key(k), "{k} is not in Codex's schema");
+    }
+}
+
+pub fn codex(w: &World, event: &str, patch: &str) -> Value {
+    let mut p = json!({
+        "session_id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        "transcript_path": null,
+        "cwd": w.repo,
+        "hook_event_name": event,
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "tool_name": "apply_patch",
+        "tool_input": {"command": patch},
+        "tool_use_id": "call_1",
+        "turn_id": "turn_1",
+    });
+    if event == "PostToolUse" {
+        p["tool_response"] = json!("Success. Updated the following files:\n");
+        conforms(&p, &codex_schema("post-tool-use.command.input"));
+    } else {
+        conforms(&p, &codex_schema("pre-tool-use.command.input"));
+    }
+    p
+}
+
+// ---- Cursor ----
+
+pub fn cursor(w: &World, event: &str, fields: Value) -> Value {
+    let mut p = json!({
+        "hook_event_name": event,
+        "conversation_id": "c0ffee00-1234-4abc-8def-001122334455",
+        "generation_id": "gen-1",
+        "workspace_roots": [w.repo],
+        "cursor_version": "2.0.77",
+    });
+    for (k, v) in fields.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    p
+}
+
+/// A session that read two files, edited one and created a third; returns (session, artifact).
+pub fn session_with_work(w: &World) -> (String, PathBuf) {
+    w.write("src/lib.rs", "pub fn one() {}\n");
+    w.write("notes.txt", "alpha\nbeta\n");
+    w.git(&["add", "."]);
+    w.git(&["commit", "-q", "-m", "work"]);
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "src/lib.rs", "notes.txt"]);
+    let out = w.run_stdin(
+        &["--session", &s, "write", "src/lib.rs"],
+        b"pub fn one() { two() }\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = w.run_stdin(
+        &["--session", &s, "write", "src/new.rs"],
+        b"pub fn two() {}\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let path = PathBuf::from(w.ok(&["--session", &s, "checkpoint"]));
+    (s, path)
+}
+
+pub fn git_at(dir: &Path, w: &World, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, &w.home, &w.stella_home);
+    cmd.current_dir(dir).args(args).output().unwrap()
 }

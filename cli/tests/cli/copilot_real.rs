@@ -59,6 +59,10 @@ fn denied(file: &str, diff: &str) -> String {
     format!("Denied by preToolUse hook: {}", write_refusal(file, diff))
 }
 
+/// The real Copilot CLI, driven offline against a mock of its model API, guarded by Stella.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_copilot_cli_is_guarded_by_stella() {
     let Some(bin) = client_bin("STELLA_COPILOT_BIN", "the real Copilot CLI test") else {

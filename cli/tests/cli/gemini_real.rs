@@ -215,6 +215,10 @@ fn assert_allowed(mock: &Mock, i: usize) -> String {
     text
 }
 
+/// The real Gemini CLI, driven offline against a mock of its model API, guarded by Stella.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_gemini_cli_is_guarded_by_stella() {
     let Some(bin) = client_bin("STELLA_GEMINI_BIN", "the real Gemini CLI test") else {

@@ -513,3 +513,24 @@ fn a_long_change_shows_a_bounded_diff() {
     let out = w.run(&["--session", &s, "guard", "bin"]);
     assert!(stderr(&out).ends_with("(no diff shown: bin is a binary file)\n"));
 }
+
+#[test]
+fn a_tracked_file_in_a_folder_this_user_cannot_search_passes_as_unreadable() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let s = session(&w);
+    w.write("sub/z.txt", "z\n");
+    w.ok(&["--session", &s, "read", "sub/z.txt"]);
+    let sub = w.repo.join("sub");
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut cmd = held_to_mode_bits(&w);
+    let out = cmd
+        .args(["--session", &s, "guard", "--json", "sub/z.txt"])
+        .output()
+        .unwrap();
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["checks"][0]["path"], "sub/z.txt");
+    assert_eq!(v["checks"][0]["reason"], "unreadable");
+}

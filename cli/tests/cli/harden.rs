@@ -1,4 +1,7 @@
 //! Fail closed, lose nothing: each scenario an adversarial run broke, run again as it was found.
+//!
+//! Not per command: each runs whatever commands the scenario ran, and what it checks (a damaged
+//! or repaired store, a race, a fifo, the environment) holds for every command.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -6,16 +9,6 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-
-fn session(w: &World) -> String {
-    w.ok(&["session", "start", "--id", "s"])
-}
-
-/// `git fsck` of the store finds nothing wrong.
-fn fsck_clean(w: &World) {
-    let out = w.store_git(&["fsck", "--strict", "--no-progress"]);
-    assert!(!out.contains("missing") && !out.contains("error"), "{out}");
-}
 
 /// The path of the loose object `id` in the store.
 fn loose(w: &World, id: &str) -> PathBuf {
@@ -394,74 +387,6 @@ fn two_sessions_racing_on_one_file_have_exactly_one_winner() {
     fsck_clean(&w);
 }
 
-#[test]
-fn rm_of_a_symlink_removes_the_link_and_keeps_its_target() {
-    let w = World::new();
-    let s = session(&w);
-    w.write("real.txt", "real\n");
-    std::os::unix::fs::symlink("real.txt", w.repo.join("link.txt")).unwrap();
-    w.ok(&["--session", &s, "read", "link.txt"]);
-    w.ok(&["--session", &s, "rm", "link.txt"]);
-    assert!(w.repo.join("link.txt").symlink_metadata().is_err());
-    assert_eq!(w.read("real.txt"), "real\n");
-    // The session still tracks the file it read, which is still there and fresh.
-    let status = w.ok(&["--session", &s, "status"]);
-    assert_eq!(status, "unchanged  real.txt");
-    fsck_clean(&w);
-}
-
-#[test]
-fn a_refusal_through_a_symlink_names_the_link_and_the_file() {
-    let w = World::new();
-    let s = session(&w);
-    w.write("real.txt", "real\n");
-    std::os::unix::fs::symlink("real.txt", w.repo.join("link.txt")).unwrap();
-    w.ok(&["--session", &s, "read", "link.txt"]);
-    w.write("real.txt", "theirs\n");
-    let out = w.run_stdin(&["--session", &s, "write", "link.txt"], b"mine\n");
-    assert_eq!(code(&out), 1);
-    assert!(
-        stderr(&out).starts_with("refusing to write: link.txt -> real.txt\nreal.txt changed since"),
-        "{}",
-        stderr(&out)
-    );
-    let out = w.run(&["--session", &s, "guard", "link.txt"]);
-    assert!(
-        stderr(&out).starts_with("refusing to write: link.txt -> real.txt\n"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(w.read("real.txt"), "theirs\n");
-    assert!(
-        w.repo
-            .join("link.txt")
-            .symlink_metadata()
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
-}
-
-#[test]
-fn a_newline_in_a_file_name_cannot_split_the_refusal_line() {
-    let w = World::new();
-    let s = session(&w);
-    let name = "a\nrefusing to write: b\x1b[31m.txt";
-    w.write(name, "one\n");
-    w.ok(&["--session", &s, "read", name]);
-    w.write(name, "two\n");
-    let out = w.run_stdin(&["--session", &s, "write", name], b"three\n");
-    assert_eq!(code(&out), 1);
-    let err = stderr(&out);
-    assert!(
-        err.starts_with("refusing to write: a\\nrefusing to write: b\\x1b[31m.txt\n"),
-        "{err}"
-    );
-    let firsts = err.lines().filter(|l| l.starts_with("refusing to write:"));
-    assert_eq!(firsts.count(), 1, "{err}");
-    assert!(!err.contains('\x1b'), "{err}");
-}
-
 /// Run `cmd`, killing it if it is not done within `limit`.
 fn within(mut cmd: Command, stdin: &[u8], limit: Duration) -> Output {
     use std::io::Write;
@@ -582,74 +507,6 @@ impl FifoLike for std::fs::FileType {
     }
 }
 
-/// `git-stella` in `w`, held to the permission bits: root searches and writes any folder, so
-/// under root it runs without the two capabilities that allow that.
-fn held_to_mode_bits(w: &World) -> Command {
-    if !is_root() {
-        return w.stella();
-    }
-    let mut c = Command::new("setpriv");
-    c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
-        .arg(assert_cmd::cargo::cargo_bin("git-stella"));
-    clean_env(&mut c, &w.home, &w.stella_home);
-    c.current_dir(&w.repo);
-    c
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
-#[test]
-fn a_tracked_file_in_a_folder_this_user_cannot_search_passes_as_unreadable() {
-    use std::os::unix::fs::PermissionsExt;
-    let w = World::new();
-    let s = session(&w);
-    w.write("sub/z.txt", "z\n");
-    w.ok(&["--session", &s, "read", "sub/z.txt"]);
-    let sub = w.repo.join("sub");
-    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let mut cmd = held_to_mode_bits(&w);
-    let out = cmd
-        .args(["--session", &s, "guard", "--json", "sub/z.txt"])
-        .output()
-        .unwrap();
-    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    assert_eq!(v["checks"][0]["path"], "sub/z.txt");
-    assert_eq!(v["checks"][0]["reason"], "unreadable");
-}
-
-#[test]
-fn a_session_id_ending_in_a_dot_is_refused_up_front() {
-    let w = World::new();
-    let out = w.run(&["session", "start", "--id", "a."]);
-    assert_eq!(code(&out), 2);
-    assert_eq!(
-        stderr(&out),
-        "error: 'a.' is not a valid session id: it must not end in '.'\n"
-    );
-}
-
-#[test]
-fn warnings_into_a_pipe_carry_no_colour_codes() {
-    let w = World::new();
-    let s = session(&w);
-    w.write("a", "a\n");
-    // A ref lock left by a killed writer: the next writer removes it, with a warning.
-    let lock = w.store().join("refs/stella/sessions/s.lock");
-    std::fs::write(&lock, "").unwrap();
-    let out = w.run(&["--session", &s, "read", "a"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(err.contains("removed a stale lock"), "{err}");
-    assert!(!err.contains('\x1b'), "{err:?}");
-}
-
 #[test]
 fn a_permission_error_during_a_ref_update_surfaces_at_once() {
     use std::os::unix::fs::PermissionsExt;
@@ -671,31 +528,6 @@ fn a_permission_error_during_a_ref_update_surfaces_at_once() {
         stderr(&out)
     );
     assert_eq!(w.steps(&s), 1, "nothing was recorded");
-}
-
-#[test]
-fn settings_files_keep_their_link_and_their_mode() {
-    use std::os::unix::fs::PermissionsExt;
-    let w = World::new();
-    let dotfiles = w.base().join("dotfiles");
-    std::fs::create_dir_all(&dotfiles).unwrap();
-    let real = dotfiles.join("claude-settings.json");
-    std::fs::write(&real, "{\"model\": \"x\"}\n").unwrap();
-    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
-    std::fs::create_dir_all(w.repo.join(".claude")).unwrap();
-    let link = w.repo.join(".claude/settings.json");
-    std::os::unix::fs::symlink(&real, &link).unwrap();
-    w.ok(&["hooks", "install", "--agent", "claude-code"]);
-    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
-    let text = std::fs::read_to_string(&real).unwrap();
-    assert!(
-        text.contains("\"model\": \"x\"") && text.contains("PreToolUse"),
-        "{text}"
-    );
-    let mode = std::fs::metadata(&real).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600);
-    let left: Vec<_> = std::fs::read_dir(&dotfiles).unwrap().collect();
-    assert_eq!(left.len(), 1, "no temp file beside the settings");
 }
 
 /// git's variables that point it at another repository, object folder or config (a git hook's

@@ -550,11 +550,72 @@ fn the_hooks_of_this_machine_name_the_binary_by_the_symlink_it_was_run_by() {
     );
 }
 
+#[test]
+fn a_projects_claude_code_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella(
+        "claude-code",
+        ".claude/settings.json",
+        "/hooks/PreToolUse/0/hooks/0/command",
+    );
+}
+
+#[test]
+fn a_projects_codex_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella(
+        "codex",
+        ".codex/hooks.json",
+        "/hooks/PreToolUse/0/hooks/0/command",
+    );
+}
+
+#[test]
+fn a_projects_gemini_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella(
+        "gemini",
+        ".gemini/settings.json",
+        "/hooks/BeforeTool/0/hooks/0/command",
+    );
+}
+
+#[test]
+fn a_projects_cursor_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella(
+        "cursor",
+        ".cursor/hooks.json",
+        "/hooks/preToolUse/0/command",
+    );
+}
+
+#[test]
+fn a_projects_qwen_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella(
+        "qwen",
+        ".qwen/settings.json",
+        "/hooks/PreToolUse/0/hooks/0/command",
+    );
+}
+
+#[test]
+fn a_projects_copilot_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella(
+        "copilot",
+        ".github/hooks/stella.json",
+        "/hooks/preToolUse/0/command",
+    );
+}
+
+#[test]
+fn a_projects_opencode_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+    runs_each_machines_stella("opencode", ".opencode/plugins/stella.js", "");
+}
+
 /// A project's hooks as a teammate's machine runs them: the first `git-stella` on PATH or in the
 /// usual places, whoever installed them and wherever; where there is none, the host is told so,
 /// and a project that chose fail-closed refuses the tool call.
-#[test]
-fn a_projects_hooks_run_each_machines_stella_and_say_when_there_is_none() {
+///
+/// `agent`'s hooks, installed in `rel`; `pointer` finds, in that settings file, the command of
+/// the event that can refuse a tool call (OpenCode's plugin holds its command in code).
+fn runs_each_machines_stella(agent: &str, rel: &str, pointer: &str) {
     use std::os::unix::fs::PermissionsExt;
     let w = World::new();
     // A git-stella that says where it was found, then is Stella.
@@ -583,113 +644,77 @@ fn a_projects_hooks_run_each_machines_stella_and_say_when_there_is_none() {
     let system = "/usr/bin:/bin";
     let on_path = format!("{}:{system}", w.base().join("tools").display());
     let payload = claude_fixture_text(&w, "PreToolUse-Write.json");
-    // Each host's event that can refuse a tool call, as its settings file holds it.
-    let hosts = [
-        (
-            "claude-code",
-            ".claude/settings.json",
-            "/hooks/PreToolUse/0/hooks/0/command",
-        ),
-        (
-            "codex",
-            ".codex/hooks.json",
-            "/hooks/PreToolUse/0/hooks/0/command",
-        ),
-        (
-            "gemini",
-            ".gemini/settings.json",
-            "/hooks/BeforeTool/0/hooks/0/command",
-        ),
-        (
-            "cursor",
-            ".cursor/hooks.json",
-            "/hooks/preToolUse/0/command",
-        ),
-        (
-            "qwen",
-            ".qwen/settings.json",
-            "/hooks/PreToolUse/0/hooks/0/command",
-        ),
-        (
-            "copilot",
-            ".github/hooks/stella.json",
-            "/hooks/preToolUse/0/command",
-        ),
-        ("opencode", ".opencode/plugins/stella.js", ""),
-    ];
-    for (agent, rel, pointer) in hosts {
-        w.ok(&["hooks", "install", "--agent", agent]);
-        let text = w.read(rel);
+    w.ok(&["hooks", "install", "--agent", agent]);
+    let text = w.read(rel);
+    assert!(
+        !text.contains(&*w.base().to_string_lossy()),
+        "{agent}: {text}"
+    );
+    // OpenCode's plugin runs its command as every other host's hook runs its own.
+    let command = match agent {
+        "opencode" => stella::hosts::opencode::command_of(&text).unwrap(),
+        _ => settings(&w.repo.join(rel))
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned(),
+    };
+    let run = |home: &Path, path: &str| {
+        let mut child = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&command)
+            .current_dir(&w.repo)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        // A hook that finds no Stella may exit before it reads its payload.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    let _ = std::fs::remove_file(w.base().join("ran"));
+    for (home, path) in [(&cargo_home, system), (&path_home, on_path.as_str())] {
+        let out = run(home, path);
         assert!(
-            !text.contains(&*w.base().to_string_lossy()),
-            "{agent}: {text}"
-        );
-        // OpenCode's plugin runs its command as every other host's hook runs its own.
-        let command = match agent {
-            "opencode" => stella::hosts::opencode::command_of(&text).unwrap(),
-            _ => settings(&w.repo.join(rel))
-                .pointer(pointer)
-                .and_then(Value::as_str)
-                .unwrap()
-                .to_owned(),
-        };
-        let run = |home: &Path, path: &str| {
-            let mut child = Command::new("/bin/sh")
-                .arg("-c")
-                .arg(&command)
-                .current_dir(&w.repo)
-                .env_clear()
-                .env("HOME", home)
-                .env("PATH", path)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write;
-            // A hook that finds no Stella may exit before it reads its payload.
-            let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
-            child.wait_with_output().unwrap()
-        };
-        let _ = std::fs::remove_file(w.base().join("ran"));
-        for (home, path) in [(&cargo_home, system), (&path_home, on_path.as_str())] {
-            let out = run(home, path);
-            assert!(
-                !stderr(&out).contains("Stella is not installed"),
-                "{agent}: {}",
-                stderr(&out)
-            );
-            if agent == "claude-code" {
-                // Stella itself answered: a new file may be written.
-                assert_eq!(code(&out), 0, "{}", stderr(&out));
-            }
-        }
-        assert_eq!(
-            std::fs::read_to_string(w.base().join("ran")).unwrap(),
-            "cargo\npath\n",
-            "{agent}"
-        );
-        // Nowhere: said plainly; the host goes on (exit 1), or refuses under fail-closed (2).
-        let out = run(&bare_home, system);
-        assert_eq!(code(&out), 1, "{agent}");
-        assert!(
-            stderr(&out).starts_with("Stella is not installed: "),
+            !stderr(&out).contains("Stella is not installed"),
             "{agent}: {}",
             stderr(&out)
         );
-        // OpenCode's plugin refuses a write on any failure of its command (opencode_real.rs
-        // runs it so); the hooks of the others exit 2 where the project chose fail-closed.
-        if agent != "opencode" {
-            w.git(&["config", "stella.hookOnError", "deny"]);
-            let out = run(&bare_home, system);
-            w.git(&["config", "--unset", "stella.hookOnError"]);
-            assert_eq!(code(&out), 2, "{agent}: {}", stderr(&out));
-            assert!(stderr(&out).contains("(fail-closed)"), "{agent}");
+        if agent == "claude-code" {
+            // Stella itself answered: a new file may be written.
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
         }
-        // Uninstalled by its command, as any other Stella hook.
-        w.ok(&["hooks", "uninstall", "--agent", agent]);
-        assert!(!w.repo.join(rel).exists(), "{agent}");
     }
+    assert_eq!(
+        std::fs::read_to_string(w.base().join("ran")).unwrap(),
+        "cargo\npath\n",
+        "{agent}"
+    );
+    // Nowhere: said plainly; the host goes on (exit 1), or refuses under fail-closed (2).
+    let out = run(&bare_home, system);
+    assert_eq!(code(&out), 1, "{agent}");
+    assert!(
+        stderr(&out).starts_with("Stella is not installed: "),
+        "{agent}: {}",
+        stderr(&out)
+    );
+    // OpenCode's plugin refuses a write on any failure of its command (opencode_real.rs
+    // runs it so); the hooks of the others exit 2 where the project chose fail-closed.
+    if agent != "opencode" {
+        w.git(&["config", "stella.hookOnError", "deny"]);
+        let out = run(&bare_home, system);
+        w.git(&["config", "--unset", "stella.hookOnError"]);
+        assert_eq!(code(&out), 2, "{agent}: {}", stderr(&out));
+        assert!(stderr(&out).contains("(fail-closed)"), "{agent}");
+    }
+    // Uninstalled by its command, as any other Stella hook.
+    w.ok(&["hooks", "uninstall", "--agent", agent]);
+    assert!(!w.repo.join(rel).exists(), "{agent}");
 }
 
 #[test]
@@ -847,4 +872,109 @@ fn an_existing_hook_is_chained_and_restored_and_core_hooks_path_is_honoured() {
     w.ok(&["hooks", "uninstall", "--git"]);
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), theirs);
     assert!(!dir.join("prepare-commit-msg.stella-chained").exists());
+}
+
+#[test]
+fn settings_files_keep_their_link_and_their_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let dotfiles = w.base().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, "{\"model\": \"x\"}\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir_all(w.repo.join(".claude")).unwrap();
+    let link = w.repo.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    w.ok(&["hooks", "install", "--agent", "claude-code"]);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.contains("\"model\": \"x\"") && text.contains("PreToolUse"),
+        "{text}"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let left: Vec<_> = std::fs::read_dir(&dotfiles).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temp file beside the settings");
+}
+
+#[test]
+fn agent_hooks_install_merges_is_idempotent_and_uninstall_removes_exactly_that() {
+    let w = World::new();
+    let user = json!({"theme": "dark", "hooks": {"BeforeTool": [
+        {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./audit.sh"}]}]}});
+    w.write(
+        ".gemini/settings.json",
+        &serde_json::to_string_pretty(&user).unwrap(),
+    );
+    let read = |rel: &str| -> Value { serde_json::from_str(&w.read(rel)).unwrap() };
+    // A project's hooks find git-stella on each machine; the event that can refuse a tool
+    // call refuses it where the project chose fail-closed and Stella is missing.
+    let cmd = |agent: &str, blocks: bool| stella::hosts::install::portable_command(agent, blocks);
+
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
+    let said = stderr(&out);
+    let mut lines = said.lines();
+    assert_eq!(
+        lines.next(),
+        Some("installed Stella's hooks in .gemini/settings.json")
+    );
+    // Then the trust step Gemini CLI needs, and nothing else.
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("next: Gemini CLI runs a project's hooks")
+    );
+    assert_eq!(lines.next(), None, "{said}");
+    let installed = read(".gemini/settings.json");
+    assert_eq!(installed["theme"], "dark");
+    assert_eq!(
+        installed["hooks"]["BeforeTool"][0],
+        user["hooks"]["BeforeTool"][0]
+    );
+    assert_eq!(
+        installed["hooks"]["BeforeTool"][1],
+        json!({"matcher": "^(read_file|write_file|replace|run_shell_command)$",
+            "hooks": [{"type": "command", "command": cmd("gemini", true), "name": "stella"}]})
+    );
+    let out = w.run(&["hooks", "install", "--agent", "gemini"]);
+    assert_eq!(
+        stderr(&out),
+        "Stella's hooks are already in .gemini/settings.json\n"
+    );
+    assert_eq!(read(".gemini/settings.json"), installed);
+    w.ok(&["hooks", "uninstall", "--agent", "gemini"]);
+    assert_eq!(read(".gemini/settings.json"), user);
+
+    // Files Stella created are removed again whole.
+    w.ok(&["hooks", "install", "--agent", "codex"]);
+    assert_eq!(
+        read(".codex/hooks.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex", true)}]}],
+            "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [{"type": "command", "command": cmd("codex", false)}]}],
+        }})
+    );
+    w.ok(&["hooks", "install", "--agent", "cursor"]);
+    assert_eq!(
+        read(".cursor/hooks.json"),
+        json!({"version": 1, "hooks": {
+            "preToolUse": [{"command": cmd("cursor", true), "matcher": "Write|Edit|StrReplace|MultiEdit|Delete"}],
+            "postToolUse": [{"command": cmd("cursor", false), "matcher": "Write|Delete"}],
+            "beforeReadFile": [{"command": cmd("cursor", false)}],
+            "afterFileEdit": [{"command": cmd("cursor", false)}],
+        }})
+    );
+    for agent in ["codex", "cursor"] {
+        w.ok(&["hooks", "uninstall", "--agent", agent]);
+    }
+    assert!(!w.repo.join(".codex/hooks.json").exists());
+    assert!(!w.repo.join(".cursor/hooks.json").exists());
+    let out = w.run(&["hooks", "uninstall", "--agent", "cursor"]);
+    assert_eq!(
+        stderr(&out),
+        "no Stella hooks in .cursor/hooks.json; nothing to remove\n"
+    );
 }

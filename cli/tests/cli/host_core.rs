@@ -1,5 +1,8 @@
 //! One host core serves every adapter: each behaviour the adapters once disagreed on is now one
 //! rule, checked here through a host other than Claude Code (whose own tests cover it there).
+//!
+//! Not per command: each checks every host's adapter at once, through `git stella hook <host>`;
+//! a host's own payloads are in `claude_code.rs` and `hook_<host>.rs`.
 
 use serde_json::{Value, json};
 
@@ -329,4 +332,133 @@ fn where_the_host_fails_open_a_write_stella_could_not_check_is_denied_unless_the
         assert_eq!(code(&out), if agent == "qwen" { 1 } else { 0 }, "{agent}");
     }
     assert_eq!(w.read("notes.txt"), "alpha\n");
+}
+
+// ---- all adapters ----
+
+#[test]
+fn hooks_do_nothing_outside_a_repository_and_fail_open_on_a_bad_payload() {
+    let w = World::new();
+    let outside = w.base().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let p = json!({"session_id": "s1", "cwd": outside, "hook_event_name": "BeforeTool",
+        "tool_name": "write_file", "tool_input": {"file_path": outside.join("f"), "content": "x"}});
+    let out = w.run_stdin(&["hook", "gemini"], p.to_string().as_bytes());
+    assert_eq!(
+        (code(&out), stdout(&out), stderr(&out)),
+        (0, "{}\n".into(), String::new())
+    );
+    for agent in ["codex", "gemini", "cursor"] {
+        let out = w.run_stdin(&["hook", agent], b"not json");
+        assert_eq!(code(&out), 1, "{agent}");
+        assert_eq!(stdout(&out), "", "{agent}");
+        assert!(
+            stderr(&out)
+                .starts_with("stella: error: the hook payload is not valid JSON\ncaused by: "),
+            "{agent}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_failing_hook_denies_writes_but_never_reads_when_the_project_chose_fail_closed() {
+    let w = World::new();
+    let file = w.repo.join("README");
+    let calls: [(&str, Value, Value); 3] = [
+        (
+            "codex",
+            codex(
+                &w,
+                "PreToolUse",
+                "*** Begin Patch\n*** Update File: README\n@@\n-hello\n+HELLO\n*** End Patch\n",
+            ),
+            codex(
+                &w,
+                "PostToolUse",
+                "*** Begin Patch\n*** Update File: README\n@@\n-hello\n+HELLO\n*** End Patch\n",
+            ),
+        ),
+        (
+            "gemini",
+            gemini(
+                &w,
+                "BeforeTool",
+                "replace",
+                json!({"file_path": file, "old_string": "hello", "new_string": "HELLO"}),
+                None,
+            ),
+            gemini(
+                &w,
+                "AfterTool",
+                "read_file",
+                json!({"file_path": file}),
+                Some(json!({"llmContent": "hello\n"})),
+            ),
+        ),
+        (
+            "cursor",
+            cursor(
+                &w,
+                "preToolUse",
+                json!({"tool_name": "Write", "tool_input": {"file_path": file, "contents": "HELLO\n"}}),
+            ),
+            cursor(
+                &w,
+                "postToolUse",
+                json!({"tool_name": "Write", "tool_input": {"file_path": file, "contents": "HELLO\n"}}),
+            ),
+        ),
+    ];
+    // Stella's data dir cannot be created: every call fails inside the hook.
+    let broken = |agent: &str, payload: &Value| {
+        let mut cmd = w.stella();
+        cmd.args(["hook", agent])
+            .env("STELLA_HOME", w.repo.join("README").join("stella"));
+        feed(cmd, payload.to_string().as_bytes())
+    };
+    // By default a failing hook lets the tool run: exit 1, the error on stderr.
+    for (agent, write, _) in &calls {
+        let out = broken(agent, write);
+        assert_eq!((code(&out), stdout(&out)), (1, String::new()), "{agent}");
+        assert!(
+            stderr(&out).starts_with("stella: error: could not create the data dir '"),
+            "{agent}: {}",
+            stderr(&out)
+        );
+    }
+    // Fail-closed: the write is denied in the agent's own protocol, with the error as the
+    // reason; a read or an after-the-fact call still fails open.
+    w.write(".stella/config.toml", "[hooks]\non-error = \"deny\"\n");
+    for (agent, write, other) in &calls {
+        let out = broken(agent, write);
+        assert_eq!(code(&out), 0, "{agent}: {}", stderr(&out));
+        let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let reason = match *agent {
+            "codex" => {
+                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
+            }
+            "gemini" => {
+                assert_eq!(answer["decision"], "deny");
+                answer["reason"].clone()
+            }
+            _ => {
+                assert_eq!(
+                    (&answer["permission"], &answer["decision"]),
+                    (&json!("deny"), &json!("deny"))
+                );
+                answer["agent_message"].clone()
+            }
+        };
+        assert!(
+            reason.as_str().unwrap().starts_with(
+                "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\nstella: error: could not create the data dir '"
+            ),
+            "{agent}: {reason}"
+        );
+        let out = broken(agent, other);
+        assert_eq!((code(&out), stdout(&out)), (1, String::new()), "{agent}");
+    }
+    assert_eq!(w.read("README"), "hello\n");
 }

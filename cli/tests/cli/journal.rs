@@ -1,5 +1,8 @@
 //! The journal store: plain git reads it, concurrent writers lose nothing, a killed writer
 //! wedges nothing.
+//!
+//! Not per command: every command records through the journal, and these check the store itself
+//! (its format, concurrent writers, killed writers and the crash test's loop of kills).
 
 use std::process::Stdio;
 
@@ -88,121 +91,125 @@ fn a_killed_writer_leaves_a_store_the_next_command_uses() {
     assert!(killed > 0, "no kill landed while the writer ran");
 }
 
+/// SIGKILL the recording process at random points; after each kill the store is sound, nothing
+/// wedges, the map is the state before or after the killed command, and every file recorded
+/// before the kill is still guarded. `STELLA_CRASH_KILLS` sets the count (the long run: 1000).
+///
+/// One test, not several: a loop of kills, each checked against the state the ones before left.
 #[test]
-fn session_list_fits_long_ids_names_every_column_and_puts_the_latest_first() {
-    let w = World::new();
-    let empty = w.run(&["session", "list"]);
-    assert_eq!(code(&empty), 0);
-    assert_eq!(stdout(&empty), "");
-    assert_eq!(
-        stderr(&empty),
-        "no sessions in this workspace ('git stella session start' starts one)\n"
-    );
-    let long = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
-    w.ok(&["session", "start", "--id", long]);
-    w.ok(&["session", "start", "--id", "b"]);
-    // b acts last: it is listed first.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    w.write("f", "x\n");
-    w.ok(&["--session", "b", "read", "f"]);
-    let list = w.ok(&["session", "list"]);
-    let lines: Vec<&str> = list.lines().collect();
-    assert_eq!(
-        lines[0].split_whitespace().collect::<Vec<_>>(),
-        ["ID", "STARTED", "STEPS", "TRACKED", "ORIGIN"]
-    );
-    assert!(lines[1].starts_with("b  "), "{list}");
-    assert!(lines[2].starts_with(&format!("{long}  ")), "{list}");
-    // Every column starts at the same place on every line.
-    let started = lines[0].find("STARTED").unwrap();
-    assert!(
-        lines[1..].iter().all(|l| l[started..].starts_with("2")),
-        "{list}"
-    );
-}
-
-#[test]
-fn a_read_of_many_files_stores_them_as_packs_or_not_at_all() {
+fn crash_test_kills_recorders_at_random_points() {
+    let kills: u64 = std::env::var("STELLA_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
     let w = World::new();
     let s = w.start();
-    let names: Vec<String> = (0..40).map(|i| format!("many/f{i}.txt")).collect();
-    for (i, n) in names.iter().enumerate() {
-        w.write(n, &format!("file {i}\n").repeat(100));
-    }
-    let store = w.store();
-    let loose_blobs = || {
-        w.store_git(&["count-objects", "-v"])
-            .lines()
-            .find_map(|l| l.strip_prefix("count: "))
-            .unwrap()
-            .parse::<u32>()
-            .unwrap()
+    let t = w.base().join("transcript");
+    std::fs::write(&t, vec![b'y'; 1 << 20]).unwrap();
+    let mut recorded: Vec<String> = Vec::new();
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
     };
-    // Every file in the pack folder (a pack, its index, a temporary file index-pack left).
-    let packs = || {
-        let mut names: Vec<_> = std::fs::read_dir(store.join("objects/pack"))
-            .map(|d| d.flatten().map(|e| e.file_name()).collect())
-            .unwrap_or_default();
-        names.sort();
-        names
+    let status_paths = |w: &World| -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_str(&w.ok(&["--session", &s, "status", "--json"])).unwrap();
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_owned())
+            .collect()
     };
-    let (loose, before) = (loose_blobs(), packs());
-
-    // One unreadable path: nothing is recorded and no pack is left, finished or not.
-    let mut args = vec!["--session", &s, "read"];
-    args.extend(names.iter().map(String::as_str));
-    args.push("missing.txt");
-    let out = w.run(&args);
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert_eq!(w.steps(&s), 1);
-    assert_eq!(packs(), before);
-    assert_eq!(loose_blobs(), loose);
-
-    args.pop();
-    w.ok(&args);
-    assert_eq!(w.steps(&s), 2);
-    // Two packs (the files' blobs, then the step's other objects), no new loose object.
-    let new_packs = packs()
-        .iter()
-        .filter(|n| !before.contains(n) && n.to_string_lossy().ends_with(".pack"))
-        .count();
-    assert_eq!(new_packs, 2, "{:?}", packs());
-    assert_eq!(loose_blobs(), loose);
-    w.store_git(&["fsck", "--full", "--strict", "--no-progress"]);
-    for n in &names {
-        let id = w.git(&["hash-object", n]);
-        assert_eq!(w.store_git(&["cat-file", "-t", &id]), "blob");
+    let mut landed = 0;
+    let mut landed_paths = 0;
+    // The session reads a file before any kill, and keeps reading between kills, so every kill
+    // lands on a session with recorded files to protect.
+    w.write("first", "read before any kill\n");
+    w.ok(&["--session", &s, "read", "first"]);
+    recorded.push("first".to_owned());
+    for i in 0..kills {
+        if rand() % 3 == 0 {
+            let name = format!("kept{i:04}");
+            w.write(&name, &format!("kept {i}\n"));
+            w.ok(&["--session", &s, "read", &name]);
+            recorded.push(name);
+        }
+        let before = status_paths(&w);
+        let name = format!("f{i:04}");
+        w.write(&name, &format!("content {i}\n").repeat(20_000));
+        let args: Vec<String> = match rand() % 5 {
+            0 | 1 => vec!["read".into(), name.clone()],
+            2 => vec!["wrote".into(), name.clone()],
+            3 => vec![
+                "step".into(),
+                "--transcript".into(),
+                t.to_str().unwrap().into(),
+            ],
+            _ => vec!["turn".into(), "begin".into()],
+        };
+        let records_path = args[0] == "read" || args[0] == "wrote";
+        let mut child = w
+            .stella()
+            .arg("--session")
+            .arg(&s)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(rand() % 60_000));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        if status.success() {
+            landed += 1;
+        }
+        // The store is sound and nothing wedges the next command.
+        w.store_git(&["fsck", "--no-dangling"]);
+        let after = status_paths(&w);
+        let mut expected_after = before.clone();
+        if records_path {
+            expected_after.push(name.clone());
+            expected_after.sort();
+        }
+        assert!(
+            after == before || after == expected_after,
+            "kill {i} left a mixed map: {after:?}"
+        );
+        if after.contains(&name) {
+            recorded.push(name.clone());
+            landed_paths += 1;
+        }
+        // Every file recorded so far is still guarded: an outside edit is refused.
+        let p = recorded[(rand() as usize) % recorded.len()].clone();
+        let original = w.read(&p);
+        w.write(&p, "outside edit\n");
+        assert_eq!(
+            code(&w.run(&["--session", &s, "guard", &p])),
+            1,
+            "kill {i}: {p} unguarded"
+        );
+        w.write(&p, &original);
+        assert_eq!(code(&w.run(&["--session", &s, "guard", &p])), 0);
     }
-    // The same session checkpoints to the same bytes.
-    let a = w.base().join("a.bundle");
-    let b = w.base().join("b.bundle");
-    w.checkpoint_to(&s, &a);
-    w.checkpoint_to(&s, &b);
-    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-}
-
-#[test]
-fn a_read_of_many_files_checks_the_objects_it_finds_in_the_store() {
-    // A step stored as one pack names some objects the store holds already, loose, and gix
-    // writes those nowhere. After a power cut such a file can be there with none of its bytes
-    // (a step cut before it synced them): here the path blob of `f00`. The read must not
-    // record a step that names it.
-    let w = World::new();
-    let names: Vec<String> = (0..16).map(|i| format!("f{i:02}")).collect();
-    for n in &names {
-        w.write(n, &format!("file {n}\n"));
+    for p in &recorded {
+        w.write(p, "outside edit\n");
     }
-    let s = w.start();
-    let bytes = w.base().join("path-bytes");
-    std::fs::write(&bytes, "f00").unwrap();
-    let path_blob = w.store_git(&["hash-object", "-w", bytes.to_str().unwrap()]);
-    w.empty_loose_object(&path_blob);
-
-    let mut args = vec!["--session", &s, "read"];
-    args.extend(names.iter().map(String::as_str));
-    w.ok(&args);
-    let status = w.run(&["--session", &s, "status"]);
-    assert!(status.status.success(), "{}", stderr(&status));
-    assert_eq!(w.steps(&s), 2);
-    w.store_git(&["fsck", "--full", "--strict", "--no-progress"]);
+    let out = w.run(
+        &["--session", &s, "guard"]
+            .iter()
+            .copied()
+            .chain(recorded.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code(&out), 1);
+    let refusals = stderr(&out).matches("refusing to write: ").count();
+    assert_eq!(refusals, recorded.len());
+    eprintln!(
+        "{kills} kills, {landed} commands finished before their kill, {landed_paths} killed reads/wrotes landed, {} files guarded",
+        recorded.len()
+    );
 }

@@ -87,6 +87,10 @@ fn commands_with_json(w: &World) -> BTreeSet<String> {
     found
 }
 
+/// Every command's `--json` output, and the error object, follow `docs/output.schema.json`.
+///
+/// One test, not several: every definition must be exercised, so the outputs of every command,
+/// taken from one repository, are checked together.
 #[test]
 fn every_commands_json_follows_the_documented_schema() {
     let Some(python) = python_with("jsonschema", "jsonschema", "the JSON schema test") else {

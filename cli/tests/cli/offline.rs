@@ -1,6 +1,8 @@
 //! Stella opens no network connection (SPEC section 8): a workflow runs with the network cut
 //! (`unshare -rn`: a namespace whose only interface, loopback, is down) and under strace, which
 //! must see no connect and no internet socket from any process it spawned (git included).
+//!
+//! Not per command: the promise holds for a whole workflow, every command in it.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

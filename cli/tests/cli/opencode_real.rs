@@ -74,6 +74,10 @@ impl Client<'_> {
     }
 }
 
+/// The real OpenCode, driven offline against a mock of its model API, guarded by Stella's plugin.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_opencode_is_guarded_by_stellas_plugin() {
     let Some(bin) = client_bin("STELLA_OPENCODE_BIN", "the real OpenCode test") else {

@@ -1,6 +1,9 @@
 //! Output as git shows it: colour on a terminal only (and as `color.*`, `NO_COLOR` and `--color`
 //! say), git's pager rules, `--date`, one JSON object per command, paths from the current folder.
 //! A terminal is a real one: each command runs under `script`, which gives it a pseudo-terminal.
+//!
+//! Not per command: each checks a rule of output that every command follows, through several
+//! commands at once.
 
 use std::path::Path;
 use std::process::Command;
@@ -189,7 +192,7 @@ fn log_diff_and_recover_page_on_a_terminal_as_git_would() {
 }
 
 #[test]
-fn dates_follow_the_format_asked_for() {
+fn log_session_list_and_show_print_dates_in_the_format_asked_for() {
     let w = world();
     let relative = w.ok(&["--session", "s", "log", "--date=relative", "-n", "1"]);
     assert!(
@@ -229,6 +232,15 @@ fn dates_follow_the_format_asked_for() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn status_all_and_recover_print_dates_in_the_format_asked_for() {
+    let w = world();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
     // Every command that prints a time takes it: status --all and recover too.
     let all = w.ok(&["status", "--all", "--date=unix"]);
     let secs: i64 = all
@@ -254,8 +266,16 @@ fn dates_follow_the_format_asked_for() {
         .next()
         .unwrap();
     assert_eq!((day.len(), &day[4..5]), (10, "-"), "{kept}");
+}
 
-    // And inspect, session drop and undrop, prune and gc: each time in the format asked for.
+#[test]
+fn inspect_session_drop_undrop_prune_and_gc_print_dates_in_the_format_asked_for() {
+    let w = world();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Inspect, session drop and undrop, prune and gc: each time in the format asked for.
     let artifact = w.base().join("s.stella");
     w.checkpoint_to("s", &artifact);
     let shown = w.ok(&["inspect", artifact.to_str().unwrap(), "--date=relative"]);
@@ -495,4 +515,19 @@ fn a_refusal_is_coloured_as_git_colours_a_diff_and_only_where_colour_is_on() {
         .replace("\x1b[1m", "")
         .replace("\x1b[m", "");
     assert_eq!(stripped, stderr(&plain));
+}
+
+#[test]
+fn warnings_into_a_pipe_carry_no_colour_codes() {
+    let w = World::new();
+    let s = session(&w);
+    w.write("a", "a\n");
+    // A ref lock left by a killed writer: the next writer removes it, with a warning.
+    let lock = w.store().join("refs/stella/sessions/s.lock");
+    std::fs::write(&lock, "").unwrap();
+    let out = w.run(&["--session", &s, "read", "a"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("removed a stale lock"), "{err}");
+    assert!(!err.contains('\x1b'), "{err:?}");
 }

@@ -3,6 +3,8 @@
 //! on Linux, so it stays covered: here for write, create, rm, undo, checkpoint and a materializing
 //! replay, checked from an `strace` of the real commands (and the whole suite can run on it:
 //! `STELLA_TEST_PORTABLE_FS=1 cargo test --test cli`).
+//!
+//! Not per command: one switch changes how every command writes a file.
 
 use std::os::unix::fs::PermissionsExt;
 

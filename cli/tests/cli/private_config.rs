@@ -258,10 +258,39 @@ fn a_mistyped_git_config_is_fail_closed_when_the_hook_fails() {
     }
 }
 
-/// One rule for every entry point: while `.stella/config.toml` or `git config stella.*` is
-/// invalid, every write Stella checks is refused, naming the error, and reads still work.
+/// One rule for every entry point: while `.stella/config.toml` is invalid, every write Stella
+/// checks is refused, naming the error, and reads still work.
 #[test]
-fn an_invalid_config_refuses_every_write_at_every_entry_point() {
+fn an_invalid_stella_config_toml_refuses_every_write_at_every_entry_point() {
+    every_write_is_refused_while_broken(
+        &|w| w.write(".stella/config.toml", "[hooks]\non-error = \"dney\"\n"),
+        &|w| std::fs::remove_file(w.repo.join(".stella/config.toml")).unwrap(),
+        "unknown variant `dney`",
+    );
+}
+
+/// One rule for every entry point: while `git config stella.*` is invalid, every write Stella
+/// checks is refused, naming the error, and reads still work.
+#[test]
+fn an_invalid_git_config_stella_key_refuses_every_write_at_every_entry_point() {
+    every_write_is_refused_while_broken(
+        &|w| {
+            w.git(&["config", "stella.hookOnErorr", "deny"]);
+        },
+        &|w| {
+            w.git(&["config", "--unset", "stella.hookOnErorr"]);
+        },
+        "unknown key 'stella.hookOnErorr'",
+    );
+}
+
+/// Break the config with `break_it`: every entry point's write is refused saying `says`, and
+/// reads still work; mended with `mend`, the same write goes through.
+fn every_write_is_refused_while_broken(
+    break_it: &dyn Fn(&World),
+    mend: &dyn Fn(&World),
+    says: &str,
+) {
     let w = World::new();
     w.write("notes.txt", "alpha\n");
     w.git(&["add", "notes.txt"]);
@@ -269,101 +298,82 @@ fn an_invalid_config_refuses_every_write_at_every_entry_point() {
     let s = w.start();
     w.ok(&["--session", &s, "read", "notes.txt"]);
     let mcp = crate::mcp::python();
-    type Change<'a> = &'a dyn Fn();
-    let broken: [(Change, Change, &str); 2] = [
-        (
-            &|| w.write(".stella/config.toml", "[hooks]\non-error = \"dney\"\n"),
-            &|| std::fs::remove_file(w.repo.join(".stella/config.toml")).unwrap(),
-            "unknown variant `dney`",
-        ),
-        (
-            &|| {
-                w.git(&["config", "stella.hookOnErorr", "deny"]);
-            },
-            &|| {
-                w.git(&["config", "--unset", "stella.hookOnErorr"]);
-            },
-            "unknown key 'stella.hookOnErorr'",
-        ),
-    ];
-    for (break_it, mend, says) in broken {
-        break_it();
-        let refused = |out: &std::process::Output, what: &str| {
-            // exec's own errors are 125, every other command's 2.
-            let own = if what.starts_with("exec") { 125 } else { 2 };
-            assert_eq!(code(out), own, "{what}: {}", stderr(out));
-            let err = stderr(out);
-            assert!(
-                err.contains("Stella's configuration is invalid") && err.contains(says),
-                "{what}: {err}"
-            );
-            assert!(err.contains("git stella doctor"), "{what}: {err}");
-        };
-        // Reads are still recorded.
-        w.ok(&["--session", &s, "read", "notes.txt"]);
-        let out = w.run_stdin(&["--session", &s, "write", "notes.txt"], b"written\n");
-        refused(&out, "write");
-        refused(
-            &w.run(&["--session", &s, "write", "new.txt"]),
-            "write of a new file",
-        );
-        refused(&w.run(&["--session", &s, "rm", "notes.txt"]), "rm");
-        refused(&w.run(&["--session", &s, "undo"]), "undo");
-        refused(&w.run(&["--session", &s, "guard", "notes.txt"]), "guard");
-        let out = w.run(&[
-            "--session",
-            &s,
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "echo written > notes.txt; touch ran",
-        ]);
-        refused(&out, "exec");
-        let mut shell = w.stella();
-        shell
-            .env("CLAUDE_CODE_SESSION_ID", &s)
-            .args(["exec", "--host", "claude-code"])
-            .arg(format!(
-                "eval 'echo written > notes.txt; touch ran' < /dev/null && pwd -P >| {}/cwd-file",
-                w.tmp.path().display()
-            ));
-        refused(&shell.output().unwrap(), "exec as Claude Code's shell");
-        assert!(!w.repo.join("ran").exists(), "no command ran");
-        let pre = claude_fixture_text(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
-        let reason = deny_reason(&feed(
-            {
-                let mut c = w.stella();
-                c.args(["hook", "claude-code"]);
-                c
-            },
-            pre.as_bytes(),
-        ));
+    break_it(&w);
+    let refused = |out: &std::process::Output, what: &str| {
+        // exec's own errors are 125, every other command's 2.
+        let own = if what.starts_with("exec") { 125 } else { 2 };
+        assert_eq!(code(out), own, "{what}: {}", stderr(out));
+        let err = stderr(out);
         assert!(
-            reason.starts_with("Stella's configuration is invalid") && reason.contains(says),
-            "{reason}"
+            err.contains("Stella's configuration is invalid") && err.contains(says),
+            "{what}: {err}"
         );
-        if let Some(python) = &mcp {
-            let steps = crate::mcp::drive(&w, python, "tools", &["notes.txt"]);
-            for (step, v) in &steps {
-                let text = v["text"].as_str().unwrap();
-                if step == "read_file" {
-                    assert_eq!(v["error"], false, "{text}");
-                    assert!(text.contains("alpha"), "{text}");
-                } else {
-                    assert_eq!(v["error"], true, "{step}: {text}");
-                    assert!(
-                        text.contains("Stella's configuration is invalid") && text.contains(says),
-                        "{step}: {text}"
-                    );
-                }
+        assert!(err.contains("git stella doctor"), "{what}: {err}");
+    };
+    // Reads are still recorded.
+    w.ok(&["--session", &s, "read", "notes.txt"]);
+    let out = w.run_stdin(&["--session", &s, "write", "notes.txt"], b"written\n");
+    refused(&out, "write");
+    refused(
+        &w.run(&["--session", &s, "write", "new.txt"]),
+        "write of a new file",
+    );
+    refused(&w.run(&["--session", &s, "rm", "notes.txt"]), "rm");
+    refused(&w.run(&["--session", &s, "undo"]), "undo");
+    refused(&w.run(&["--session", &s, "guard", "notes.txt"]), "guard");
+    let out = w.run(&[
+        "--session",
+        &s,
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "echo written > notes.txt; touch ran",
+    ]);
+    refused(&out, "exec");
+    let mut shell = w.stella();
+    shell
+        .env("CLAUDE_CODE_SESSION_ID", &s)
+        .args(["exec", "--host", "claude-code"])
+        .arg(format!(
+            "eval 'echo written > notes.txt; touch ran' < /dev/null && pwd -P >| {}/cwd-file",
+            w.tmp.path().display()
+        ));
+    refused(&shell.output().unwrap(), "exec as Claude Code's shell");
+    assert!(!w.repo.join("ran").exists(), "no command ran");
+    let pre = claude_fixture_text(&w, "PreToolUse-Write.json").replace("new.txt", "notes.txt");
+    let reason = deny_reason(&feed(
+        {
+            let mut c = w.stella();
+            c.args(["hook", "claude-code"]);
+            c
+        },
+        pre.as_bytes(),
+    ));
+    assert!(
+        reason.starts_with("Stella's configuration is invalid") && reason.contains(says),
+        "{reason}"
+    );
+    if let Some(python) = &mcp {
+        let steps = crate::mcp::drive(&w, python, "tools", &["notes.txt"]);
+        for (step, v) in &steps {
+            let text = v["text"].as_str().unwrap();
+            if step == "read_file" {
+                assert_eq!(v["error"], false, "{text}");
+                assert!(text.contains("alpha"), "{text}");
+            } else {
+                assert_eq!(v["error"], true, "{step}: {text}");
+                assert!(
+                    text.contains("Stella's configuration is invalid") && text.contains(says),
+                    "{step}: {text}"
+                );
             }
-            assert_eq!(steps.len(), 4);
         }
-        assert_eq!(w.read("notes.txt"), "alpha\n", "nothing was written");
-        assert!(!w.repo.join("new.txt").exists());
-        mend();
+        assert_eq!(steps.len(), 4);
     }
+    assert_eq!(w.read("notes.txt"), "alpha\n", "nothing was written");
+    assert!(!w.repo.join("new.txt").exists());
+    mend(&w);
     // Mended, the same write goes through.
     let out = w.run_stdin(&["--session", &s, "write", "notes.txt"], b"written\n");
     assert_eq!(code(&out), 0, "{}", stderr(&out));

@@ -99,6 +99,10 @@ fn edit(path: &Path, old: &str, new: &str) -> Value {
     json!({"file_path": path, "old_string": old, "new_string": new})
 }
 
+/// The real Qwen Code, driven offline against a mock of its model API, guarded by Stella.
+///
+/// One test, not several: it is one session of the real client, whose start is expensive and
+/// whose steps build on each other.
 #[test]
 fn the_real_qwen_code_is_guarded_by_stella() {
     let Some(bin) = client_bin("STELLA_QWEN_BIN", "the real Qwen Code test") else {

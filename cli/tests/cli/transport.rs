@@ -2,6 +2,9 @@
 //! git in its own order, replayed from the fetched ref; damaged on the way (truncated, a byte
 //! flipped) and refused as corrupt before any verdict; in another format, refused by name
 //! however it was packed.
+//!
+//! Not per command: each checks an artifact that every command reading one (`inspect`, `verify`,
+//! `replay`) takes alike, however it travelled.
 
 use std::path::{Path, PathBuf};
 
@@ -13,10 +16,6 @@ const WORK: [(&str, &str); 3] = [
     ("src/new.rs", "pub fn two() {}\n"),
     ("notes.txt", "alpha\nbeta\n"),
 ];
-
-/// The session of the artifact tests: it read two committed files, edited one and created a
-/// third, leaving [`WORK`]; (session, artifact written by `checkpoint`).
-use crate::artifact::session_with_work;
 
 /// Give `w`'s tree the session's bytes, so apply finds a matching fingerprint.
 fn match_the_session(w: &World) {

@@ -57,7 +57,7 @@ fn says_theirs(text: &str, path: &str, a: &str) {
 }
 
 #[test]
-fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_everywhere() {
+fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_by_every_command_and_host() {
     let (w, a, b) = two_sessions();
     let untouched = |how: &str| {
         assert_eq!(w.read("api.rs"), THEIRS, "{how}");
@@ -108,7 +108,17 @@ fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_everywhere() 
         }
         untouched("MCP");
     }
+}
 
+/// The shell's ways of replacing a file blind, and what they leave: built step on step, as the
+/// refusals it makes are what `status` and `doctor` then show.
+#[test]
+fn a_blind_change_of_another_sessions_uncommitted_write_is_refused_in_the_shell_and_left_said() {
+    let (w, a, b) = two_sessions();
+    let untouched = |how: &str| {
+        assert_eq!(w.read("api.rs"), THEIRS, "{how}");
+        assert_eq!(w.read("new.rs"), "fn new() {}\n", "{how}");
+    };
     if !guarded_here(&w) {
         return;
     }
@@ -344,22 +354,6 @@ fn a_persons_uncommitted_edit_replaced_blind_is_kept_and_said() {
         "{v}"
     );
 
-    // Past the size Stella keeps, a blind change is refused (git's HEAD lacks the bytes).
-    let big = "x".repeat((64 << 20) + 1);
-    w.write("big.bin", &big);
-    let out = w.run_stdin(&["--session", &w.start(), "write", "big.bin"], b"small\n");
-    assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("up to 64 MiB of a file"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(
-        std::fs::metadata(w.repo.join("big.bin")).unwrap().len(),
-        big.len() as u64
-    );
-    std::fs::remove_file(w.repo.join("big.bin")).unwrap();
-
     // Everything kept, whatever the file, newest first; a person finds it without its name.
     w.write("untracked.md", "a person's new file\n");
     w.ok(&["--session", &w.start(), "rm", "untracked.md"]);
@@ -393,6 +387,40 @@ fn a_persons_uncommitted_edit_replaced_blind_is_kept_and_said() {
     let v: Value =
         serde_json::from_str(&w.ok(&["recover", "--all", "--since", "1h", "--json"])).unwrap();
     assert_eq!(v["kept"].as_array().unwrap().len(), kept.len());
+}
+
+#[test]
+fn a_blind_change_of_a_file_past_the_size_stella_keeps_is_refused() {
+    let w = World::new();
+    // Past the size Stella keeps, a blind change is refused (git's HEAD lacks the bytes).
+    let big = "x".repeat((64 << 20) + 1);
+    w.write("big.bin", &big);
+    let out = w.run_stdin(&["--session", &w.start(), "write", "big.bin"], b"small\n");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("up to 64 MiB of a file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::metadata(w.repo.join("big.bin")).unwrap().len(),
+        big.len() as u64
+    );
+    std::fs::remove_file(w.repo.join("big.bin")).unwrap();
+}
+
+#[test]
+fn a_persons_uncommitted_edit_replaced_blind_in_the_shell_is_kept_and_said() {
+    let w = World::new();
+    w.write("api.rs", "fn api() {}\n");
+    w.git(&["add", "api.rs"]);
+    w.git(&["commit", "-q", "-m", "api"]);
+    let said = "kept the previous api.rs: git stella recover api.rs";
+    let edit = |how: &str| {
+        let text = format!("a person's uncommitted edit, before {how}\n");
+        w.write("api.rs", &text);
+        text
+    };
 
     if !guarded_here(&w) {
         return;

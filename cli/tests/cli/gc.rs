@@ -1,75 +1,10 @@
-//! Data that does not pile up: sessions pruned by age (by hand or by the project's `[retention]`
-//! setting through `gc`), and the stores of checkouts that are gone removed by `gc --all`, each
-//! listed by a dry run first.
+//! `git stella gc`: data that does not pile up, sessions expired by the project's `[retention]`
+//! setting and the stores of checkouts that are gone removed by `gc --all`, each listed by a dry run
+//! first.
 
 use std::time::Duration;
 
 use crate::common::*;
-
-/// A session `old`, then (after `idle`) a session `new`.
-fn two_sessions_apart(w: &World, idle: Duration) {
-    w.write("a.txt", "alpha\n");
-    w.ok(&["session", "start", "--id", "old"]);
-    w.ok(&["--session", "old", "read", "a.txt"]);
-    std::thread::sleep(idle);
-    w.ok(&["session", "start", "--id", "new"]);
-}
-
-fn sessions(w: &World) -> Vec<String> {
-    let mut ids: Vec<String> = w
-        .ok(&["session", "list"])
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
-        .collect();
-    ids.sort();
-    ids
-}
-
-#[test]
-fn session_prune_drops_what_is_idle_longer_and_a_dry_run_only_lists_it() {
-    let w = World::new();
-    two_sessions_apart(&w, Duration::from_millis(3100));
-    let out = w.run(&["session", "prune", "--older-than", "2s", "--dry-run"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(
-        stdout(&out).starts_with("would drop session old (last step "),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(stdout(&out).lines().count(), 1);
-    assert_eq!(sessions(&w), ["new", "old"]);
-    // What the shell guard kept of each session's files goes with the session; its mark in the
-    // workspace stays, so that an agent coming back to it reads its files again first.
-    let private = w.repo.join(".stella/private");
-    let kept = |id: &str| private.join("exec").join(format!("{id}.signatures"));
-    std::fs::create_dir_all(private.join("exec")).unwrap();
-    for id in ["old", "new"] {
-        std::fs::write(kept(id), "a cache").unwrap();
-    }
-    assert!(private.join("sessions/old").exists());
-    let out = w.run(&["session", "prune", "--older-than", "2s"]);
-    assert!(
-        stdout(&out).starts_with("dropped session old (last step "),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(sessions(&w), ["new"]);
-    assert!(!kept("old").exists() && kept("new").exists());
-    assert!(private.join("sessions/old").exists());
-    let out = w.run(&["session", "prune", "--older-than", "1w"]);
-    assert_eq!(
-        (code(&out), stdout(&out), stderr(&out)),
-        (0, String::new(), "no session is idle that long\n".into())
-    );
-    let out = w.run(&["session", "prune", "--older-than", "30 days"]);
-    assert_eq!(code(&out), 2);
-    assert!(
-        stderr(&out).contains("'30 days' is not a duration"),
-        "{}",
-        stderr(&out)
-    );
-}
 
 #[test]
 fn gc_applies_the_projects_retention_setting() {

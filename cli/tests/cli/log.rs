@@ -1,13 +1,7 @@
-//! Refusals leave a trace: a step of the refused session, shown by `log` (and `--json`), counted
-//! by `status`, and every session at once in `status --all`.
-
-use serde_json::Value;
+//! `git stella log`: refusals leave a trace, a step of the refused session with what was seen,
+//! found and who wrote it (and `--json`), whichever way in refused the write.
 
 use crate::common::*;
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
 
 #[test]
 fn a_refusal_is_a_step_with_what_was_seen_found_and_who_wrote_it() {
@@ -83,69 +77,6 @@ fn a_refusal_is_a_step_with_what_was_seen_found_and_who_wrote_it() {
 }
 
 #[test]
-fn status_all_shows_every_session_with_what_changed_and_refusals() {
-    let w = World::new();
-    w.write("f", "base\n");
-    w.write("g", "gee\n");
-    for s in ["a", "b", "c"] {
-        w.ok(&["session", "start", "--id", s]);
-    }
-    w.ok(&["--session", "a", "read", "f", "g"]);
-    w.ok(&["--session", "b", "read", "f"]);
-    w.run_stdin(&["--session", "b", "write", "f"], b"by b\n");
-    assert_eq!(
-        code(&w.run_stdin(&["--session", "a", "write", "f"], b"x\n")),
-        1
-    );
-
-    let all = json(&w.ok(&["status", "--all", "--json"]));
-    let row = |s: &str| {
-        all["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["session"] == s)
-            .unwrap_or_else(|| panic!("{s}: {all}"))
-            .clone()
-    };
-    let a = row("a");
-    assert_eq!(
-        (a["tracked_count"].as_u64(), a["refused_count"].as_u64()),
-        (Some(2), Some(1))
-    );
-    assert_eq!(
-        a["changed"],
-        serde_json::json!([{"path": "f", "state": "changed"}])
-    );
-    let b = row("b");
-    assert_eq!(
-        (b["tracked_count"].as_u64(), b["refused_count"].as_u64()),
-        (Some(1), Some(0))
-    );
-    assert_eq!(b["changed"], serde_json::json!([]));
-    let c = row("c");
-    assert_eq!(
-        (c["tracked_count"].as_u64(), c["step_count"].as_u64()),
-        (Some(0), Some(1))
-    );
-
-    let text = w.ok(&["status", "--all"]);
-    let lines: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
-    assert_eq!(
-        lines[0],
-        ["SESSION", "LAST", "ACTED", "TRACKED", "CHANGED", "REFUSED"]
-    );
-    assert_eq!(lines.len(), 4, "{text}");
-    let line = |s: &str| lines.iter().find(|l| l[0] == s).unwrap().clone();
-    assert_eq!(line("a")[2..], ["2", "1", "1"]);
-    assert_eq!(line("b")[2..], ["1", "0", "0"]);
-    assert_eq!(line("c")[2..], ["0", "0", "0"]);
-}
-
-#[test]
 fn a_hook_denial_and_an_mcp_refusal_are_recorded_too() {
     let w = World::new();
     w.write("notes.txt", "alpha\nbeta\n");
@@ -166,4 +97,70 @@ fn a_hook_denial_and_an_mcp_refusal_are_recorded_too() {
     let log = json(&w.ok(&["log", sid, "--json"]))["steps"].clone();
     assert_eq!(log[0]["summary"], "refused write notes.txt");
     assert_eq!(log[0]["refused"][0]["found"], b3(b"alpha\nbetamax\n"));
+}
+
+#[test]
+fn log_graph_draws_forks_and_replays_once() {
+    let w = World::new();
+    w.write("a.txt", "one\n");
+    w.git(&["add", "a.txt"]);
+    w.git(&["commit", "-q", "-m", "a"]);
+    w.ok(&["session", "start", "--id", "origin"]);
+    w.ok(&["--session", "origin", "read", "a.txt"]);
+    let artifact = w.base().join("origin.stella");
+    w.checkpoint_to("origin", &artifact);
+    let there = World::clone_of(&w);
+    let a = artifact.to_str().unwrap();
+    there.ok(&["replay", a, "--as", "fork-1"]);
+    there.ok(&["replay", a, "--as", "fork-2"]);
+    there.ok_stdin(&["--session", "fork-1", "write", "a.txt"], b"first\n");
+    there.ok(&["--session", "fork-2", "read", "a.txt"]);
+    there.ok(&["session", "start", "--id", "alone"]);
+
+    let graph = there.ok(&["log", "--graph"]);
+    // The origin's steps, shared by both forks, are drawn once; each fork once.
+    for step in [
+        "session start",
+        "read a.txt",
+        "checkpoint of session origin",
+    ] {
+        let lines: Vec<&str> = graph
+            .lines()
+            .filter(|l| l.ends_with(step) && !l.contains(") "))
+            .collect();
+        assert_eq!(lines.len(), 1, "{graph}");
+    }
+    assert_eq!(
+        graph.matches("replay of session origin").count(),
+        2,
+        "{graph}"
+    );
+    for label in [
+        "(fork-1) write a.txt",
+        "(fork-2) read a.txt",
+        "(alone) session start",
+    ] {
+        assert_eq!(graph.matches(label).count(), 1, "{graph}");
+    }
+    // The forks branch where the checkpoint is: git's graph joins them there.
+    assert!(graph.contains("|/"), "{graph}");
+    let plain = there.ok(&["log"]);
+    assert_eq!(
+        plain.matches("checkpoint of session origin").count(),
+        2,
+        "{plain}"
+    );
+
+    // One session: its own line, back through the replay into the origin.
+    let one = there.ok(&["log", "--graph", "fork-2"]);
+    assert_eq!(
+        one.lines()
+            .map(|l| l.split_once(' ').unwrap().0)
+            .collect::<Vec<_>>(),
+        ["*"; 5],
+        "{one}"
+    );
+    assert!(!one.contains("fork-1"), "{one}");
+    let out = there.run(&["log", "--graph", "--json"]);
+    assert_eq!(code(&out), 2, "--graph draws; --json does not");
 }
