@@ -12,6 +12,33 @@ fn stat_field(pid: &str, n: usize) -> Option<String> {
     after.split_whitespace().nth(n).map(str::to_owned)
 }
 
+/// Process `pid` and every process descended from it, as `/proc` lists them now (each task's
+/// `children`), parents before their children.
+pub(super) fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = vec![pid];
+    let mut seen = std::collections::HashSet::from([pid]);
+    let mut next = 0;
+    // Bounded, as a command's processes are: a loop in what /proc says never runs on.
+    while next < out.len() && out.len() < 1 << 16 {
+        let p = out[next];
+        next += 1;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                if seen.insert(child) {
+                    out.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether process `pid` still looks like one of the command's (a pid seen earlier may have
 /// been reused): in this process's session, with no new privileges and a seccomp filter, as
 /// every process under the guard is.

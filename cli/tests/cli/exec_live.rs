@@ -87,6 +87,38 @@ fn a_hosts_sigterm_ends_the_command_and_records_everything() {
     assert!(!w.repo.join("h").exists());
 }
 
+/// A process the command forked that has made no guarded call yet (here a forked Python that
+/// only sleeps) is the command's too: a host's SIGTERM reaches it, found by the process tree,
+/// and nothing of the command is left holding its output.
+#[test]
+fn a_hosts_sigterm_reaches_a_forked_process_the_guard_has_not_seen_yet() {
+    let Some((w, s)) = guarded_world() else {
+        return;
+    };
+    let ready = w.home.join("ready");
+    let script = format!(
+        "import os, time\nopen('f').read()\nif os.fork() == 0:\n    time.sleep(30)\nelse:\n    open('{}', 'w').close()\n    time.sleep(30)\n",
+        ready.display()
+    );
+    let started = Instant::now();
+    let child = w
+        .stella()
+        .args(["--session", &s, "exec", "--", "python3", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&ready);
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a process of the command outlived it, holding its output"
+    );
+    assert_eq!(code(&out), 128 + libc::SIGTERM, "{}", stderr(&out));
+}
+
 #[test]
 fn retention_never_drops_the_session_of_a_running_command() {
     let Some((w, s)) = guarded_world() else {

@@ -23,16 +23,24 @@ impl Supervisor<'_, '_> {
     /// writing, and journal what is due.
     pub(super) fn tick(&mut self, pid: u32) {
         if let Some(signal) = signals::take_end() {
-            // To the command and every process of it the guard has seen (a shell waiting for
-            // its child would otherwise leave the child running).
+            self.ending = Some((signal, HashSet::new()));
+        }
+        if let Some((signal, told)) = &mut self.ending {
+            // To the command and every process of it: each the guard has seen, and each
+            // descended from it now (a child forked but not yet seen making a call; a shell
+            // waiting for its child would otherwise leave the child running). A fork is a call
+            // the supervisor answers, so none is under way while it is here; one answered just
+            // before may still be creating its child, which the next tick passes it on to.
             let mut pids: HashSet<u32> = self.processes.values().copied().collect();
+            pids.extend(descendants(pid));
             pids.retain(|p| still_guarded(*p));
             pids.insert(pid);
-            for p in pids
-                .into_iter()
-                .filter_map(|p| rustix::process::Pid::from_raw(p as i32))
-            {
-                let _ = rustix::process::kill_process(p, signal);
+            for p in pids {
+                if told.insert(p)
+                    && let Some(p) = rustix::process::Pid::from_raw(p as i32)
+                {
+                    let _ = rustix::process::kill_process(p, *signal);
+                }
             }
         }
         self.closes();

@@ -34,7 +34,8 @@ use ignores::{Ignores, ignored};
 
 use super::act;
 use super::process::{
-    is_stella, rel_beneath, resolve_as, resolve_beneath, resolve_quick, still_guarded, under_stella,
+    descendants, is_stella, rel_beneath, resolve_as, resolve_beneath, resolve_quick, still_guarded,
+    under_stella,
 };
 use super::signatures::{Signature, Signatures, Stat};
 use super::sys::filter;
@@ -128,6 +129,7 @@ pub fn run(
             })
             .flatten(),
         processes: HashMap::new(),
+        ending: None,
         cwds: HashMap::new(),
         unsettled: Vec::new(),
         root_dir: rustix::fs::open(
@@ -545,6 +547,9 @@ struct Supervisor<'a, 'j> {
     started: Instant,
     /// The process of each thread seen so far.
     processes: HashMap<u32, u32>,
+    /// A signal that asked to end the command, once one came, and the processes it was passed
+    /// on to so far.
+    ending: Option<(rustix::process::Signal, HashSet<u32>)>,
     /// Each thread's working folder, while nothing can have moved it ([`Supervisor::cwd_of`]).
     cwds: HashMap<u32, Rc<Path>>,
     /// Workspace folders held open (`O_PATH`) for reads in them ([`Supervisor::stat_in_folder`]).
