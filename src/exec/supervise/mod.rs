@@ -73,6 +73,8 @@ pub fn run(
     let _lease = journal.lease(id).inspect_err(
         |e| tracing::warn!(error = %e, "the running command holds no lease on its session"),
     );
+    // Resolved once (a canonicalize): the supervisor keeps it absolute and relative to the root.
+    let data_dir = protected_data_dir(&context.ws.data_dir, &context.ws.root);
     let mut sup = Supervisor {
         root: context.ws.root.clone(),
         others: guard::Others::new(&journal, id, &context.ws),
@@ -111,11 +113,8 @@ pub fn run(
         root_id: std::fs::metadata(&context.ws.root)
             .ok()
             .map(|m| (m.dev(), m.ino())),
-        data_dir: protected_data_dir(&context.ws.data_dir, &context.ws.root),
-        data_rel: data_rel(
-            &protected_data_dir(&context.ws.data_dir, &context.ws.root),
-            &context.ws.root,
-        ),
+        data_rel: data_rel(&data_dir, &context.ws.root),
+        data_dir,
         root_fd: notify::adds_fds()
             .then(|| {
                 rustix::fs::open(
