@@ -54,7 +54,7 @@ impl Supervisor<'_, '_> {
     /// The folder of `located` in which the supervisor can carry out a change for process
     /// `pid`: inside the workspace, and the process sees files as the supervisor does.
     pub(super) fn folder_for(&mut self, pid: u32, located: &Located) -> Option<OwnedFd> {
-        let (Located::Inside(path), Some(_)) = (located, &self.root_fd) else {
+        let (Located::Inside(path), true) = (located, self.carries_out) else {
             return None;
         };
         let process = self.process_of(pid);
@@ -65,7 +65,7 @@ impl Supervisor<'_, '_> {
         {
             return None;
         }
-        act::folder(self.root_fd.as_ref()?, path)
+        act::folder(self.root_dir.as_ref()?, path)
     }
 
     /// Hold `dir` against every other Stella writer. `Ok(None)` when the caller is Stella itself
@@ -166,9 +166,21 @@ impl Supervisor<'_, '_> {
             }
             _ => {}
         }
+        // Nothing at the path, seen in the folder held for the change: no other name of a
+        // file to look up, no bytes of anyone's to respect or keep.
+        let absent = held.is_some_and(|dir| {
+            matches!(
+                rustix::fs::statat(
+                    dir,
+                    fsutil::file_name(&path),
+                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW
+                ),
+                Err(rustix::io::Errno::NOENT)
+            )
+        });
         let entry = match self.entry(&path, known.as_ref()) {
             // Another name of a file the session tracks (a hard link) is that file.
-            Ok(None) if !matches!(known, Some(Known::Nothing)) => self.linked(&path),
+            Ok(None) if !absent && !matches!(known, Some(Known::Nothing)) => self.linked(&path),
             entry => entry,
         };
         let entry = match entry {
@@ -202,7 +214,9 @@ impl Supervisor<'_, '_> {
         };
         let mut check = guard::check_against(entry, &path, intent, disk);
         let others = &self.others;
-        if let Err(e) = check.respect(others) {
+        if !(absent && !tracked)
+            && let Err(e) = check.respect(others)
+        {
             let _ = writeln!(
                 self.err,
                 "stella: refusing to change {path}: what other sessions wrote cannot be read: {e}"
@@ -215,6 +229,7 @@ impl Supervisor<'_, '_> {
         // formatter) never waits on it. A file git tracks although a rule ignores it (`git add
         // -f`) is taken for ignored.
         if !check.refused()
+            && !absent
             && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked)
             && !self.ignores.in_ignored_folder(&path)
         {
@@ -266,7 +281,7 @@ impl Supervisor<'_, '_> {
         }
         let before = match check.disk {
             Disk::Present(d) => Some(d),
-            _ if tracked => None,
+            _ if tracked || absent => None,
             _ => Disk::probe(&path.under(&self.root)).digest(),
         };
         Ok(Some((path, before, tracked)))

@@ -50,8 +50,8 @@ impl Supervisor<'_, '_> {
                 self.stat_hint = Some((req.id, stat));
                 Some(rel.clone())
             }
-            (None, Some(rel), Some(root_fd)) => {
-                resolve_beneath(rel, follow, root_fd.as_fd()).map(|fd| {
+            (None, Some(rel), Some(root_fd)) => resolve_beneath(rel, follow, root_fd.as_fd())
+                .map(|fd| {
                     // A read's `stat` comes from the descriptor, not another walk of the path.
                     self.stat_hint = (!change)
                         .then(|| std::fs::File::from(fd).metadata().ok())
@@ -59,7 +59,9 @@ impl Supervisor<'_, '_> {
                         .map(|meta| (req.id, Stat::of(&meta)));
                     rel.clone()
                 })
-            }
+                // A file about to be made (`tar x`, a compiler's output): its name is not there
+                // yet, its folder lies beneath the root with no link on the way.
+                .or_else(|| (change && absent_beneath(rel, root_fd)).then(|| rel.clone())),
             _ => None,
         };
         // The names alone said where it is, and the kernel agreed (no link on the way): the
@@ -200,4 +202,30 @@ impl Supervisor<'_, '_> {
             at = at.parent()?;
         }
     }
+}
+
+/// Whether `rel`'s last name is absent from its folder, and that folder lies beneath the root
+/// (`root_fd`) with no symbolic link on the way: then a call that makes the file makes it at
+/// `rel`, and nothing else can tell more.
+fn absent_beneath(rel: &Path, root_fd: &OwnedFd) -> bool {
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return false;
+    };
+    let name_absent = |dir: std::os::fd::BorrowedFd<'_>| {
+        matches!(
+            rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW),
+            Err(rustix::io::Errno::NOENT)
+        )
+    };
+    if parent.as_os_str().is_empty() {
+        return name_absent(root_fd.as_fd());
+    }
+    rustix::fs::openat2(
+        root_fd,
+        parent,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+        rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
+    )
+    .is_ok_and(|dir| name_absent(dir.as_fd()))
 }

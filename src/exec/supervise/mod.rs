@@ -115,19 +115,9 @@ pub fn run(
             .map(|m| (m.dev(), m.ino())),
         data_rel: data_rel(&data_dir, &context.ws.root),
         data_dir,
-        root_fd: notify::adds_fds()
-            .then(|| {
-                rustix::fs::open(
-                    &context.ws.root,
-                    rustix::fs::OFlags::PATH
-                        | rustix::fs::OFlags::DIRECTORY
-                        | rustix::fs::OFlags::CLOEXEC,
-                    rustix::fs::Mode::empty(),
-                )
-                .ok()
-            })
-            .flatten(),
-        processes: HashMap::new(),
+        carries_out: notify::adds_fds(),
+        // The command's own process is its thread group's first thread.
+        processes: HashMap::from([(child.id(), child.id())]),
         ending: None,
         cwds: HashMap::new(),
         unsettled: Vec::new(),
@@ -572,11 +562,12 @@ struct Supervisor<'a, 'j> {
     /// The data folder relative to the workspace root, when it lies inside it (empty when the
     /// whole workspace lies inside the data folder).
     data_rel: Option<PathBuf>,
-    /// The workspace folder, opened: a change checked against what the session knew is carried
-    /// out beneath it by the supervisor itself (`None` where the kernel cannot hand the caller
-    /// a descriptor the supervisor opened: the kernel carries every call out).
-    root_fd: Option<OwnedFd>,
-    /// The workspace folder, opened (`O_PATH`): most paths are resolved beneath it.
+    /// Whether a change checked against what the session knew is carried out beneath
+    /// [`Supervisor::root_dir`] by the supervisor itself (`false` where the kernel cannot hand
+    /// the caller a descriptor the supervisor opened: the kernel carries every call out).
+    carries_out: bool,
+    /// The workspace folder, opened (`O_PATH`): most paths are resolved beneath it, and the
+    /// changes the supervisor carries out are made beneath it.
     root_dir: Option<OwnedFd>,
     /// What `stat` said of the path the last read's resolution named (`locate`).
     stat_hint: Option<(u64, Stat)>,
