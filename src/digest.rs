@@ -17,8 +17,21 @@ impl Digest {
     }
 
     /// Hash everything `reader` yields.
-    pub fn of_reader(mut reader: impl Read) -> io::Result<Self> {
+    pub fn of_reader(reader: impl Read) -> io::Result<Self> {
+        Self::read_whole(reader, None)
+    }
+
+    /// [`Digest::of_reader`] of a regular file `fstat` said holds `size` bytes: a read that
+    /// comes short with exactly that many bytes read is taken for the end (a regular file's
+    /// read comes short only there), which saves the read that would return nothing. A file
+    /// that grew or shrank meanwhile is read to its end as ever.
+    pub fn of_file(file: impl Read, size: u64) -> io::Result<Self> {
+        Self::read_whole(file, Some(size))
+    }
+
+    fn read_whole(mut reader: impl Read, size: Option<u64>) -> io::Result<Self> {
         let mut hasher = blake3::Hasher::new();
+        let mut total = 0u64;
         // 16 KiB reads fill BLAKE3's widest SIMD batch (16 chunks of 1 KiB with AVX-512). A larger
         // buffer hashes no faster and costs the guard a page fault per 4 KiB of it at start-up.
         let mut buf = vec![0u8; 16 * 1024];
@@ -27,6 +40,10 @@ impl Digest {
                 Ok(0) => break,
                 Ok(n) => {
                     hasher.update(&buf[..n]);
+                    total += n as u64;
+                    if n < buf.len() && size == Some(total) {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -115,5 +132,54 @@ mod tests {
         let mut copy = Vec::new();
         io::copy(&mut tee, &mut copy).unwrap();
         assert_eq!((tee.digest(), copy), (a, data));
+    }
+
+    /// A reader over `data` that counts its reads, as a file's would come.
+    struct Counted<'a> {
+        data: &'a [u8],
+        reads: usize,
+    }
+
+    impl Read for Counted<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.reads += 1;
+            self.data.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_file_of_the_size_stat_said_is_read_whole_without_the_empty_read() {
+        for len in [
+            0usize,
+            1,
+            100,
+            16 * 1024 - 1,
+            16 * 1024,
+            16 * 1024 + 1,
+            50_000,
+        ] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let whole = Digest::of(&data);
+            let mut file = Counted {
+                data: &data,
+                reads: 0,
+            };
+            assert_eq!(Digest::of_file(&mut file, len as u64).unwrap(), whole);
+            // A read that fills the buffer says nothing of the end: one more read finds it.
+            let full = len.div_ceil(16 * 1024) + usize::from(len % (16 * 1024) == 0);
+            assert_eq!(file.reads, full, "{len} bytes");
+            // What stat said is stale (the file grew or shrank since): read to its end anyway.
+            for stale in [len as u64 + 1, (len as u64).saturating_sub(1), 0, 1 << 20] {
+                let mut file = Counted {
+                    data: &data,
+                    reads: 0,
+                };
+                assert_eq!(
+                    Digest::of_file(&mut file, stale).unwrap(),
+                    whole,
+                    "{len} {stale}"
+                );
+            }
+        }
     }
 }

@@ -465,7 +465,7 @@ pub(crate) fn mark_writing(file: &impl AsFd) {
 /// has nothing to wait for.
 pub(crate) fn wait_written(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
     match open_regular_at(dir, name) {
-        Ok(Some(fd)) => wait_unmarked(&fd),
+        Ok(Some((fd, _))) => wait_unmarked(&fd),
         _ => Ok(()),
     }
 }
@@ -477,16 +477,16 @@ pub(crate) fn wait_written(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
 /// nothing, `WouldBlock` when a guarded command still writes it.
 #[cfg_attr(not(shell_guard), allow(dead_code))]
 pub(crate) fn digest_written(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<Digest>> {
-    let Some(fd) = open_regular_at(dir, name)? else {
+    let Some((fd, size)) = open_regular_at(dir, name)? else {
         return Ok(None);
     };
     wait_unmarked(&fd)?;
-    Digest::of_reader(File::from(fd)).map(Some)
+    Digest::of_file(File::from(fd), size).map(Some)
 }
 
 /// `name` in `dir` opened for reading when it is a regular file, without following a symbolic
 /// link or waiting on a FIFO; `None` when it is something else.
-fn open_regular_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<OwnedFd>> {
+fn open_regular_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(OwnedFd, u64)>> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
@@ -494,8 +494,9 @@ fn open_regular_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<OwnedFd>> {
         Err(Errno::LOOP | Errno::NXIO) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let regular = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode).is_file();
-    Ok(regular.then_some(fd))
+    let st = rustix::fs::fstat(&fd)?;
+    let regular = FileType::from_raw_mode(st.st_mode).is_file();
+    Ok(regular.then_some((fd, st.st_size as u64)))
 }
 
 /// Wait until no guarded command holds `fd`'s file marked as being written ([`mark_writing`]).

@@ -20,6 +20,11 @@ use super::sys::notify::{self, Answer};
 /// link on the way; `None` where there is none, or a link stands in the way (the caller's own
 /// resolution then goes on without the supervisor carrying out the call).
 pub(super) fn folder(root: &OwnedFd, rel: &RelPath) -> Option<OwnedFd> {
+    folder_of(root, OsStr::from_bytes(rel.as_bytes()))
+}
+
+/// [`folder`] of `rel` given as the names the call gave.
+pub(super) fn folder_of(root: &OwnedFd, rel: &OsStr) -> Option<OwnedFd> {
     let bytes = rel.as_bytes();
     let parent = match bytes.iter().rposition(|b| *b == b'/') {
         Some(i) => OsStr::from_bytes(&bytes[..i]),

@@ -65,6 +65,12 @@ impl Supervisor<'_, '_> {
         {
             return None;
         }
+        // Opened where the call was placed, when it was placed by its names.
+        if let Some((rel, _)) = &self.change_dir
+            && rel.as_os_str().as_bytes() == path.as_bytes()
+        {
+            return self.change_dir.take().map(|(_, dir)| dir);
+        }
         act::folder(self.root_dir.as_ref()?, path)
     }
 
@@ -166,23 +172,24 @@ impl Supervisor<'_, '_> {
             }
             _ => {}
         }
-        // Nothing at the path, seen in the folder held for the change: no other name of a
-        // file to look up, no bytes of anyone's to respect or keep.
-        let absent = held.is_some_and(|dir| {
-            matches!(
-                rustix::fs::statat(
-                    dir,
-                    fsutil::file_name(&path),
-                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW
-                ),
-                Err(rustix::io::Errno::NOENT)
-            )
-        });
-        let entry = match self.entry(&path, known.as_ref()) {
-            // Another name of a file the session tracks (a hard link) is that file.
-            Ok(None) if !absent && !matches!(known, Some(Known::Nothing)) => self.linked(&path),
-            entry => entry,
-        };
+        let mut entry = self.entry(&path, known.as_ref());
+        // Untracked, and nothing at the path, seen in the folder held for the change: no other
+        // name of a file to look up, no bytes of anyone's to respect or keep.
+        let absent = matches!(entry, Ok(None))
+            && held.is_some_and(|dir| {
+                matches!(
+                    rustix::fs::statat(
+                        dir,
+                        fsutil::file_name(&path),
+                        rustix::fs::AtFlags::SYMLINK_NOFOLLOW
+                    ),
+                    Err(rustix::io::Errno::NOENT)
+                )
+            });
+        // Another name of a file the session tracks (a hard link) is that file.
+        if !absent && matches!(entry, Ok(None)) && !matches!(known, Some(Known::Nothing)) {
+            entry = self.linked(&path);
+        }
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -214,9 +221,7 @@ impl Supervisor<'_, '_> {
         };
         let mut check = guard::check_against(entry, &path, intent, disk);
         let others = &self.others;
-        if !(absent && !tracked)
-            && let Err(e) = check.respect(others)
-        {
+        if !absent && let Err(e) = check.respect(others) {
             let _ = writeln!(
                 self.err,
                 "stella: refusing to change {path}: what other sessions wrote cannot be read: {e}"

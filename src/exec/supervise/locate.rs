@@ -50,18 +50,29 @@ impl Supervisor<'_, '_> {
                 self.stat_hint = Some((req.id, stat));
                 Some(rel.clone())
             }
-            (None, Some(rel), Some(root_fd)) => resolve_beneath(rel, follow, root_fd.as_fd())
-                .map(|fd| {
+            // A change: its folder, opened beneath the root with no link on the way, is kept for
+            // the hold the change takes there ([`Supervisor::folder_for`]); the last name is
+            // looked at in it (not there yet: a file about to be made, `tar x`, a compiler's
+            // output).
+            (None, Some(rel), Some(root_fd)) if change => {
+                match folder_beneath(rel, follow, root_fd) {
+                    Some(dir) => {
+                        self.change_dir = Some((rel.clone(), dir));
+                        Some(rel.clone())
+                    }
+                    None => None,
+                }
+            }
+            (None, Some(rel), Some(root_fd)) => {
+                resolve_beneath(rel, follow, root_fd.as_fd()).map(|fd| {
                     // A read's `stat` comes from the descriptor, not another walk of the path.
-                    self.stat_hint = (!change)
-                        .then(|| std::fs::File::from(fd).metadata().ok())
-                        .flatten()
+                    self.stat_hint = std::fs::File::from(fd)
+                        .metadata()
+                        .ok()
                         .map(|meta| (req.id, Stat::of(&meta)));
                     rel.clone()
                 })
-                // A file about to be made (`tar x`, a compiler's output): its name is not there
-                // yet, its folder lies beneath the root with no link on the way.
-                .or_else(|| (change && absent_beneath(rel, root_fd)).then(|| rel.clone())),
+            }
             _ => None,
         };
         // The names alone said where it is, and the kernel agreed (no link on the way): the
@@ -204,28 +215,15 @@ impl Supervisor<'_, '_> {
     }
 }
 
-/// Whether `rel`'s last name is absent from its folder, and that folder lies beneath the root
-/// (`root_fd`) with no symbolic link on the way: then a call that makes the file makes it at
-/// `rel`, and nothing else can tell more.
-fn absent_beneath(rel: &Path, root_fd: &OwnedFd) -> bool {
-    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
-        return false;
-    };
-    let name_absent = |dir: std::os::fd::BorrowedFd<'_>| {
-        matches!(
-            rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW),
-            Err(rustix::io::Errno::NOENT)
-        )
-    };
-    if parent.as_os_str().is_empty() {
-        return name_absent(root_fd.as_fd());
+/// `rel`'s folder, opened beneath the root (`root_fd`) with no symbolic link on the way, for a
+/// change of its last name, which is a file, a folder, nothing yet, or, when the call does not
+/// follow it (`follow`), a link. `None` where only the long way can say where the change lands.
+fn folder_beneath(rel: &Path, follow: bool, root_fd: &OwnedFd) -> Option<OwnedFd> {
+    let name = rel.file_name()?;
+    let dir = act::folder_of(root_fd, rel.as_os_str())?;
+    match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if follow && Stat::is_link(&st) => None,
+        Ok(_) | Err(rustix::io::Errno::NOENT) => Some(dir),
+        Err(_) => None,
     }
-    rustix::fs::openat2(
-        root_fd,
-        parent,
-        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-        rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
-    )
-    .is_ok_and(|dir| name_absent(dir.as_fd()))
 }

@@ -128,6 +128,7 @@ pub fn run(
         )
         .ok(),
         stat_hint: None,
+        change_dir: None,
         folders: HashMap::new(),
         views: HashMap::new(),
         kept: 0,
@@ -571,6 +572,9 @@ struct Supervisor<'a, 'j> {
     root_dir: Option<OwnedFd>,
     /// What `stat` said of the path the last read's resolution named (`locate`).
     stat_hint: Option<(u64, Stat)>,
+    /// The folder of the path the call being answered changes, opened as it was placed
+    /// (`locate`), for the hold the change takes there.
+    change_dir: Option<(PathBuf, OwnedFd)>,
     /// Whether each process sees files as the supervisor does, looked up once per process.
     views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -619,6 +623,7 @@ impl Supervisor<'_, '_> {
     }
 
     fn handle(&mut self, listener: &Listener, req: &libc::seccomp_notif) -> Answer {
+        self.change_dir = None;
         // A thread's calls come one after another: this one says its last has been carried out.
         if !self.unsettled.is_empty() {
             self.unsettled.retain(|t| *t != req.pid);
