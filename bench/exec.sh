@@ -9,6 +9,9 @@
 #
 #   bash bench/exec.sh                    # builds the release binary first, as install.sh does
 #   RUNS=10 ROUNDS=7 bash bench/exec.sh
+#   BASELINE=/path/to/old/git-stella bash bench/exec.sh
+#                                         # and an older build beside it, in the same alternation
+#                                         # (its own session), for a before/after column
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -24,9 +27,15 @@ git commit -q --allow-empty -m init
 git stella exec --check >/dev/null || { echo "error: this machine cannot run the shell guard" >&2; exit 2; }
 S=$(git stella session start)
 printf 'build/\nnode_modules/\n' > .gitignore
+if [[ -n "${BASELINE:-}" ]]; then
+  # Beside the new one, from the same folder: where a binary lies moves its start-up.
+  cp "$BASELINE" "$WORK/git-stella-before"
+  BASELINE="$WORK/git-stella-before"
+  SB=$("$BASELINE" session start)
+fi
 
-echo "| workload | plain | floor | floor, one step | \`exec\` | floor ÷ plain | \`exec\` ÷ floor | \`exec\` ÷ one-step floor | \`exec\` ÷ floor, first sight |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| workload | plain | floor | floor, one step | \`exec\` | floor ÷ plain | \`exec\` ÷ floor | \`exec\` ÷ one-step floor | \`exec\` ÷ floor, first sight |${BASELINE:+ before ÷ floor | \`exec\` ÷ before |}"
+echo "|---|---|---|---|---|---|---|---|---|${BASELINE:+---|---|}"
 
 # One row: the command (the words after `--`) plain, under the floor, under `exec` with a session
 # that already holds the files (it ran the command once before), and, with FIRST=1, under `exec`
@@ -37,8 +46,15 @@ measure() {
   local plain=("$@") under_floor=("$floor" -- "$@") one_step=("$floor" --one-step -- "$@")
   local guarded=("$BIN/git-stella" --session "$S" exec -- "$@")
   "${guarded[@]}" >/dev/null 2>&1 || true
-  local a b c o first="–"
-  read -r a b o c < <(RUNS=$runs median_rounds plain under_floor one_step guarded)
+  local a b c o e first="–" before=""
+  if [[ -n "${BASELINE:-}" ]]; then
+    local older=("$BASELINE" --session "$SB" exec -- "$@")
+    "${older[@]}" >/dev/null 2>&1 || true
+    read -r a b o c e < <(RUNS=$runs median_rounds plain under_floor one_step guarded older)
+    before=" $(ratio "$e" "$b")× ($(ms "$e")) | $(ratio "$c" "$e")× |"
+  else
+    read -r a b o c < <(RUNS=$runs median_rounds plain under_floor one_step guarded)
+  fi
   if [ "${FIRST:-0}" = 1 ]; then
     local line
     printf -v line '%q ' "$@"
@@ -47,8 +63,8 @@ measure() {
     read -r d < <(RUNS=1 median_rounds fresh)
     first="$(ratio "$d" "$b")× ($(ms "$d"))"
   fi
-  printf '| %s | %s | %s | %s | %s | %s× | **%s×** | %s× | %s |\n' "$label" "$(ms "$a")" "$(ms "$b")" "$(ms "$o")" \
-    "$(ms "$c")" "$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$o")" "$first"
+  printf '| %s | %s | %s | %s | %s | %s× | **%s×** | %s× | %s |%s\n' "$label" "$(ms "$a")" "$(ms "$b")" "$(ms "$o")" \
+    "$(ms "$c")" "$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$o")" "$first" "$before"
 }
 
 # `true`, the program (not the shell builtin): what the guard adds to any command.

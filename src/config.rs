@@ -61,7 +61,7 @@ pub enum Error {
 /// allows.
 pub fn check(ws: &Workspace) -> Result<Config, Error> {
     let config = Config::load(&ws.root)?;
-    if let Ok(repo) = ws.user_repo() {
+    if let Ok(repo) = ws.user_config() {
         git_on_error(&repo).map_err(Error::Git)?;
     }
     Ok(config)

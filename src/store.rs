@@ -102,6 +102,8 @@ pub struct Store {
     objects: gix::odb::Handle,
     refs: gix::refs::file::Store,
     repo: std::cell::OnceCell<gix::Repository>,
+    /// How many pack indexes it can hold ([`slots`]), for the repository opened on it too.
+    slots: gix::odb::store::init::Slots,
     dir: PathBuf,
     lock_path: PathBuf,
     /// When this process opened the store: a loose object older than that was not written by
@@ -125,14 +127,28 @@ pub fn signature(time: gix::date::Time) -> gix::actor::Signature {
     }
 }
 
-/// How many pack indexes an open store can hold. gix sizes this once, when the store is opened,
-/// from the packs on disk (with its default, at least 32): a guarded command that runs for
+/// How many pack indexes an open store can hold. gix fixes this once, when the store is opened
+/// (with its default, from the packs on disk, at least 32): a guarded command that runs for
 /// minutes writes a pack with each large step, and past the count it could read none of them.
 /// Twice what is on disk, and at least 1,024 (a few tens of KiB).
-const SLOTS: gix::odb::store::init::Slots = gix::odb::store::init::Slots::AsNeededByDiskState {
-    multiplier: 2.0,
-    minimum: 1024,
-};
+///
+/// Counted here by name, in one listing of the pack folder: gix's own count stats each pack,
+/// index and reverse index, three calls per pack before every command (hooks included).
+fn slots(dir: &Path) -> gix::odb::store::init::Slots {
+    let on_disk = std::fs::read_dir(dir.join("objects").join("pack")).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.as_encoded_bytes();
+                name.ends_with(b".idx") || name == b"multi-pack-index"
+            })
+            .count()
+    });
+    gix::odb::store::init::Slots::Given(
+        u16::try_from(on_disk.saturating_mul(2).max(1024)).unwrap_or(u16::MAX),
+    )
+}
 
 impl Store {
     /// Open the store at `dir`, creating it if it does not exist yet.
@@ -153,12 +169,13 @@ impl Store {
     }
 
     fn open(dir: &Path) -> Result<Store, Error> {
+        let slots = slots(dir);
         let objects = gix::odb::at_opts(
             dir.join("objects"),
             gix::hash::Kind::Sha1,
             None,
             gix::odb::store::init::Options {
-                slots: SLOTS,
+                slots,
                 ..Default::default()
             },
         )
@@ -180,6 +197,7 @@ impl Store {
             objects,
             refs,
             repo: std::cell::OnceCell::new(),
+            slots,
             dir: dir.to_owned(),
             lock_path: lock_path(dir),
             opened: std::time::SystemTime::now(),
@@ -198,7 +216,7 @@ impl Store {
         }
         // Isolated: a broken ~/.gitconfig or a system config must not break Stella.
         let options = gix::open::Options::isolated()
-            .object_store_slots(SLOTS)
+            .object_store_slots(self.slots)
             .config_overrides([
                 "core.logAllRefUpdates=always",
                 // Stale ref locks are cleared under the store flock; never wait on one.
@@ -1362,5 +1380,29 @@ mod tests {
                 &data[..]
             );
         }
+    }
+
+    /// The slots are counted from the pack folder's names alone: twice the indexes on disk, at
+    /// least 1,024, however many packs a store has gathered.
+    #[test]
+    fn an_open_store_has_room_for_twice_the_packs_on_disk() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("store.git");
+        let given = |dir: &Path| match slots(dir) {
+            gix::odb::store::init::Slots::Given(n) => n,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(given(&dir), 1024, "no store yet");
+        Store::open_or_init(&dir).unwrap();
+        assert_eq!(given(&dir), 1024);
+        let packs = dir.join("objects").join("pack");
+        for i in 0..700 {
+            for ext in ["idx", "pack", "rev"] {
+                std::fs::write(packs.join(format!("pack-{i:040}.{ext}")), b"").unwrap();
+            }
+        }
+        assert_eq!(given(&dir), 1400);
+        std::fs::write(packs.join("multi-pack-index"), b"").unwrap();
+        assert_eq!(given(&dir), 1402);
     }
 }

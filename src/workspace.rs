@@ -177,6 +177,31 @@ impl Workspace {
         open_user_repo(self.git_env_overrides, &self.root)
     }
 
+    /// [`Workspace::user_repo`], opened to read its configuration only: as git reads it (the
+    /// system's, the user's, the repository's, includes and the environment's overrides), but
+    /// without looking at its packs, which gix otherwise lists and stats one by one to size its
+    /// object store, a cost that grew with every pack before each guarded command.
+    pub fn user_config(&self) -> Result<gix::Repository, gix::Error> {
+        use gix::sec::trust::DefaultForLevel;
+        let options = |level| {
+            gix::open::Options::default_for_level(level)
+                .object_store_slots(gix::odb::store::init::Slots::Given(32))
+        };
+        let trust = gix::sec::trust::Mapping {
+            full: options(gix::sec::Trust::Full),
+            reduced: options(gix::sec::Trust::Reduced),
+        };
+        let upwards = gix::discover::upwards::Options::default();
+        let repo = if self.git_env_overrides {
+            gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+                &self.root, upwards, trust,
+            )
+        } else {
+            gix::ThreadSafeRepository::discover_opts(&self.root, upwards, trust)
+        };
+        repo.map(Into::into)
+    }
+
     /// The user's repository, to read `HEAD` and objects only: without git's environment
     /// overrides it is opened at the root, isolated from the system's and the user's git config
     /// (which say nothing about where objects are and cost most of an open), else as

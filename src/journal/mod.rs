@@ -610,6 +610,18 @@ impl<'s> Journal<'s> {
         Ok(self.tip_commit(id)?.is_some())
     }
 
+    /// The step session `id`'s ref names, or `UnknownSession`: [`Journal::tip`] without reading
+    /// the step (read it with [`Journal::tree_of_step`] when it is needed).
+    pub fn tip_step(&self, id: &SessionId) -> Result<ObjectId, Error> {
+        self.tip_commit(id)?
+            .ok_or_else(|| Error::UnknownSession { id: id.clone() })
+    }
+
+    /// The map tree of session `id`'s step `commit` ([`Journal::tip_step`]).
+    pub fn tree_of_step(&self, id: &SessionId, commit: ObjectId) -> Result<ObjectId, Error> {
+        Ok(self.read_tip(id.as_str(), commit)?.tree)
+    }
+
     /// The step session `id`'s ref names, if the session exists.
     fn tip_commit(&self, id: &SessionId) -> Result<Option<ObjectId>, Error> {
         let name = session_ref(id);

@@ -269,8 +269,8 @@ impl Supervisor<'_, '_> {
             };
             if let Some(at) = seen_at {
                 check.entry = self
-                    .journal
-                    .lookup_at(self.tree, at)
+                    .tree()
+                    .and_then(|tree| self.journal.lookup_at(tree, at))
                     .ok()
                     .flatten()
                     .map(|mut e| {
@@ -513,7 +513,10 @@ impl Supervisor<'_, '_> {
             return answer;
         }
         // A folder: every path beneath it the session or this command knows of moves with it.
-        let mut under: Vec<RelPath> = match self.journal.entries_of_tree(self.tree) {
+        let entries = self
+            .tree()
+            .and_then(|tree| self.journal.entries_of_tree(tree));
+        let mut under: Vec<RelPath> = match entries {
             Ok(entries) => entries.into_iter().map(|e| e.path).collect(),
             Err(e) => {
                 let why = self.unreadable_journal(e);
@@ -629,12 +632,13 @@ impl Supervisor<'_, '_> {
         if let Some(seen) = self.start.get(path) {
             return Ok(*seen);
         }
-        let (journal, tree) = (self.journal, self.tree);
-        self.signatures.check_held(journal, || journal.map_in(tree));
+        let (journal, tree) = (self.journal, self.tree());
+        self.signatures
+            .check_held(journal, || tree.and_then(|tree| journal.map_in(tree)));
         let seen = match self.signatures.held(path) {
             Some(digest) => Some((Seen::Digest(digest), true)),
             None => {
-                let seen = journal.seen_at(tree, path)?;
+                let seen = journal.seen_at(self.tree()?, path)?;
                 if let Some((Seen::Digest(digest), true)) = seen {
                     self.signatures.mark_held(path, digest);
                 }
@@ -694,7 +698,7 @@ impl Supervisor<'_, '_> {
         }
         if self.inodes.is_none() {
             let mut index = HashMap::new();
-            for e in self.journal.entries_of_tree(self.tree)? {
+            for e in self.journal.entries_of_tree(self.tree()?)? {
                 if let Ok(m) = std::fs::symlink_metadata(e.path.under(&self.root)) {
                     index.insert((m.dev(), m.ino()), e);
                 }

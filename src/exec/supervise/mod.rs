@@ -64,7 +64,9 @@ pub fn run(
         short(label.unwrap_or(&line.to_string_lossy()), 72)
     );
     let journal = context.journal();
-    let start = journal.tip(id)?;
+    // The session's step only: what it holds is read when a call first needs it (a command
+    // that touches no file of the workspace never reads it).
+    let start = journal.tip_step(id)?;
     command.env(SESSION_ENV, id.as_str());
     let _quiet = IgnoreInterrupts::new();
     let _ended = Forward::new();
@@ -79,7 +81,8 @@ pub fn run(
         root: context.ws.root.clone(),
         others: guard::Others::new(&journal, id, &context.ws),
         journal: &journal,
-        tree: start.tree,
+        start_step: start,
+        tree: std::cell::OnceCell::new(),
         known: HashMap::new(),
         last_read: HashMap::new(),
         pruned: Instant::now(),
@@ -485,8 +488,10 @@ struct Supervisor<'a, 'j> {
     /// What a blind change consults ([`guard::Check::respect`]).
     others: guard::Others<'a, 'j>,
     journal: &'a Journal<'j>,
-    /// The session's map when the command started.
-    tree: ObjectId,
+    /// The session's step when the command started.
+    start_step: ObjectId,
+    /// Its map, read when first needed ([`Supervisor::tree`]).
+    tree: std::cell::OnceCell<ObjectId>,
     known: HashMap<RelPath, Known>,
     /// Who read each path last, and what that read replaced, within [`TOOL_READ`].
     last_read: HashMap<RelPath, LastRead>,
@@ -614,6 +619,15 @@ impl Act {
 }
 
 impl Supervisor<'_, '_> {
+    /// The session's map when the command started, read from its step the first time.
+    fn tree(&self) -> Result<ObjectId, journal::Error> {
+        if let Some(tree) = self.tree.get() {
+            return Ok(*tree);
+        }
+        let tree = self.journal.tree_of_step(self.id, self.start_step)?;
+        Ok(*self.tree.get_or_init(|| tree))
+    }
+
     /// The process (thread group) of thread `tid`, looked up once per thread.
     fn process_of(&mut self, tid: u32) -> u32 {
         *self

@@ -58,8 +58,9 @@ impl Supervisor<'_, '_> {
             return;
         }
         // A file whose signature has not moved since the guard hashed it is not read again.
-        let (journal, tree) = (self.journal, self.tree);
-        self.signatures.check_held(journal, || journal.map_in(tree));
+        let (journal, tree) = (self.journal, self.tree());
+        self.signatures
+            .check_held(journal, || tree.and_then(|tree| journal.map_in(tree)));
         let (taken, now_known) =
             if let Some((digest, exec, held)) = self.signatures.lookup(&self.root, &path, meta) {
                 // The session held these very bytes when the command started, and the command
