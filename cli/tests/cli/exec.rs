@@ -892,6 +892,39 @@ fn reads_through_linked_folders_and_dot_dot_name_the_file_they_reach() {
     );
 }
 
+/// A file made where its folder is reached through a link is placed the long way too: made
+/// through a linked folder inside the workspace, it is the file in the folder the link names
+/// (and a later change of it is checked there); through a link to a folder outside, it is none
+/// of the session's business; one made beside them in a plain folder is where its names say.
+#[test]
+fn files_made_through_linked_folders_are_the_files_they_reach() {
+    let Some((w, s)) = setup() else { return };
+    std::os::unix::fs::symlink("sub", w.repo.join("linked")).unwrap();
+    let outside = w.base().join("far");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, w.repo.join("away")).unwrap();
+    let out = sh(
+        &w,
+        &s,
+        "echo one > linked/new.txt && echo two > away/new.txt && echo three > sub/plain.txt",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("sub/new.txt"), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("new.txt")).unwrap(),
+        "two\n"
+    );
+    assert_eq!(
+        status(&w, &s),
+        "unchanged  sub/new.txt\nunchanged  sub/plain.txt"
+    );
+    // Changed by someone else since: a write through the link is refused as the file's own.
+    w.write("sub/new.txt", "theirs\n");
+    let out = sh(&w, &s, "echo mine > linked/new.txt");
+    assert_refused(&out, "write", "sub/new.txt");
+    assert_eq!(w.read("sub/new.txt"), "theirs\n");
+}
+
 /// What the guard keeps of a session's files is Stella's own write: a FIFO put in its place
 /// never hangs a command, and a link put where its folder goes is never written through.
 #[test]
