@@ -69,7 +69,7 @@ pub fn check(ws: &Workspace) -> Result<Config, Error> {
 
 /// What the model and the person are told when a write is denied because the hook itself failed
 /// in a project that chose fail-closed; `error` is the hook's error text (`hooks::error_text`).
-pub fn fail_closed_reason(error: &str) -> String {
+pub(crate) fn fail_closed_reason(error: &str) -> String {
     format!(
         "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",
         error.trim_end()
@@ -169,7 +169,7 @@ pub(crate) enum Access {
 }
 
 /// Where the project's config lives.
-pub fn config_path(root: &Path) -> PathBuf {
+pub(crate) fn config_path(root: &Path) -> PathBuf {
     root.join(".stella").join("config.toml")
 }
 
@@ -210,7 +210,7 @@ pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, Error> {
 
 /// What the project chose for a hook that fails (`.stella/config.toml`, else git config), if it
 /// chose.
-pub fn on_error_choice(settings: &Settings, cwd: &Path) -> Result<Option<OnErrorSetting>, Error> {
+pub(crate) fn on_error_choice(settings: &Settings, cwd: &Path) -> Result<Option<OnErrorSetting>, Error> {
     let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
         return Ok(None);
     };
@@ -275,7 +275,7 @@ pub fn deny_reason(
 }
 
 /// What a refused write says when Stella's configuration is invalid: the rule, then the error.
-pub fn invalid_reason(invalid: &Error) -> String {
+pub(crate) fn invalid_reason(invalid: &Error) -> String {
     format!(
         "Stella's configuration is invalid, so it cannot tell what this project wants; it refuses writes until that is fixed ('git stella doctor' shows it). Nothing was written.\nstella: {}",
         crate::report::Report::of(invalid).render()
@@ -283,7 +283,7 @@ pub fn invalid_reason(invalid: &Error) -> String {
 }
 
 /// A `*`-glob match over the whole name.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == name;

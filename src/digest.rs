@@ -17,7 +17,7 @@ impl Digest {
     }
 
     /// Hash everything `reader` yields.
-    pub fn of_reader(mut reader: impl Read) -> io::Result<Self> {
+    pub(crate) fn of_reader(mut reader: impl Read) -> io::Result<Self> {
         let mut hasher = blake3::Hasher::new();
         // 16 KiB reads fill BLAKE3's widest SIMD batch (16 chunks of 1 KiB with AVX-512). A larger
         // buffer hashes no faster and costs the guard a page fault per 4 KiB of it at start-up.
@@ -70,7 +70,7 @@ impl<R> Tee<R> {
     }
 
     /// The reader it wraps.
-    pub fn get_ref(&self) -> &R {
+    pub(crate) fn get_ref(&self) -> &R {
         &self.inner
     }
 }

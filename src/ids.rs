@@ -16,7 +16,7 @@ macro_rules! minted_id {
     ($id:ident, $bytes:expr) => {
         impl $id {
             /// Mint a fresh random id.
-            pub fn mint() -> Self {
+            pub(crate) fn mint() -> Self {
                 $id(random_hex($bytes))
             }
 

@@ -156,7 +156,7 @@ pub struct Doc {
 /// `text` with every `//` and `/* */` comment outside a string turned into spaces (line ends
 /// kept), so every other byte stays where it was: JSON with comments, as Gemini CLI reads its
 /// settings (`strip-json-comments`). `None` when a block comment never ends.
-pub fn blank_comments(text: &str) -> Option<String> {
+pub(crate) fn blank_comments(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let mut i = 0;
@@ -199,7 +199,7 @@ impl Doc {
 
     /// [`Doc::parse`] for a file its reader takes with `//` and `/* */` comments (Gemini CLI's
     /// settings): the comments stay where they are, and edits go around them.
-    pub fn parse_with_comments(text: String) -> Result<Doc, serde_json::Error> {
+    pub(crate) fn parse_with_comments(text: String) -> Result<Doc, serde_json::Error> {
         Doc::parse_as(text, true)
     }
 
@@ -398,18 +398,6 @@ impl Doc {
         };
         self.replace_range(range, "");
         Ok(())
-    }
-
-    /// Remove the member `key` of the object at `path`.
-    pub fn remove_key(&mut self, path: &[Step], key: &str) -> Result<(), PathError> {
-        let index = self
-            .at(path)
-            .and_then(|n| n.position(key))
-            .ok_or_else(|| PathError {
-                path: path.to_vec(),
-                wanted: "member",
-            })?;
-        self.remove(path, index)
     }
 
     fn replace_range(&mut self, range: Range<usize>, text: &str) {

@@ -15,7 +15,7 @@ use crate::paths::RelPath;
 
 /// The largest file kept before a blind change, and the most one command (a shell command under
 /// the guard, one call of a tool) keeps: defined with the guard, whose refusals name them.
-pub use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MAX};
+pub(crate) use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MAX};
 
 /// Bytes kept before a blind change of `path`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct Kept {
 impl Kept {
     /// The step's root files that keep them where `recover PATH` and `recover --all` find
     /// them (see [`overwritten`]).
-    pub fn root_edits(&self, journal: &Journal<'_>) -> Result<Vec<RootEdit>, journal::Error> {
+    pub(crate) fn root_edits(&self, journal: &Journal<'_>) -> Result<Vec<RootEdit>, journal::Error> {
         overwritten(
             journal,
             &self.path,
@@ -123,7 +123,7 @@ pub enum Error {
 ///
 /// `wanted` is asked, once git's `HEAD` is known not to hold the bytes, whether the caller keeps
 /// this path at all (the shell guard does not keep what git ignores).
-pub fn for_check(
+pub(crate) fn for_check(
     check: &mut Check,
     others: &Others<'_, '_>,
     budget: &mut u64,
@@ -144,7 +144,7 @@ pub fn for_check(
 /// Before a blind change of `path` (for the session of `others`): keep the bytes there unless
 /// `HEAD` holds them, counting them against `budget` (what the command may still keep).
 /// `None` when there is nothing to keep: no file, not a regular file, or bytes git has.
-pub fn before_blind(
+pub(crate) fn before_blind(
     others: &Others<'_, '_>,
     path: &RelPath,
     budget: &mut u64,

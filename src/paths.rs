@@ -163,7 +163,7 @@ pub fn lexical_clean(path: &Path) -> PathBuf {
 
 /// Why a write into a private folder is refused, for the agent that asked: `e` is
 /// [`Error::Private`].
-pub fn private_refusal(e: &Error) -> String {
+pub(crate) fn private_refusal(e: &Error) -> String {
     format!(
         "{e}: writing there could run code (git hooks, git config) or switch Stella's guard off. Nothing was written."
     )
@@ -175,7 +175,7 @@ pub fn private_refusal(e: &Error) -> String {
 /// Names are compared without case, as git's own path check does: on a case-folding file system
 /// `.GIT` is `.git`. Every way in asks this one function: the commands, MCP, the hooks, the shell
 /// guard (which leaves these folders unrecorded) and replay (which refuses an artifact naming one).
-pub fn private_area(rel: &RelPath) -> Option<&'static str> {
+pub(crate) fn private_area(rel: &RelPath) -> Option<&'static str> {
     let mut parts = rel.as_bytes().split(|b| *b == b'/');
     if parts
         .next()
@@ -191,7 +191,7 @@ pub fn private_area(rel: &RelPath) -> Option<&'static str> {
 
 /// [`resolve`] for a way in (a command, an MCP tool, a host's hook): a path in a private area
 /// (see [`private_area`]) is an error.
-pub fn resolve_public(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
+pub(crate) fn resolve_public(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
     let rel = resolve(root, cwd, path)?;
     match private_area(&rel) {
         Some(area) => Err(Error::Private {

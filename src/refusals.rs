@@ -27,7 +27,7 @@ pub struct Refused {
 }
 
 /// How many refused paths `refused.toml` remembers for [`left_behind`].
-pub const LEFT_MAX: usize = 256;
+pub(crate) const LEFT_MAX: usize = 256;
 
 /// What [`Record::found`] says of a file that was not there.
 pub const GONE: &str = "gone";

@@ -19,7 +19,7 @@ use crate::fsutil::{self, FileLock, LockError};
 
 /// How long a writer keeps trying before it gives up with a clear error. Generous, because 32
 /// writers on 2 cores must all land.
-pub const WRITE_DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const WRITE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The error returned by [`Store`] operations.
 #[derive(Debug, thiserror::Error)]
@@ -136,7 +136,7 @@ const SLOTS: gix::odb::store::init::Slots = gix::odb::store::init::Slots::AsNeed
 
 impl Store {
     /// Open the store at `dir`, creating it if it does not exist yet.
-    pub fn open_or_init(dir: &Path) -> Result<Store, Error> {
+    pub(crate) fn open_or_init(dir: &Path) -> Result<Store, Error> {
         if !dir.join("HEAD").exists() {
             init(dir)?;
         }
@@ -233,7 +233,7 @@ impl Store {
     /// its bytes, and syncing such a file would make a step durable that is not whole. Only
     /// objects older than this process are read, so a step pays for it only after a crash or
     /// when it names bytes the store held already at another place.
-    pub fn sync_objects(&self, ids: &[ObjectId]) -> Result<(), Error> {
+    pub(crate) fn sync_objects(&self, ids: &[ObjectId]) -> Result<(), Error> {
         if ids.is_empty() || !self.fsync() {
             return Ok(());
         }
@@ -301,7 +301,7 @@ impl Store {
 
     /// [`Store::remove_leftover`] for tree `id` and every tree under it: whether any was broken
     /// (and removed, so that writing the tree again restores it).
-    pub fn remove_leftover_trees(&self, id: ObjectId) -> Result<bool, Error> {
+    pub(crate) fn remove_leftover_trees(&self, id: ObjectId) -> Result<bool, Error> {
         if self.remove_leftover(&id)?.is_some() {
             return Ok(true);
         }
@@ -391,7 +391,7 @@ impl Store {
 
     /// A lease on `name` (a session), held by this process until the file returned is closed
     /// or the process dies (a shared `flock`): while one is held, [`Store::leased`] says so.
-    pub fn lease(&self, name: &str) -> Result<std::fs::File, Error> {
+    pub(crate) fn lease(&self, name: &str) -> Result<std::fs::File, Error> {
         let dir = self.dir.join("leases");
         let path = dir.join(name);
         let io = |source| Error::Io {
@@ -412,7 +412,7 @@ impl Store {
     }
 
     /// Whether a live process holds a lease on `name` (see [`Store::lease`]).
-    pub fn leased(&self, name: &str) -> bool {
+    pub(crate) fn leased(&self, name: &str) -> bool {
         let Ok(file) = std::fs::File::open(self.dir.join("leases").join(name)) else {
             return false;
         };
@@ -482,12 +482,12 @@ impl Store {
     }
 
     /// Whether ref `name` has a loose file, whatever it holds.
-    pub fn ref_exists(&self, name: &str) -> bool {
+    pub(crate) fn ref_exists(&self, name: &str) -> bool {
         self.dir.join(name).exists()
     }
 
     /// Whether ref `name` has a reflog with anything in it.
-    pub fn has_reflog(&self, name: &str) -> bool {
+    pub(crate) fn has_reflog(&self, name: &str) -> bool {
         std::fs::metadata(self.dir.join("logs").join(name)).is_ok_and(|m| m.len() > 0)
     }
 
@@ -499,7 +499,7 @@ impl Store {
     /// The reflog entries cut name the steps a repair found broken: kept, git's own walks
     /// (`fsck`, the repack of `gc`) would fail on them. What they said lives on in
     /// `reflog_message`.
-    pub fn reset_ref(
+    pub(crate) fn reset_ref(
         &self,
         _lock: &FileLock,
         name: &str,
@@ -560,7 +560,7 @@ impl Store {
     ///
     /// `make` runs under the store lock and may run again if the tip moved (a writer that does not
     /// take the lock, such as plain git). Returns the new tip.
-    pub fn update_ref<E: From<Error>>(
+    pub(crate) fn update_ref<E: From<Error>>(
         &self,
         name: &str,
         reflog_message: &str,
@@ -627,7 +627,7 @@ impl Store {
     }
 
     /// Delete `name` and its reflog, so `gc` can forget what it reached.
-    pub fn delete_ref(&self, name: &str) -> Result<bool, Error> {
+    pub(crate) fn delete_ref(&self, name: &str) -> Result<bool, Error> {
         let _lock = self.lock(WRITE_DEADLINE)?;
         self.clear_stale_locks(name)?;
         let old = match self.tip(name) {
@@ -684,7 +684,7 @@ impl Store {
     /// Give ref `from` the name `to`, which must not exist, in one transaction: `to` gets a
     /// reflog saying `why`, `from` loses its own. Whether `from` existed; a torn `from` is
     /// deleted (there is nothing to keep).
-    pub fn rename_ref(&self, from: &str, to: &str, why: &str) -> Result<bool, Error> {
+    pub(crate) fn rename_ref(&self, from: &str, to: &str, why: &str) -> Result<bool, Error> {
         {
             let _lock = self.lock(WRITE_DEADLINE)?;
             self.clear_stale_locks(from)?;
@@ -718,7 +718,7 @@ impl Store {
 
     /// Whether every object reachable from ref `name` is in the store (git walks them all).
     /// A ref that does not exist is not whole.
-    pub fn is_whole(&self, name: &str) -> Result<bool, Error> {
+    pub(crate) fn is_whole(&self, name: &str) -> Result<bool, Error> {
         let status = git_command(&self.dir)
             .args(["rev-list", "--objects", "--quiet", name, "--"])
             .stdin(std::process::Stdio::null())
@@ -808,7 +808,7 @@ impl Store {
 
     /// Repack when loose objects pile up (git's `gc --auto` heuristic), bounded in time because
     /// git only repacks what is loose. Call only off the hot path.
-    pub fn maybe_gc(&self) -> Result<(), Error> {
+    pub(crate) fn maybe_gc(&self) -> Result<(), Error> {
         // Sample one fan-out folder as git does: ~27 objects there means ~6,700 loose objects.
         let sample = self.dir.join("objects").join("17");
         let count = std::fs::read_dir(&sample).map(|d| d.count()).unwrap_or(0);
@@ -825,7 +825,7 @@ impl Store {
     /// a step that records thousands of paths would otherwise write tens of thousands of loose
     /// objects, one file, rename and folder check each. The objects are readable once this
     /// returns, before any ref names them.
-    pub fn write_pack<'a>(
+    pub(crate) fn write_pack<'a>(
         &self,
         objects: impl ExactSizeIterator<Item = (gix::objs::Kind, &'a [u8])>,
     ) -> Result<(), Error> {
@@ -844,7 +844,7 @@ impl Store {
     /// Start a pack of exactly `count` objects, written into the store by `git index-pack` as
     /// they are added ([`PackWriter::add`]): one object in memory at a time, however many the
     /// pack holds.
-    pub fn pack_writer(&self, count: u32) -> Result<PackWriter, Error> {
+    pub(crate) fn pack_writer(&self, count: u32) -> Result<PackWriter, Error> {
         let mut child = git_command(&self.dir)
             .args([
                 "-c",
@@ -970,13 +970,13 @@ pub fn git_command(git_dir: &Path) -> std::process::Command {
 
 /// Blobs larger than this are read as a stream ([`blob_stream`]) wherever their bytes go
 /// somewhere else whole (a file written, a digest): memory stays flat whatever their size.
-pub const STREAM_FROM: u64 = 8 << 20;
+pub(crate) const STREAM_FROM: u64 = 8 << 20;
 
 /// The bytes of blob `id` in the repository at `git_dir`, `size` of them (from its header), as
 /// a stream through `git cat-file`: git streams a blob above `core.bigFileThreshold` from its
 /// loose file or its pack without holding it. A stream that ends early, goes past `size`, or
 /// whose git fails, is a read error.
-pub fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<BlobStream> {
+pub(crate) fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<BlobStream> {
     let mut child = git_command(git_dir)
         .args(["-c", BIG_FILE_THRESHOLD, "cat-file", "blob"])
         .arg(id.to_string())
@@ -993,7 +993,7 @@ pub fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<B
 }
 
 /// A blob read through `git cat-file` (see [`blob_stream`]).
-pub struct BlobStream {
+pub(crate) struct BlobStream {
     child: std::process::Child,
     out: std::process::ChildStdout,
     left: u64,
@@ -1035,12 +1035,12 @@ impl Drop for BlobStream {
 /// objects it compares. Two 200 MB files took pack-objects 55 s, nearly all of it spent
 /// comparing one with the other, and ~400 MiB; above this size git also streams the blob from
 /// the store rather than loading it. git's own default is 512 MiB.
-pub const BIG_FILE_THRESHOLD: &str = "core.bigFileThreshold=16m";
+pub(crate) const BIG_FILE_THRESHOLD: &str = "core.bigFileThreshold=16m";
 
 /// A pack going into the store (see [`Store::pack_writer`]). Dropped before
 /// [`PackWriter::finish`], it stores nothing: `git index-pack` sees the pack end early and
 /// removes what it wrote.
-pub struct PackWriter {
+pub(crate) struct PackWriter {
     child: Option<std::process::Child>,
     out: Option<std::io::BufWriter<std::process::ChildStdin>>,
     hasher: gix::hash::Hasher,

@@ -68,7 +68,7 @@ pub const SESSION_ENV: &str = "STELLA_EXEC_SESSION";
 /// How many bytes of what one command read or wrote are kept in the journal (for a refusal's
 /// diff); past it only digests are recorded, so `cargo build` or `npm test` under the guard never
 /// copies a tree into the journal.
-pub const BYTES_BUDGET: u64 = 8 << 20;
+pub(crate) const BYTES_BUDGET: u64 = 8 << 20;
 
 /// Past this many paths, a command's step is written as one pack (spawning `git index-pack`
 /// costs a few milliseconds; thousands of loose objects cost seconds).

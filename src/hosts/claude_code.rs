@@ -32,12 +32,12 @@ use crate::session::turn::{Transcript, TurnError};
 pub const AGENT: &str = "claude-code";
 
 /// The tools the installed hooks fire for (a regular expression, as Claude Code's `matcher`).
-pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*";
+pub(crate) const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*";
 
 /// Claude Code's project settings, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".claude/settings.json";
+pub(crate) const SETTINGS: &str = ".claude/settings.json";
 /// Claude Code's settings for one checkout, which it reads and git usually ignores.
-pub const LOCAL_SETTINGS: &str = ".claude/settings.local.json";
+pub(crate) const LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 
 /// Claude Code in the host registry.
 pub const SPEC: Spec = Spec {

@@ -37,11 +37,11 @@ use super::{Answer, Error, Hook, Host, Op, ToolPayload};
 pub const AGENT: &str = "codex";
 
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".codex/hooks.json";
+pub(crate) const SETTINGS: &str = ".codex/hooks.json";
 
 /// The tools the hooks match: the patch tool and the shell (a regular expression, as in Claude
 /// Code's settings).
-pub const MATCHER: &str = "^(apply_patch|Bash)$";
+pub(crate) const MATCHER: &str = "^(apply_patch|Bash)$";
 
 /// Codex CLI in the host registry.
 pub const SPEC: Spec = Spec {
@@ -245,7 +245,7 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
 /// The folder and patch of an `apply_patch` heredoc, as Codex recognises one:
 /// `[cd DIR && ]apply_patch <<'EOF'` (or `applypatch`, any delimiter, quoted or not), the patch,
 /// then the delimiter alone on its line.
-pub fn heredoc_patch(command: &str) -> Option<(Option<&str>, &str)> {
+pub(crate) fn heredoc_patch(command: &str) -> Option<(Option<&str>, &str)> {
     let command = command.trim_start();
     let (dir, rest) = match command.strip_prefix("cd ") {
         Some(rest) => {

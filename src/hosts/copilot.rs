@@ -41,7 +41,7 @@ pub const AGENT: &str = "copilot";
 
 /// Stella's hooks file, relative to the repository's root; a user's is `stella.json` in
 /// `$COPILOT_HOME/hooks/`.
-pub const SETTINGS: &str = ".github/hooks/stella.json";
+pub(crate) const SETTINGS: &str = ".github/hooks/stella.json";
 
 /// Copilot CLI in the host registry.
 pub const SPEC: Spec = Spec {
@@ -132,7 +132,7 @@ pub struct Payload {
     pub(crate) tool_name: Option<String>,
     /// The model's arguments: an object, or for `apply_patch` the patch text.
     #[serde(default)]
-    pub tool_args: Value,
+    pub(crate) tool_args: Value,
     /// Present after the tool ran (`postToolUse`).
     #[serde(default)]
     pub tool_result: Option<Value>,

@@ -30,7 +30,7 @@ use super::registry::{self, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Cursor reads hooks, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".cursor/hooks.json";
+pub(crate) const SETTINGS: &str = ".cursor/hooks.json";
 
 /// The agent's name, as `git stella hook cursor` spells it.
 pub const AGENT: &str = "cursor";

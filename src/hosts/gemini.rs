@@ -101,10 +101,10 @@ fn trust(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".gemini/settings.json";
+pub(crate) const SETTINGS: &str = ".gemini/settings.json";
 
 /// The tools the hooks match.
-pub const MATCHER: &str = "^(read_file|write_file|replace|run_shell_command)$";
+pub(crate) const MATCHER: &str = "^(read_file|write_file|replace|run_shell_command)$";
 
 /// The inputs of the file tools: `read_file` (`file_path`; a range as `start_line`/`end_line`,
 /// or `offset`/`limit` in older builds), `write_file` (`file_path`, `content`), `replace`

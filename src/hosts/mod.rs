@@ -40,12 +40,9 @@ pub mod qwen;
 pub mod registry;
 
 pub(crate) use crate::config::Access;
-pub use crate::config::{
-    Config, OnError, OnErrorSetting, RetentionConfig, ToolMapping, config_path, deny_reason,
-    fail_closed_reason, git_on_error, glob_match, on_error,
-};
+pub use crate::config::{Config, OnError, deny_reason, git_on_error, on_error};
 pub use crate::edit::Edit;
-pub use core::{Hook, Op, Writes, landed, renders_as};
+pub use core::{Hook, Op, Writes, landed};
 
 /// What a hook call answers: stdout bytes, exit status, and text for stderr.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,7 +148,7 @@ pub enum Error {
 
 impl Error {
     /// Whether this says a damaged session was repaired and now stands whole.
-    pub fn repaired_whole(&self) -> bool {
+    pub(crate) fn repaired_whole(&self) -> bool {
         matches!(self, Error::Session(e) if e.repaired_whole())
     }
 }
@@ -201,7 +198,7 @@ pub struct Env {
 /// stand down, and a late `on_timeout` is never called after `within_budget` returned. The
 /// worker is the calling thread rather than a new one because a new thread gets its own heap
 /// arena, which costs a hook more page faults than its whole decision.
-pub fn within_budget(
+pub(crate) fn within_budget(
     budget: Duration,
     work: impl FnOnce() -> Answer,
     on_timeout: impl FnOnce(Error) + Send + 'static,
@@ -311,7 +308,7 @@ impl Sited for ToolPayload {
 /// The answer that stops a tool before it runs, `reason` going to the model as the tool's error
 /// while the turn goes on: `hookSpecificOutput.permissionDecision` as Claude Code defined it, and
 /// Codex CLI and Qwen Code read it.
-pub fn deny_before_tool(reason: &str) -> Answer {
+pub(crate) fn deny_before_tool(reason: &str) -> Answer {
     Answer::json(&serde_json::json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -347,7 +344,7 @@ pub fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
 /// Read the payload with `read_input` and answer it, all within `budget`. When the budget runs
 /// out first, `give_up` gets the answer to give instead (and ends the process: see
 /// [`within_budget`]).
-pub fn answer_within<H: Host>(
+pub(crate) fn answer_within<H: Host>(
     env: Env,
     budget: Duration,
     read_input: impl FnOnce() -> io::Result<Vec<u8>>,
@@ -379,7 +376,7 @@ pub fn answer_within<H: Host>(
 }
 
 /// [`answer_within`] with its closures boxed: what a host's [`registry::Spec::answer`] points to.
-pub fn answer_boxed<H: Host>(
+pub(crate) fn answer_boxed<H: Host>(
     env: Env,
     budget: Duration,
     read_input: registry::ReadInput,
@@ -439,7 +436,7 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
 /// The answer when the hook itself failed: exit 1 (the host lets the tool run), or, for a call
 /// before a write in a project that chose fail-closed (or whose Stella config is invalid), a
 /// deny naming the error. Reads and shell commands are never denied: fail-closed is about writes.
-pub fn on_failure<H: Host>(env: &Env, raw: Option<&Value>, e: &Error) -> Answer {
+pub(crate) fn on_failure<H: Host>(env: &Env, raw: Option<&Value>, e: &Error) -> Answer {
     if let Some(raw) = raw
         && H::asks_before_write(raw)
     {
@@ -475,6 +472,7 @@ pub fn session_name(host_id: &str, agent_id: Option<&str>) -> Result<SessionId, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::glob_match;
 
     #[test]
     fn every_captured_payload_parses() {

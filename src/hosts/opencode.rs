@@ -35,10 +35,10 @@ use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 pub const AGENT: &str = "opencode";
 
 /// Stella's plugin, relative to the repository's root.
-pub const PLUGIN: &str = ".opencode/plugins/stella.js";
+pub(crate) const PLUGIN: &str = ".opencode/plugins/stella.js";
 
 /// The first line of Stella's plugin: how an install knows the file is Stella's.
-pub const MARK: &str =
+pub(crate) const MARK: &str =
     "// Stella's guard for OpenCode, written by 'git stella hooks install --agent opencode'.";
 
 /// OpenCode in the host registry.

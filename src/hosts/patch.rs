@@ -50,7 +50,7 @@ pub fn ops(patch: &[PatchOp]) -> Vec<Op> {
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PatchOp {
+pub(crate) enum PatchOp {
     Add {
         path: String,
         content: String,

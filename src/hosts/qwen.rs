@@ -34,7 +34,7 @@ use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 pub const AGENT: &str = "qwen";
 
 /// Where Qwen Code reads settings, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".qwen/settings.json";
+pub(crate) const SETTINGS: &str = ".qwen/settings.json";
 
 /// Qwen Code in the host registry.
 pub const SPEC: Spec = Spec {
@@ -107,7 +107,7 @@ fn skipped(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// The tools the hooks match (a regular expression on the tool's name).
-pub const MATCHER: &str = "^(read_file|write_file|edit|notebook_edit|run_shell_command)$";
+pub(crate) const MATCHER: &str = "^(read_file|write_file|edit|notebook_edit|run_shell_command)$";
 
 /// Seconds Qwen Code gives each hook before it gives up and lets the tool run: far above what a
 /// guard takes, and below its default of 60, so a stuck store is reported sooner.

@@ -55,7 +55,7 @@ pub enum RootFile {
 }
 
 /// The folder of every stored transcript.
-pub const TRANSCRIPTS: &str = "transcript";
+pub(crate) const TRANSCRIPTS: &str = "transcript";
 
 /// The folder of the host adapters' files.
 pub const HOSTS: &str = "hosts";
@@ -82,14 +82,14 @@ impl RootFile {
 }
 
 /// The folder of every path's overwritten bytes.
-pub const OVERWRITTEN: &str = "overwritten";
+pub(crate) const OVERWRITTEN: &str = "overwritten";
 
 /// The file in a path's folder of overwritten bytes that names the path.
-pub const OVERWRITTEN_PATH: &str = "path";
+pub(crate) const OVERWRITTEN_PATH: &str = "path";
 
 /// The folder of the step tree that holds bytes of `path` a tool overwrote unseen, so `recover`
 /// finds them by path.
-pub fn overwritten_dir(path: &RelPath) -> String {
+pub(crate) fn overwritten_dir(path: &RelPath) -> String {
     format!("overwritten/{}", Digest::of(path.as_bytes()).to_hex())
 }
 
@@ -100,7 +100,7 @@ pub fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Option<T> {
 }
 
 /// A TOML file's text.
-pub fn to_toml<T: Serialize>(value: &T) -> String {
+pub(crate) fn to_toml<T: Serialize>(value: &T) -> String {
     toml::to_string(value).expect("a journal file serialises")
 }
 

@@ -39,9 +39,10 @@ mod sessions;
 mod write;
 mod writers;
 
-pub use write::{Batch, Prepared};
+pub(crate) use write::Batch;
 
-pub use layout::{Provenance, RootFile, overwritten_dir};
+pub use layout::RootFile;
+pub(crate) use layout::{Provenance, overwritten_dir};
 
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";
@@ -73,7 +74,7 @@ pub struct Dropped {
 }
 
 /// One entry that differs between two map trees: (before, after), `None` where it is absent.
-pub type MapChange = (Option<Entry>, Option<Entry>);
+pub(crate) type MapChange = (Option<Entry>, Option<Entry>);
 
 /// The ref of `id`.
 pub fn session_ref(id: &SessionId) -> String {
@@ -134,7 +135,7 @@ impl Forgot {
     }
 
     /// Read back what [`Forgot::encode`] wrote; anything unreadable is everything.
-    pub fn decode(bytes: &[u8]) -> Forgot {
+    pub(crate) fn decode(bytes: &[u8]) -> Forgot {
         if bytes == b"*" {
             return Forgot::All;
         }
@@ -159,7 +160,7 @@ impl Forgot {
     }
 
     /// Both together.
-    pub fn union(self, other: Forgot) -> Forgot {
+    pub(crate) fn union(self, other: Forgot) -> Forgot {
         match (self, other) {
             (Forgot::Paths(mut a), Forgot::Paths(b)) => {
                 a.extend(b);
@@ -185,7 +186,7 @@ pub struct Entry {
     /// read them.
     pub wrote: Option<i64>,
     /// The bytes behind `origin`, kept when the session's first sight of the path was a write.
-    pub origin_bytes: Option<ObjectId>,
+    pub(crate) origin_bytes: Option<ObjectId>,
     /// Where a rename brought this entry from: the path the session first knew these bytes at.
     pub moved_from: Option<RelPath>,
 }
@@ -363,7 +364,7 @@ fn path_key(path: &RelPath) -> String {
 }
 
 /// The name of `path`'s entry folder in a map tree, as [`Journal::map_changed_keys`] gives it.
-pub fn map_key(path: &RelPath) -> Vec<u8> {
+pub(crate) fn map_key(path: &RelPath) -> Vec<u8> {
     path_key(path).into_bytes()
 }
 
@@ -606,7 +607,7 @@ impl<'s> Journal<'s> {
 
     /// Whether session `id` exists, from its ref alone: [`Journal::try_tip`] without reading
     /// the step it names.
-    pub fn has_session(&self, id: &SessionId) -> Result<bool, Error> {
+    pub(crate) fn has_session(&self, id: &SessionId) -> Result<bool, Error> {
         Ok(self.tip_commit(id)?.is_some())
     }
 
@@ -673,12 +674,12 @@ impl<'s> Journal<'s> {
     }
 
     /// What step `commit` says of itself (its number and summary), read without its tree.
-    pub fn step_of(&self, commit: ObjectId) -> Result<Tip, Error> {
+    pub(crate) fn step_of(&self, commit: ObjectId) -> Result<Tip, Error> {
         self.read_tip("", commit)
     }
 
     /// The first parent of step `commit`.
-    pub fn parent_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn parent_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
         let mut buf = Vec::new();
         Ok(self.read_commit(&commit, &mut buf)?.parents().next())
     }

@@ -11,7 +11,7 @@ pub struct Prepared {
 }
 
 /// Objects written in memory for one step (see [`Journal::batch`]).
-pub struct Batch {
+pub(crate) struct Batch {
     repo: gix::Repository,
 }
 
@@ -99,7 +99,7 @@ impl<'s> Journal<'s> {
     /// The object is written even when the store holds it already, replacing any copy an
     /// earlier crash left broken: only the finished hash names it, so there is nothing to look
     /// up first.
-    pub fn write_blob_stream(
+    pub(crate) fn write_blob_stream(
         &self,
         size: u64,
         from: &mut dyn std::io::Read,
@@ -143,12 +143,12 @@ impl<'s> Journal<'s> {
 
     /// A lease on session `id` for as long as the file returned is open: retention leaves a
     /// leased session alone (a running `exec` holds one).
-    pub fn lease(&self, id: &SessionId) -> Result<std::fs::File, Error> {
+    pub(crate) fn lease(&self, id: &SessionId) -> Result<std::fs::File, Error> {
         Ok(self.store.lease(id.as_str())?)
     }
 
     /// Whether a live process holds a lease on session `id`.
-    pub fn leased(&self, id: &SessionId) -> bool {
+    pub(crate) fn leased(&self, id: &SessionId) -> bool {
         self.store.leased(id.as_str())
     }
 
@@ -159,14 +159,14 @@ impl<'s> Journal<'s> {
 
     /// Objects for one large step, kept in memory until [`Journal::record_batch`] stores them
     /// all as one pack.
-    pub fn batch(&self) -> Result<Batch, Error> {
+    pub(crate) fn batch(&self) -> Result<Batch, Error> {
         let mut repo = self.repo()?.clone();
         repo.objects.enable_object_memory();
         Ok(Batch { repo })
     }
 
     /// Keep `bytes` as a blob of the step `batch` will record.
-    pub fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
+    pub(crate) fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
         Ok(self
             .git("write a blob", batch.repo.write_blob(bytes))?
             .detach())
@@ -174,7 +174,7 @@ impl<'s> Journal<'s> {
 
     /// Record one step whose objects (and the blobs written into `batch` before) are stored as
     /// one pack rather than one file each.
-    pub fn record_batch(
+    pub(crate) fn record_batch(
         &self,
         id: &SessionId,
         step: &Step,

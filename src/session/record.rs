@@ -40,11 +40,6 @@ impl Version {
             kept: Some((blob, exec)),
         }
     }
-
-    /// A version known by its digest alone.
-    pub fn digest_only(digest: Digest) -> Version {
-        Version { digest, kept: None }
-    }
 }
 
 /// What a write replaced, when the path was new to the session's map: where `undo` goes back to.
@@ -82,7 +77,7 @@ pub fn read(path: &RelPath, version: Version) -> MapEdit {
 
 /// The session read `path`, but may have been shown another version than the one now on disk
 /// (`now`): its next change needs a re-read.
-pub fn read_unsure(path: &RelPath, now: Digest) -> MapEdit {
+pub(crate) fn read_unsure(path: &RelPath, now: Digest) -> MapEdit {
     MapEdit::Put {
         path: path.clone(),
         seen: Seen::Reread,
@@ -106,7 +101,7 @@ pub fn replayed(path: &RelPath, version: Version, origin: Option<Digest>) -> Map
 }
 
 /// A replayed session starts out needing a re-read of `path`.
-pub fn replayed_unsure(path: &RelPath) -> MapEdit {
+pub(crate) fn replayed_unsure(path: &RelPath) -> MapEdit {
     MapEdit::Put {
         path: path.clone(),
         seen: Seen::Reread,
@@ -131,7 +126,7 @@ pub fn wrote(path: &RelPath, version: Version, replaced: Replaced) -> MapEdit {
 }
 
 /// The session wrote `path`, but cannot know what it left: its next change needs a re-read.
-pub fn wrote_unsure(path: &RelPath, replaced: Replaced) -> MapEdit {
+pub(crate) fn wrote_unsure(path: &RelPath, replaced: Replaced) -> MapEdit {
     MapEdit::Put {
         path: path.clone(),
         seen: Seen::Reread,

@@ -75,7 +75,7 @@ pub enum TranscriptFileError {
 
 impl TranscriptFileError {
     /// The file is not there (a host that has not written it yet, or a copy that moved).
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, TranscriptFileError::Open(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
 }
@@ -86,7 +86,7 @@ impl TranscriptFileError {
 /// Opened without blocking (a FIFO with no writer would hang the open) and checked with `fstat`
 /// on the open file before a byte is read; a file that grows past the cap while it is read is
 /// refused too.
-pub fn read_transcript_file(path: &std::path::Path) -> Result<Vec<u8>, TranscriptFileError> {
+pub(crate) fn read_transcript_file(path: &std::path::Path) -> Result<Vec<u8>, TranscriptFileError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -293,7 +293,7 @@ impl crate::session::Session<'_> {
     /// Store the transcript's new bytes as a step of its own, inside a turn or not: a host may
     /// flush its transcript after the event that ended the turn, so adapters capture it again at
     /// the next event. Records nothing when the stored copy is already complete.
-    pub fn capture_transcript(&self, transcript: Transcript<'_>) -> Result<Option<Tip>, TurnError> {
+    pub(crate) fn capture_transcript(&self, transcript: Transcript<'_>) -> Result<Option<Tip>, TurnError> {
         let id = self.id;
         let summary = format!("transcript {}", transcript.name);
         let edits = self.transcript_edits(transcript)?;

@@ -47,7 +47,7 @@ pub enum Call {
 }
 
 /// The calls the supervisor sees, by number on this architecture.
-pub fn decode(nr: i32) -> Option<Call> {
+pub(crate) fn decode(nr: i32) -> Option<Call> {
     let nr = i64::from(nr);
     #[cfg(target_arch = "x86_64")]
     {
@@ -295,7 +295,7 @@ fn assemble(ops: &[Op]) -> Vec<sock_filter> {
 }
 
 /// The program in the form `seccomp(2)` takes; `filter` must outlive its use.
-pub fn fprog(filter: &[sock_filter]) -> sock_fprog {
+pub(crate) fn fprog(filter: &[sock_filter]) -> sock_fprog {
     sock_fprog {
         len: u16::try_from(filter.len()).expect("a short program"),
         filter: filter.as_ptr().cast_mut(),

@@ -16,9 +16,10 @@ mod scratch;
 mod shell;
 
 use render::{Base, REPLAY_MAX, may_render};
-pub use render::{landed, renders_as};
+pub use render::landed;
+pub(crate) use render::renders_as;
 use scratch::{clean_key, stat_key};
-pub use shell::shell_quote;
+pub(crate) use shell::shell_quote;
 
 use crate::edit::Edit;
 use crate::fsutil::PathIo;
@@ -142,7 +143,7 @@ impl Hook {
     /// hook's session: `'<exe>' exec --host <host> --session '<id>' -- '<command>'`, which
     /// records what it reads and refuses a stale write the way the file tools are refused.
     /// `None` where this machine cannot guard a command: the hook then watches it instead.
-    pub fn guarded_shell(&self, command: &str) -> Option<String> {
+    pub(crate) fn guarded_shell(&self, command: &str) -> Option<String> {
         let exe = self.guard_exe.as_ref()?;
         Some(format!(
             "{} exec --host {} --session {} -- {}",
@@ -209,7 +210,7 @@ impl Hook {
     }
 
     /// Whether the session exists yet.
-    pub fn session_exists(&mut self) -> Result<bool, Error> {
+    pub(crate) fn session_exists(&mut self) -> Result<bool, Error> {
         let id = self.session.clone();
         Ok(self.context()?.journal().try_tip(&id)?.is_some())
     }
@@ -510,16 +511,11 @@ impl Hook {
         Ok(Some(text))
     }
 
-    /// Check each path; every refusal's message together, or `None` when all are allowed. A
-    /// session that does not exist yet tracks nothing, so everything is allowed without creating
-    /// it.
-    pub fn guard_all(&mut self, checks: &[(RelPath, Intent)]) -> Result<Option<String>, Error> {
-        self.guard_calls(checks, None)
-    }
-
-    /// [`Hook::guard_all`] for a tool call (`key`): when all are allowed, each check is noted
-    /// (when, and the bytes it found), so the after-event can tell whether another session's
-    /// write came between the check and this one ([`Hook::raced`]).
+    /// Check each path for a tool call (`key`): every refusal's message together, or `None` when
+    /// all are allowed. A session that does not exist yet tracks nothing, so everything is allowed
+    /// without creating it. When all are allowed, each check is noted (when, and the bytes it
+    /// found), so the after-event can tell whether another session's write came between the check
+    /// and this one ([`Hook::raced`]).
     fn guard_calls(
         &mut self,
         checks: &[(RelPath, Intent)],
