@@ -59,7 +59,7 @@ pub enum Error {
 /// config stella.*` holding nothing Stella cannot read. Every guarded write calls this first and
 /// is refused on `Err`: an invalid configuration cannot say what was meant, so it never silently
 /// allows.
-pub fn check(ws: &Workspace) -> Result<Config, Error> {
+pub(crate) fn check(ws: &Workspace) -> Result<Config, Error> {
     let config = Config::load(&ws.root)?;
     if let Ok(repo) = ws.user_repo() {
         git_on_error(&repo).map_err(Error::Git)?;
@@ -153,7 +153,7 @@ pub enum OnErrorSetting {
 /// A tool the adapter does not know, mapped by the project to the field holding its path.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolMapping {
+pub(crate) struct ToolMapping {
     pub(crate) name: String,
     pub(crate) path: String,
     pub(crate) access: Access,
@@ -192,7 +192,7 @@ impl Config {
     }
 
     /// The mapping for `tool`, the first that matches.
-    pub fn tool(&self, tool: &str) -> Option<&ToolMapping> {
+    pub(crate) fn tool(&self, tool: &str) -> Option<&ToolMapping> {
         self.hooks.tools.iter().find(|t| glob_match(&t.name, tool))
     }
 }

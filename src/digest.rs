@@ -37,7 +37,7 @@ impl Digest {
 
     /// A reader that hashes everything read through it: the digest then names exactly the bytes
     /// that went on, to the store or elsewhere, without holding them.
-    pub fn tee<R: Read>(inner: R) -> Tee<R> {
+    pub(crate) fn tee<R: Read>(inner: R) -> Tee<R> {
         Tee {
             inner,
             hasher: blake3::Hasher::new(),
@@ -50,7 +50,7 @@ impl Digest {
     }
 
     /// Parse the 64-character hex form.
-    pub fn from_hex(s: &str) -> Option<Self> {
+    pub(crate) fn from_hex(s: &str) -> Option<Self> {
         blake3::Hash::from_hex(s)
             .ok()
             .map(|h| Digest(*h.as_bytes()))
@@ -58,14 +58,14 @@ impl Digest {
 }
 
 /// A reader hashing what passes through it (see [`Digest::tee`]).
-pub struct Tee<R> {
+pub(crate) struct Tee<R> {
     inner: R,
     hasher: blake3::Hasher,
 }
 
 impl<R> Tee<R> {
     /// The digest of every byte read so far.
-    pub fn digest(&self) -> Digest {
+    pub(crate) fn digest(&self) -> Digest {
         Digest(*self.hasher.finalize().as_bytes())
     }
 

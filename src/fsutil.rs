@@ -164,7 +164,7 @@ pub(crate) fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
 /// An exclusive `flock` on a file, released when dropped (and by the kernel when the process dies,
 /// which is what makes it a sound owner for git's owner-less `.lock` files).
 #[derive(Debug)]
-pub struct FileLock {
+pub(crate) struct FileLock {
     _file: File,
 }
 
@@ -279,7 +279,7 @@ pub(crate) fn open_parent_beneath(
 }
 
 /// The last component of `rel`.
-pub fn file_name(rel: &RelPath) -> &OsStr {
+pub(crate) fn file_name(rel: &RelPath) -> &OsStr {
     OsStr::from_bytes(
         rel.as_bytes()
             .rsplit(|b| *b == b'/')
@@ -645,7 +645,7 @@ pub(crate) fn write_settings_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// What [`remove_beneath`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Removed {
+pub(crate) enum Removed {
     /// What was at the path (a file, or a link itself) is gone.
     Done,
     /// Nothing was there.

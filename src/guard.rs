@@ -126,7 +126,7 @@ pub enum Verdict {
 }
 
 /// The decision table, as a pure function.
-pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
+pub(crate) fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
     let Some(seen) = seen else {
         return Verdict::Allow(Allow::Untracked);
     };
@@ -218,10 +218,10 @@ impl Check {
 
 /// This workspace's other sessions and git's `HEAD`, as a blind change consults them
 /// ([`Check::respect`]).
-pub struct Others<'a, 'j> {
+pub(crate) struct Others<'a, 'j> {
     pub(crate) journal: &'a Journal<'j>,
     /// The session making the change.
-    pub me: &'a SessionId,
+    pub(crate) me: &'a SessionId,
     pub(crate) ws: &'a crate::workspace::Workspace,
     /// The user's repository, opened when first needed and kept: a command under the shell
     /// guard may change thousands of files (`HEAD` itself is read again each time).
@@ -256,7 +256,7 @@ impl<'a, 'j> Others<'a, 'j> {
     /// Only the sessions the index of writers lists for the path are looked up
     /// ([`Journal::writers_of`]); an index that cannot be read fails closed, as an error.
     /// With each, the blob that holds those bytes in the journal store, when it is known.
-    pub fn writes(
+    pub(crate) fn writes(
         &self,
         path: &RelPath,
     ) -> Result<Vec<(Writer, Digest, Option<gix::ObjectId>)>, journal::Error> {
@@ -334,7 +334,7 @@ pub fn ended(tip: &journal::Tip) -> bool {
 
 /// Check `path` for the session of `others`: one map lookup, one hash of the file, no walk of
 /// anything; a blind change also asks the other sessions ([`Check::respect`]).
-pub fn check(
+pub(crate) fn check(
     others: &Others<'_, '_>,
     path: &RelPath,
     intent: Intent,

@@ -82,7 +82,7 @@ pub struct WorkspaceId(String);
 
 impl WorkspaceId {
     /// Validate an id read from disk.
-    pub fn parse(id: &str) -> Result<Self, InvalidId> {
+    pub(crate) fn parse(id: &str) -> Result<Self, InvalidId> {
         if id.len() == 32
             && id
                 .bytes()

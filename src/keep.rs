@@ -44,7 +44,7 @@ impl Kept {
 }
 
 /// The one line that says the bytes at `path` were kept before a blind change.
-pub fn line(path: &RelPath) -> String {
+pub(crate) fn line(path: &RelPath) -> String {
     format!(
         "kept the previous {path}: git stella recover {}",
         shell_word(&path.to_lossy())
@@ -64,7 +64,7 @@ fn shell_word(text: &str) -> String {
 
 /// The root files that keep `blob`, the bytes at `path` that call `call` replaced unseen: the
 /// blob under the path's folder of overwritten bytes, and the path itself beside it.
-pub fn overwritten(
+pub(crate) fn overwritten(
     journal: &Journal<'_>,
     path: &RelPath,
     call: &str,

@@ -29,7 +29,7 @@ impl RelPath {
     }
 
     /// The path as the OS sees it, relative to the root.
-    pub fn as_path(&self) -> &Path {
+    pub(crate) fn as_path(&self) -> &Path {
         Path::new(OsStr::from_bytes(&self.0))
     }
 
@@ -39,7 +39,7 @@ impl RelPath {
     }
 
     /// The folder holding the path (`None` for a path at the root).
-    pub fn parent(&self) -> Option<RelPath> {
+    pub(crate) fn parent(&self) -> Option<RelPath> {
         let at = self.0.iter().rposition(|b| *b == b'/')?;
         Some(RelPath(self.0[..at].to_vec()))
     }
@@ -221,7 +221,7 @@ impl From<RelPath> for Named {
 
 /// [`resolve`], keeping the link the caller named (a delete removes the link, like `rm(1)`, and
 /// a refusal names both).
-pub fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Error> {
+pub(crate) fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Error> {
     let target = resolve_public(root, cwd, path)?;
     let abs = absolute(cwd, path);
     let link = match (abs.symlink_metadata(), abs.parent(), abs.file_name()) {

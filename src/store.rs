@@ -87,7 +87,7 @@ pub enum Error {
 /// One line of a ref's reflog: a move from `old` to `new` (`None`: the ref did not exist), and
 /// the message the writer gave it (for a session, the step's summary).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReflogEntry {
+pub(crate) struct ReflogEntry {
     pub(crate) old: Option<ObjectId>,
     pub(crate) new: Option<ObjectId>,
     pub(crate) message: String,
@@ -117,7 +117,7 @@ impl std::fmt::Debug for Store {
 
 /// The signature on every journal commit and reflog entry. The store is opened isolated from the
 /// user's config, so there is no configured committer to fall back on.
-pub fn signature(time: gix::date::Time) -> gix::actor::Signature {
+pub(crate) fn signature(time: gix::date::Time) -> gix::actor::Signature {
     gix::actor::Signature {
         name: "Stella".into(),
         email: "stella@localhost".into(),
@@ -187,7 +187,7 @@ impl Store {
     }
 
     /// The object database, for reads.
-    pub fn objects(&self) -> &gix::odb::Handle {
+    pub(crate) fn objects(&self) -> &gix::odb::Handle {
         &self.objects
     }
 
@@ -214,7 +214,7 @@ impl Store {
 
     /// Whether steps are synced to disk before they count (`stella.fsync` in the store's own
     /// config, default on), as git's `core.fsync` is for its objects and refs.
-    pub fn fsync(&self) -> bool {
+    pub(crate) fn fsync(&self) -> bool {
         match self.repo() {
             Ok(repo) => repo
                 .config_snapshot()
@@ -282,7 +282,7 @@ impl Store {
     /// Remove loose object `id` when it is older than this process and does not read back
     /// whole: a file an earlier crash left broken, which this command's own step named because
     /// gix took it for the object it was writing. `Some(Leftover)` when it was removed.
-    pub fn remove_leftover(&self, id: &ObjectId) -> Result<Option<Error>, Error> {
+    pub(crate) fn remove_leftover(&self, id: &ObjectId) -> Result<Option<Error>, Error> {
         let hex = id.to_hex().to_string();
         let path = self.dir.join("objects").join(&hex[..2]).join(&hex[2..]);
         let old = std::fs::metadata(&path)
@@ -420,12 +420,12 @@ impl Store {
     }
 
     /// Take the store's writer lock.
-    pub fn lock(&self, deadline: Duration) -> Result<FileLock, Error> {
+    pub(crate) fn lock(&self, deadline: Duration) -> Result<FileLock, Error> {
         Ok(FileLock::acquire(&self.lock_path, deadline)?)
     }
 
     /// The commit a ref points at, if the ref exists.
-    pub fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
         match self.refs.try_find(name) {
             Ok(r) => Ok(r.and_then(|r| r.target.try_id().map(ToOwned::to_owned))),
             // A file that holds no id is damage to repair, not a failure to read.
@@ -449,7 +449,7 @@ impl Store {
 
     /// The reflog of ref `name`, oldest first. Lines a power cut left torn are skipped: the reflog
     /// is evidence for a repair, and what survives of it is still worth reading.
-    pub fn reflog(&self, name: &str) -> Result<Vec<ReflogEntry>, Error> {
+    pub(crate) fn reflog(&self, name: &str) -> Result<Vec<ReflogEntry>, Error> {
         let path = self.dir.join("logs").join(name);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -734,7 +734,7 @@ impl Store {
     }
 
     /// Every ref under `prefix` with the commit it points at, sorted by name.
-    pub fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
+    pub(crate) fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
         let platform = self
             .repo()?
             .references()
@@ -1059,7 +1059,7 @@ const PACK_COMPRESSION: i32 = 2;
 
 impl PackWriter {
     /// Add one whole object; its id.
-    pub fn add(&mut self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId, Error> {
+    pub(crate) fn add(&mut self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId, Error> {
         use std::io::Write;
         if self.left == 0 {
             return Err(self.io_err(std::io::Error::other("more objects than the pack counts")));
@@ -1087,7 +1087,7 @@ impl PackWriter {
 
     /// End the pack and wait for `git index-pack`: its objects are in the store, synced (with
     /// `stella.fsync`), and readable once this returns.
-    pub fn finish(mut self) -> Result<(), Error> {
+    pub(crate) fn finish(mut self) -> Result<(), Error> {
         use std::io::Write;
         if self.left != 0 {
             return Err(self.io_err(std::io::Error::other("fewer objects than the pack counts")));

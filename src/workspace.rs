@@ -51,7 +51,7 @@ pub struct Workspace {
     pub id: WorkspaceId,
     pub(crate) data_dir: PathBuf,
     /// Whether git's environment overrides are in play (see [`Settings::git_env_overrides`]).
-    pub git_env_overrides: bool,
+    pub(crate) git_env_overrides: bool,
 }
 
 /// Something a person should hear about, said once on stderr by the CLI.
@@ -329,7 +329,7 @@ impl Workspace {
     }
 
     /// `<data dir>/workspaces/<id>`.
-    pub fn id_dir(&self) -> PathBuf {
+    pub(crate) fn id_dir(&self) -> PathBuf {
         self.data_dir.join("workspaces").join(self.id.as_str())
     }
 

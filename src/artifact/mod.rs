@@ -52,7 +52,7 @@ pub use write::write_bundle;
 pub(crate) use write::write_bundle_with;
 
 /// The format this build writes.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// The formats this build reads. Each release reads the current format and at least the two
 /// before it.
@@ -74,7 +74,7 @@ pub struct Manifest {
     /// The id of the session packed.
     pub session: String,
     /// The workspace `HEAD` when the artifact was made; `none` on an unborn branch.
-    pub base: String,
+    pub(crate) base: String,
     /// The hash of the workspace's repository: `sha1` or `sha256`.
     pub object_format: String,
     /// What wrote it: `git-stella <version>`.

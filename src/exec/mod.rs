@@ -159,7 +159,7 @@ impl Report {
 }
 
 /// An exit status as a shell reports it.
-pub fn exit_code(status: ExitStatus) -> u8 {
+pub(crate) fn exit_code(status: ExitStatus) -> u8 {
     match (status.code(), status.signal()) {
         (Some(c), _) => c as u8,
         (None, Some(s)) => 128u8.wrapping_add(s as u8),

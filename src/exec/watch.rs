@@ -61,7 +61,7 @@ impl Watch {
         })
     }
 
-    pub fn raw(&self) -> RawFd {
+    pub(crate) fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
@@ -89,7 +89,7 @@ impl Watch {
     }
 
     /// The files closed after writing since the last call, in order (workspace paths).
-    pub fn closed(&mut self) -> Vec<RelPath> {
+    pub(crate) fn closed(&mut self) -> Vec<RelPath> {
         let mut out = Vec::new();
         let mut buf = std::mem::take(&mut self.buf);
         loop {

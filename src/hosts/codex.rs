@@ -34,7 +34,7 @@ use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wirin
 use super::{Answer, Error, Hook, Host, Op, ToolPayload};
 
 /// The agent's name, as `git stella hook codex` spells it.
-pub const AGENT: &str = "codex";
+pub(crate) const AGENT: &str = "codex";
 
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
 pub(crate) const SETTINGS: &str = ".codex/hooks.json";
@@ -44,7 +44,7 @@ pub(crate) const SETTINGS: &str = ".codex/hooks.json";
 pub(crate) const MATCHER: &str = "^(apply_patch|Bash)$";
 
 /// Codex CLI in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Codex",
     answers: "Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch and Bash)",
@@ -134,7 +134,7 @@ fn trust(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// Codex CLI.
-pub struct Codex;
+pub(crate) struct Codex;
 
 impl Host for Codex {
     const NAME: &'static str = AGENT;
@@ -320,7 +320,7 @@ fn patch_text(tool_input: &Value) -> Option<&str> {
 
 /// Codex's hooks file at `path` ([`SETTINGS`] in a project or the home folder), and Stella's
 /// entries there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command});
     let events = [
         ("PreToolUse", Some(MATCHER), true),

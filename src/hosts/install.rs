@@ -206,7 +206,7 @@ pub fn find_portable(path_var: Option<&OsStr>, home: Option<&Path>) -> Option<Pa
 /// Claude Code 2.1 quotes everything before the prefix's last ` -` as one word, the program, so
 /// the prefix is the program and one flag (`git-stella --claude-code-shell`, which the command
 /// line rewrites to `exec --host claude-code`), and the path is left unquoted for it to quote.
-pub fn shell_prefix(launch: &Launch) -> String {
+pub(crate) fn shell_prefix(launch: &Launch) -> String {
     match launch {
         Launch::At(exe) => format!("{} {PREFIX_ARGS}", exe.to_string_lossy()),
         // Claude Code runs the prefix's program by name: found on PATH.
@@ -287,18 +287,18 @@ pub struct HooksFile {
     pub(crate) shape: Shape,
     /// The word after `hook` in Stella's command for this host: a handler that runs
     /// `<git-stella> hook <agent>` is Stella's, whatever path named the binary.
-    pub agent: &'static str,
+    pub(crate) agent: &'static str,
     pub(crate) wanted: Vec<Wanted>,
     /// A top-level key the file must have (Cursor's `version`), added when missing.
-    pub header: Option<(&'static str, Value)>,
+    pub(crate) header: Option<(&'static str, Value)>,
     /// Claude Code's shell prefix, set under `env` unless a prefix of the user's is there.
-    pub shell_prefix: Option<String>,
+    pub(crate) shell_prefix: Option<String>,
     /// Matchers earlier versions of Stella wrote for its own entries: an install brings them up
     /// to date (a matcher that is none of these is the user's choice, and stays).
     pub(crate) former_matchers: &'static [&'static str],
     /// The host reads the file with `//` and `/* */` comments (Gemini CLI): so does Stella,
     /// and its edits keep them.
-    pub comments: bool,
+    pub(crate) comments: bool,
 }
 
 impl HooksFile {

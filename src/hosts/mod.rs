@@ -66,7 +66,7 @@ impl Answer {
     }
 
     /// Exit 0 with one line of JSON on stdout.
-    pub fn json(value: &serde_json::Value) -> Answer {
+    pub(crate) fn json(value: &serde_json::Value) -> Answer {
         let mut stdout = serde_json::to_vec(value).expect("a JSON value serialises");
         stdout.push(b'\n');
         Answer {
@@ -77,7 +77,7 @@ impl Answer {
     }
 
     /// Exit 1 with the error on stderr: the host reports it and lets the tool run.
-    pub fn failed(error: &(dyn std::error::Error + 'static)) -> Answer {
+    pub(crate) fn failed(error: &(dyn std::error::Error + 'static)) -> Answer {
         Answer {
             stdout: Vec::new(),
             code: 1,
@@ -92,7 +92,7 @@ pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// An error and its causes as `error: …` and `caused by: …` lines, without a final newline.
-pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     crate::report::Report::of(e).render()
 }
 
@@ -224,7 +224,7 @@ pub(crate) fn within_budget(
 
 /// One agent host: how its payloads read, what its answers look like. Everything else is the
 /// core's.
-pub trait Host {
+pub(crate) trait Host {
     /// The host's name as `git stella hook <name>` spells it (also the scratch folder's name).
     const NAME: &'static str;
     /// The payload, typed: its fields as the captured payloads carry them.
@@ -257,7 +257,7 @@ pub trait Host {
 }
 
 /// Where a payload comes from: the host's session (and subagent) and the folder it names.
-pub trait Sited {
+pub(crate) trait Sited {
     /// The host's session id and, for a subagent, its agent id.
     fn ids(&self) -> (&str, Option<&str>);
     /// The folder the payload names, if it names one.
@@ -269,12 +269,12 @@ pub trait Sited {
 /// stay JSON: their shape is the tool's (an adapter types the ones it reads), and a project may
 /// map a tool Stella does not know by the name of its path field.
 #[derive(Debug, Deserialize)]
-pub struct ToolPayload {
+pub(crate) struct ToolPayload {
     pub(crate) hook_event_name: String,
     pub(crate) session_id: String,
     /// A Claude Code subagent's id.
     #[serde(default)]
-    pub agent_id: Option<String>,
+    pub(crate) agent_id: Option<String>,
     #[serde(default)]
     pub(crate) cwd: Option<PathBuf>,
     #[serde(default)]
@@ -283,7 +283,7 @@ pub struct ToolPayload {
     pub(crate) prompt_id: Option<String>,
     /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
     #[serde(default)]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     #[serde(default)]
     pub(crate) tool_name: Option<String>,
     #[serde(default)]
@@ -292,7 +292,7 @@ pub struct ToolPayload {
     pub(crate) tool_response: Value,
     /// The tool call's id (Gemini CLI sends none).
     #[serde(default)]
-    pub tool_use_id: Option<String>,
+    pub(crate) tool_use_id: Option<String>,
 }
 
 impl Sited for ToolPayload {
@@ -334,7 +334,8 @@ pub(crate) fn additional_context(event: &str, for_model: &str, person: Option<&s
 }
 
 /// Answer one payload given as bytes.
-pub fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
+#[cfg(test)]
+pub(crate) fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
     match serde_json::from_slice::<Value>(input) {
         Ok(raw) => answer_raw::<H>(env, &raw),
         Err(e) => Answer::failed(&Error::BadPayload(e)),

@@ -48,7 +48,7 @@ pub struct Spec {
     /// The host's settings for one checkout, if it reads such a file (`--local`).
     pub local: Option<&'static str>,
     /// The user's file (hooks for every project) under `home`, where the host reads it.
-    pub user: fn(home: &Path, var: Var<'_>) -> PathBuf,
+    pub(crate) user: fn(home: &Path, var: Var<'_>) -> PathBuf,
     /// How Stella's hooks are written into those files.
     pub wiring: Wiring,
     /// How the model's shell commands reach the shell guard.
@@ -267,7 +267,7 @@ impl Look<'_> {
     }
 
     /// An environment variable that is set, and not empty.
-    pub fn var(&self, name: &str) -> Option<OsString> {
+    pub(crate) fn var(&self, name: &str) -> Option<OsString> {
         (self.var)(name).filter(|v| !v.is_empty())
     }
 
@@ -327,7 +327,7 @@ pub(crate) fn folder_from(var: Var<'_>, name: &str, otherwise: impl FnOnce() -> 
 }
 
 /// A path with its links resolved, or as given when it cannot be.
-pub fn resolved(path: &Path) -> PathBuf {
+pub(crate) fn resolved(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 

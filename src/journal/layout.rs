@@ -58,11 +58,11 @@ pub enum RootFile {
 pub(crate) const TRANSCRIPTS: &str = "transcript";
 
 /// The folder of the host adapters' files.
-pub const HOSTS: &str = "hosts";
+pub(crate) const HOSTS: &str = "hosts";
 
 impl RootFile {
     /// Its path in the step tree.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             RootFile::Session => "session.toml".into(),
             RootFile::Turn => "turn.toml".into(),
@@ -95,7 +95,7 @@ pub(crate) fn overwritten_dir(path: &RelPath) -> String {
 
 /// A TOML file of the step tree, read leniently: a file that does not parse reads as absent
 /// (the journal's history stays readable across versions of these files).
-pub fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Option<T> {
+pub(crate) fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Option<T> {
     toml::from_str(std::str::from_utf8(bytes).ok()?).ok()
 }
 
@@ -112,7 +112,7 @@ pub struct Provenance {
     /// BLAKE3 of the artifact file.
     pub artifact: String,
     /// The base commit of that artifact, if any.
-    pub base: Option<String>,
+    pub(crate) base: Option<String>,
     /// When it was replayed.
     pub replayed: String,
 }
@@ -129,27 +129,27 @@ pub struct SessionFile {
     /// Where a host wrote the transcript, as stores of earlier versions kept it here (now in
     /// `hosts/<host>.toml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
 }
 
 /// `undo.toml`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UndoFile {
+pub(crate) struct UndoFile {
     /// The step the last undo recorded.
-    pub step: u64,
+    pub(crate) step: u64,
 }
 
 /// `hosts/<host>.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostFile {
+pub(crate) struct HostFile {
     /// Where the host writes the conversation's transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
 }
 
 /// `transcript/<name>/meta`: what a stored transcript is made of.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TranscriptMeta {
+pub(crate) struct TranscriptMeta {
     pub(crate) len: u64,
     pub(crate) digest: String,
     pub(crate) chunks: u64,

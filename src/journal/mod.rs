@@ -49,7 +49,7 @@ pub const SESSIONS: &str = "refs/stella/sessions/";
 
 /// Where dropped sessions wait, until gc expires them: `<DROPPED><id>/<Unix second dropped>`,
 /// with `.N` after it for the Nth more drop of that id in the same second.
-pub const DROPPED: &str = "refs/stella/dropped/";
+pub(crate) const DROPPED: &str = "refs/stella/dropped/";
 
 /// What [`Journal::drop_session`] did with the session's journal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +111,7 @@ impl Seen {
 /// `forgot` file, so it lasts until the session is dropped; a path the session reads or writes
 /// again has its own entry and is judged by that.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Forgot {
+pub(crate) enum Forgot {
     /// Everything: the session's journal was gone, so any path may be one it knew.
     All,
     /// These paths: the steps a repair dropped touched them.
@@ -120,7 +120,7 @@ pub enum Forgot {
 
 impl Forgot {
     /// Its bytes in the step tree: `*`, or the paths each ended by a NUL.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         match self {
             Forgot::All => b"*".to_vec(),
             Forgot::Paths(paths) => {
@@ -152,7 +152,7 @@ impl Forgot {
     }
 
     /// Whether `path` may be one the session lost.
-    pub fn covers(&self, path: &RelPath) -> bool {
+    pub(crate) fn covers(&self, path: &RelPath) -> bool {
         match self {
             Forgot::All => true,
             Forgot::Paths(paths) => paths.contains(path),
@@ -251,7 +251,7 @@ pub enum RootEdit {
 
 /// A step to record.
 #[derive(Clone, Debug, Default)]
-pub struct Step {
+pub(crate) struct Step {
     /// The first line of the step's commit message, e.g. `read src/a.rs`.
     pub summary: String,
     pub(crate) map: Vec<MapEdit>,
@@ -598,7 +598,7 @@ impl<'s> Journal<'s> {
     }
 
     /// The session's tip, if the session exists.
-    pub fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
+    pub(crate) fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
         match self.tip_commit(id)? {
             Some(commit) => self.read_tip(id.as_str(), commit).map(Some),
             None => Ok(None),

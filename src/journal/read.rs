@@ -252,7 +252,7 @@ impl Journal<'_> {
 
     /// The keys ([`map_key`]) of the entries that differ between two map trees, without reading
     /// the entries themselves.
-    pub fn map_changed_keys(
+    pub(crate) fn map_changed_keys(
         &self,
         before: Option<ObjectId>,
         after: Option<ObjectId>,

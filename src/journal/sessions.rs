@@ -105,7 +105,7 @@ impl Journal<'_> {
     }
 
     /// Delete the session's ref and reflog.
-    pub fn drop_session(&self, id: &SessionId) -> Result<DropOutcome, Error> {
+    pub(crate) fn drop_session(&self, id: &SessionId) -> Result<DropOutcome, Error> {
         // A damaged journal is removed, not set aside: nothing whole could come back, and
         // git's gc stops at a ref whose objects are missing.
         if !self.store.is_whole(&session_ref(id))? {
@@ -171,7 +171,7 @@ impl Journal<'_> {
     }
 
     /// Bring back the last drop of session `id`, as it was when dropped.
-    pub fn undrop(&self, id: &SessionId) -> Result<Dropped, Error> {
+    pub(crate) fn undrop(&self, id: &SessionId) -> Result<Dropped, Error> {
         if self.try_tip(id)?.is_some() {
             return Err(Error::SessionExists { id: id.clone() });
         }

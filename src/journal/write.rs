@@ -5,7 +5,7 @@ use super::*;
 
 /// A step whose objects are written, waiting for [`Journal::commit`].
 #[derive(Clone, Copy, Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     parent: ObjectId,
     commit: ObjectId,
 }
@@ -35,7 +35,7 @@ impl<'s> Journal<'s> {
     /// Start session `id` with `session_toml` as its metadata, on top of `parent` (an artifact's
     /// tip when replaying) or as a new history. `step`'s edits land in the same first commit, so a
     /// replayed session is guarded from its first step on.
-    pub fn start(
+    pub(crate) fn start(
         &self,
         id: &SessionId,
         session: &layout::SessionFile,
@@ -153,7 +153,7 @@ impl<'s> Journal<'s> {
     }
 
     /// Record one step: all of its edits land in one commit, or none do.
-    pub fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
+    pub(crate) fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
         self.record_in(id, step, None)
     }
 
@@ -224,7 +224,7 @@ impl<'s> Journal<'s> {
     /// Write every object of `step` on top of the session's tip now, without moving the session:
     /// what can fail for want of space or permission fails here, before the caller touches the
     /// tree. [`Journal::commit`] then moves the session in one ref update.
-    pub fn prepare(&self, id: &SessionId, step: &Step) -> Result<Prepared, Error> {
+    pub(crate) fn prepare(&self, id: &SessionId, step: &Step) -> Result<Prepared, Error> {
         let tip = self
             .store
             .tip(&session_ref(id))?
@@ -249,7 +249,7 @@ impl<'s> Journal<'s> {
 
     /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
     /// the session landed in between.
-    pub fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
+    pub(crate) fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
         let name = session_ref(id);
         let new = self
             .store

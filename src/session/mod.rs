@@ -181,7 +181,8 @@ impl<'c> Session<'c> {
     }
 
     /// The workspace it belongs to.
-    pub fn context(&self) -> &'c Context {
+    #[cfg(test)]
+    pub(crate) fn context(&self) -> &'c Context {
         self.ctx
     }
 }
@@ -264,7 +265,7 @@ impl Context {
 
     /// The project's configuration, checked whole before any write Stella makes or allows
     /// ([`crate::config::check`]): an invalid one refuses every write at every entry point.
-    pub fn config(&self) -> Result<crate::config::Config, Error> {
+    pub(crate) fn config(&self) -> Result<crate::config::Config, Error> {
         Ok(crate::config::check(&self.ws)?)
     }
 

@@ -46,9 +46,9 @@ impl Version {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Replaced {
     /// The digest of the bytes that were there; `None` when nothing was (a create).
-    pub digest: Option<Digest>,
+    pub(crate) digest: Option<Digest>,
     /// Those bytes, when they were kept for `undo`.
-    pub kept: Option<ObjectId>,
+    pub(crate) kept: Option<ObjectId>,
 }
 
 impl Replaced {
@@ -58,7 +58,7 @@ impl Replaced {
     }
 
     /// Bytes with `digest` were there, and were not kept.
-    pub fn unkept(digest: Option<Digest>) -> Replaced {
+    pub(crate) fn unkept(digest: Option<Digest>) -> Replaced {
         Replaced { digest, kept: None }
     }
 }
@@ -153,7 +153,7 @@ pub fn moved(from: &RelPath, to: &RelPath) -> MapEdit {
 /// How a session came by the bytes now at a path, for the operations that store them from the
 /// disk ([`crate::session::Context::file_edit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sight {
+pub(crate) enum Sight {
     /// It read them.
     Read,
     /// It wrote them, over what `Replaced` says.
@@ -162,7 +162,7 @@ pub enum Sight {
 
 impl Sight {
     /// The event for `version` at `path`, seen this way.
-    pub fn edit(self, path: &RelPath, version: Version) -> MapEdit {
+    pub(crate) fn edit(self, path: &RelPath, version: Version) -> MapEdit {
         match self {
             Sight::Read => read(path, version),
             Sight::Wrote(replaced) => wrote(path, version, replaced),

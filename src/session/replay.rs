@@ -204,7 +204,7 @@ fn check_paths<'a>(paths: impl Iterator<Item = &'a RelPath>) -> Result<(), Error
 
 impl Context {
     /// Re-hash every fingerprint path in this tree; the paths that differ, and how.
-    pub fn verify(&self, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, Error> {
+    pub(crate) fn verify(&self, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, Error> {
         verify_in(&self.ws.root, head)
     }
 

@@ -154,7 +154,7 @@ pub struct Opened {
     pub head: Head,
     /// The file named; for a ref, a bundle Stella packed from it, and for a pipe, a copy of what
     /// came through it, each in a private temporary folder that lives as long as this value.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     _packed: Option<tempfile::TempDir>,
 }
 

@@ -9,7 +9,7 @@ use libc::{sock_filter, sock_fprog};
 
 /// Which system call a notification is about, as the supervisor decodes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Call {
+pub(crate) enum Call {
     /// `open`/`openat`/`creat`: `(dirfd arg, path arg, flags, mode)`; `flags` is `None` where it
     /// is a constant (`creat`).
     Open {
@@ -163,7 +163,7 @@ enum Label {
 /// file, and every call that can move a working folder or start a thread ([`Call::Cwd`],
 /// [`Call::Start`]), is sent
 /// to the supervisor; everything else passes.
-pub fn program() -> Vec<sock_filter> {
+pub(crate) fn program() -> Vec<sock_filter> {
     use Label::*;
     use Op::*;
     let mut ops = Vec::new();

@@ -119,7 +119,7 @@ pub(crate) enum Received {
 }
 
 /// Receive what [`install_in_child`] sent, without waiting.
-pub fn receive(sock: RawFd) -> io::Result<Received> {
+pub(crate) fn receive(sock: RawFd) -> io::Result<Received> {
     let mut buf = [0u8; 4];
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
@@ -238,7 +238,7 @@ pub(crate) struct Listener {
 
 /// How to answer a notification.
 #[derive(Debug)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// Let the kernel carry out the call as the process asked.
     Continue,
     /// Fail the call with this errno.
@@ -296,12 +296,12 @@ impl Listener {
         }
     }
 
-    pub fn raw(&self) -> RawFd {
+    pub(crate) fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
     /// Answer each notification with what `answer` says, until process `pid` exits.
-    pub fn serve(
+    pub(crate) fn serve(
         &self,
         pid: u32,
         mut answer: impl FnMut(&seccomp_notif) -> Answer,
@@ -404,12 +404,12 @@ impl Listener {
 
     /// Whether the process behind `id` is still the one that made the call (so what was read
     /// from its memory belongs to it).
-    pub fn valid(&self, id: u64) -> bool {
+    pub(crate) fn valid(&self, id: u64) -> bool {
         // SAFETY: NOTIF_ID_VALID reads one u64.
         unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
     }
 
-    pub fn answer(&self, id: u64, answer: Answer) {
+    pub(crate) fn answer(&self, id: u64, answer: Answer) {
         // On the stack unless the kernel's struct has grown past it.
         let mut small = [0u64; 16];
         let mut large = Vec::new();
