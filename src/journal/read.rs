@@ -331,7 +331,7 @@ impl Journal<'_> {
     }
 
     /// A top-level TOML file at the session's tip, typed (see [`layout::parse`]).
-    pub fn root_toml<T: for<'de> serde::Deserialize<'de>>(
+    pub(crate) fn root_toml<T: for<'de> serde::Deserialize<'de>>(
         &self,
         id: &SessionId,
         file: &RootFile,

@@ -180,6 +180,16 @@ impl<'c> Session<'c> {
         self.id
     }
 
+    /// What the session's `session.toml` says: when it started and the replays it descends
+    /// from; empty for a session that has none.
+    pub fn metadata(&self) -> Result<journal::layout::SessionFile, Error> {
+        let file = self
+            .ctx
+            .journal()
+            .root_toml(self.id, &journal::RootFile::Session)?;
+        Ok(file.unwrap_or_default())
+    }
+
     /// The workspace it belongs to.
     #[cfg(test)]
     pub(crate) fn context(&self) -> &'c Context {
