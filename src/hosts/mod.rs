@@ -27,16 +27,16 @@ use crate::session;
 use crate::session::turn::TurnError;
 use crate::workspace::{self, Settings};
 
-pub mod claude_code;
-pub mod codex;
-pub mod copilot;
+pub(crate) mod claude_code;
+pub(crate) mod codex;
+pub(crate) mod copilot;
 mod core;
-pub mod cursor;
-pub mod gemini;
+pub(crate) mod cursor;
+pub(crate) mod gemini;
 pub mod install;
 pub mod opencode;
 mod patch;
-pub mod qwen;
+pub(crate) mod qwen;
 pub mod registry;
 
 pub(crate) use crate::config::Access;

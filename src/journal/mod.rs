@@ -33,7 +33,7 @@ use crate::ids::SessionId;
 use crate::paths::RelPath;
 use crate::store::{self, Store};
 
-pub mod layout;
+pub(crate) mod layout;
 mod read;
 mod sessions;
 mod write;
@@ -41,8 +41,8 @@ mod writers;
 
 pub(crate) use write::Batch;
 
-pub use layout::RootFile;
-pub(crate) use layout::{Provenance, overwritten_dir};
+pub(crate) use layout::overwritten_dir;
+pub use layout::{Provenance, RootFile, SessionFile};
 
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";

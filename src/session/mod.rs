@@ -182,7 +182,7 @@ impl<'c> Session<'c> {
 
     /// What the session's `session.toml` says: when it started and the replays it descends
     /// from; empty for a session that has none.
-    pub fn metadata(&self) -> Result<journal::layout::SessionFile, Error> {
+    pub fn metadata(&self) -> Result<journal::SessionFile, Error> {
         let file = self
             .ctx
             .journal()
