@@ -210,7 +210,10 @@ pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, Error> {
 
 /// What the project chose for a hook that fails (`.stella/config.toml`, else git config), if it
 /// chose.
-pub(crate) fn on_error_choice(settings: &Settings, cwd: &Path) -> Result<Option<OnErrorSetting>, Error> {
+pub(crate) fn on_error_choice(
+    settings: &Settings,
+    cwd: &Path,
+) -> Result<Option<OnErrorSetting>, Error> {
     let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
         return Ok(None);
     };

@@ -346,7 +346,12 @@ pub(crate) fn check(
 }
 
 /// [`check`] with the map entry already at hand.
-pub(crate) fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: Intent) -> Check {
+pub(crate) fn check_entry(
+    entry: Option<Entry>,
+    root: &Path,
+    path: &RelPath,
+    intent: Intent,
+) -> Check {
     // An untracked path needs no hashing: nothing the session saw can be lost.
     let disk = if entry.is_some() {
         Disk::probe(&path.under(root))
@@ -358,7 +363,12 @@ pub(crate) fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, int
 
 /// [`check_entry`] with what is on disk already known: hashed by a caller that holds the file's
 /// folder and opened it once to wait for it and hash it.
-pub(crate) fn check_against(entry: Option<Entry>, path: &RelPath, intent: Intent, disk: Disk) -> Check {
+pub(crate) fn check_against(
+    entry: Option<Entry>,
+    path: &RelPath,
+    intent: Intent,
+    disk: Disk,
+) -> Check {
     let verdict = decide(entry.as_ref().map(|e| e.seen), &disk, intent);
     tracing::info!(path = %path, tracked = entry.is_some(), "guard: {verdict:?}");
     Check {
@@ -607,7 +617,12 @@ pub fn change_summary(
 }
 
 /// A unified diff from the bytes the session saw to the bytes on disk.
-pub(crate) fn unified_diff(path: &RelPath, seen: &[u8], now: &[u8], limit: Option<usize>) -> String {
+pub(crate) fn unified_diff(
+    path: &RelPath,
+    seen: &[u8],
+    now: &[u8],
+    limit: Option<usize>,
+) -> String {
     let (Ok(seen), Ok(now)) = (std::str::from_utf8(seen), std::str::from_utf8(now)) else {
         return format!("(no diff shown: {path} is a binary file)");
     };

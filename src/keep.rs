@@ -28,7 +28,10 @@ pub struct Kept {
 impl Kept {
     /// The step's root files that keep them where `recover PATH` and `recover --all` find
     /// them (see [`overwritten`]).
-    pub(crate) fn root_edits(&self, journal: &Journal<'_>) -> Result<Vec<RootEdit>, journal::Error> {
+    pub(crate) fn root_edits(
+        &self,
+        journal: &Journal<'_>,
+    ) -> Result<Vec<RootEdit>, journal::Error> {
         overwritten(
             journal,
             &self.path,

@@ -148,7 +148,11 @@ fn repaired_text(reports: &[Report]) -> String {
 /// Repair the store after `damage` was found, `hint` being the session the command was acting
 /// on: the error to report instead, naming what was lost, or `damage` itself when no session
 /// turns out damaged (the object was not one a session needs).
-pub(crate) fn on_damage(journal: &Journal<'_>, hint: Option<&SessionId>, damage: journal::Error) -> Error {
+pub(crate) fn on_damage(
+    journal: &Journal<'_>,
+    hint: Option<&SessionId>,
+    damage: journal::Error,
+) -> Error {
     match repair(journal, hint) {
         Ok(reports) if !reports.is_empty() => Error::Repaired {
             reports,

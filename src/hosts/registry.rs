@@ -320,7 +320,11 @@ pub(crate) fn jsonc_file(path: &Path) -> Value {
 
 /// The folder the environment variable `name` names, when it is set and not empty (a host's
 /// `CODEX_HOME`, `COPILOT_HOME`…), else `otherwise`.
-pub(crate) fn folder_from(var: Var<'_>, name: &str, otherwise: impl FnOnce() -> PathBuf) -> PathBuf {
+pub(crate) fn folder_from(
+    var: Var<'_>,
+    name: &str,
+    otherwise: impl FnOnce() -> PathBuf,
+) -> PathBuf {
     var(name)
         .filter(|d| !d.is_empty())
         .map_or_else(otherwise, PathBuf::from)

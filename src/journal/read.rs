@@ -49,7 +49,11 @@ impl Journal<'_> {
 
     /// What the session saw of `path` in tree `tree`, and whether the journal holds those bytes:
     /// [`Journal::lookup_at`] without reading the path back (for callers that only compare).
-    pub(crate) fn seen_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<(Seen, bool)>, Error> {
+    pub(crate) fn seen_at(
+        &self,
+        tree: ObjectId,
+        path: &RelPath,
+    ) -> Result<Option<(Seen, bool)>, Error> {
         let Some(folder) = self.tree_entry(&tree, &entry_dir(path))? else {
             return Ok(self
                 .forgets(tree, path)?
@@ -352,7 +356,11 @@ impl Journal<'_> {
     /// The bytes of a top-level journal file in a step tree.
     /// The blob id of a top-level journal file in step tree `tree`: comparing ids tells whether a
     /// step changed the file without reading it.
-    pub(crate) fn root_file_id(&self, tree: ObjectId, file: &RootFile) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn root_file_id(
+        &self,
+        tree: ObjectId,
+        file: &RootFile,
+    ) -> Result<Option<ObjectId>, Error> {
         Ok(self.tree_entry(&tree, &file.name())?.map(|e| e.oid))
     }
 

@@ -249,7 +249,12 @@ impl<'s> Journal<'s> {
 
     /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
     /// the session landed in between.
-    pub(crate) fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
+    pub(crate) fn commit(
+        &self,
+        id: &SessionId,
+        step: &Step,
+        prepared: Prepared,
+    ) -> Result<Tip, Error> {
         let name = session_ref(id);
         let new = self
             .store

@@ -1039,7 +1039,11 @@ impl Session<'_> {
     /// what `sees` was shown is exactly the version recorded, and a large file streams, so a
     /// tool can cut what it shows from a file of any size with flat memory. `None` when the file
     /// does not exist, or when `sees` does not [keep](Sees::keep) what it was shown.
-    pub(crate) fn read_seeing(&self, path: &RelPath, sees: &mut dyn Sees) -> Result<Option<Tip>, Error> {
+    pub(crate) fn read_seeing(
+        &self,
+        path: &RelPath,
+        sees: &mut dyn Sees,
+    ) -> Result<Option<Tip>, Error> {
         let Some(edit) = self
             .ctx
             .file_edit_seen(path, Sight::Read, None, Some(&mut *sees))?

@@ -293,7 +293,10 @@ impl crate::session::Session<'_> {
     /// Store the transcript's new bytes as a step of its own, inside a turn or not: a host may
     /// flush its transcript after the event that ended the turn, so adapters capture it again at
     /// the next event. Records nothing when the stored copy is already complete.
-    pub(crate) fn capture_transcript(&self, transcript: Transcript<'_>) -> Result<Option<Tip>, TurnError> {
+    pub(crate) fn capture_transcript(
+        &self,
+        transcript: Transcript<'_>,
+    ) -> Result<Option<Tip>, TurnError> {
         let id = self.id;
         let summary = format!("transcript {}", transcript.name);
         let edits = self.transcript_edits(transcript)?;

@@ -161,7 +161,10 @@ pub struct Opened {
 /// Pack the checkpoint ref `name` of `repo` into a bundle in a private temporary folder, as
 /// `checkpoint` writes one; the bundle's path, and the folder, which is removed when dropped.
 /// [`Source::open`] reads it back like any file: a ref and a file meet the same checks.
-pub(crate) fn pack_ref(repo: &gix::Repository, name: &str) -> Result<(PathBuf, tempfile::TempDir), Error> {
+pub(crate) fn pack_ref(
+    repo: &gix::Repository,
+    name: &str,
+) -> Result<(PathBuf, tempfile::TempDir), Error> {
     let no_ref = || Error::NoRef {
         name: name.to_owned(),
     };

@@ -15,9 +15,9 @@ mod render;
 mod scratch;
 mod shell;
 
-use render::{Base, REPLAY_MAX, may_render};
 pub use render::landed;
 pub(crate) use render::renders_as;
+use render::{Base, REPLAY_MAX, may_render};
 use scratch::{clean_key, stat_key};
 pub(crate) use shell::shell_quote;
 
@@ -230,7 +230,11 @@ impl Hook {
     /// guarded, and all refusals are given together. Reads and shell commands note how things
     /// stand, for the after-event. `key` ties the two events together (the host's tool call id;
     /// hosts without one get a key per path).
-    pub(crate) fn before(&mut self, ops: &[Op], key: Option<&str>) -> Result<Option<String>, Error> {
+    pub(crate) fn before(
+        &mut self,
+        ops: &[Op],
+        key: Option<&str>,
+    ) -> Result<Option<String>, Error> {
         // Each path a write names is resolved once: into a private folder denies the whole
         // call; outside the workspace is none of Stella's business.
         let mut checks = Vec::new();
@@ -634,7 +638,12 @@ impl Hook {
     }
 
     /// The edit recording that the session saw (or wrote) `bytes` at `path`.
-    pub(crate) fn saw(&mut self, path: &RelPath, bytes: &[u8], sight: Sight) -> Result<MapEdit, Error> {
+    pub(crate) fn saw(
+        &mut self,
+        path: &RelPath,
+        bytes: &[u8],
+        sight: Sight,
+    ) -> Result<MapEdit, Error> {
         let abs = self.abs(path);
         Ok(self.context()?.seen_edit(path, &abs, bytes, sight)?)
     }
