@@ -3,7 +3,7 @@
 //!
 //! One rule holds at every entry point (hooks, `write`/`rm` and the other guarded writes, MCP,
 //! the shell guard): while either is invalid, nothing can say what the project meant, so every
-//! write Stella checks is refused, naming the error ([`check`]). Reads are still recorded.
+//! write Stella checks is refused, naming the error (`check`). Reads are still recorded.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -14,7 +14,7 @@
 //! A path the session does not track is a blind change, which destroys nothing the session
 //! planned against; but when the bytes there are exactly what another live session last wrote,
 //! and git's `HEAD` does not hold them, it would destroy that session's uncommitted work: refused
-//! too ([`Check::respect`]), unless the caller is about to write those very bytes.
+//! too (`Check::respect`), unless the caller is about to write those very bytes.
 
 use std::fmt::Write as _;
 use std::io;

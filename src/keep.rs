@@ -2,7 +2,7 @@
 //! journal first unless git's `HEAD` holds them, so `git stella recover PATH` gives back a
 //! person's uncommitted edit or an untracked file that a session overwrote or deleted unseen.
 //!
-//! Bounded: a file larger than [`FILE_MAX`], or past [`COMMAND_MAX`] kept by one command, is not
+//! Bounded: a file larger than `FILE_MAX`, or past `COMMAND_MAX` kept by one command, is not
 //! kept, and the change is refused instead (fail closed: bytes Stella cannot keep are not lost
 //! quietly).
 
@@ -40,7 +40,7 @@ impl Kept {
         )
     }
 
-    /// The one line that tells the caller ([`line()`]).
+    /// The one line that tells the caller (`line()`).
     pub fn line(&self) -> String {
         line(&self.path)
     }
@@ -101,7 +101,7 @@ pub enum Error {
         path: RelPath,
         /// Its size in bytes.
         size: u64,
-        /// The limit it passed, in bytes: [`FILE_MAX`] or [`COMMAND_MAX`].
+        /// The limit it passed, in bytes: `FILE_MAX` or `COMMAND_MAX`.
         max: u64,
         /// Which limit, as the message says it: `of one file` or `in one command`.
         what: &'static str,

@@ -82,7 +82,7 @@ pub enum Error {
         /// The path as the caller gave it.
         path: PathBuf,
     },
-    /// The path lies in a private area ([`private_area`]), and the caller is a way in.
+    /// The path lies in a private area (`private_area`), and the caller is a way in.
     #[error("'{}' is inside {area}/, which Stella never reads or writes on an agent's behalf", .path.display())]
     Private {
         /// The path as the caller gave it.

@@ -88,7 +88,7 @@ impl Report {
     }
 }
 
-/// The error returned by [`on_damage`]: the damage found, and what the repair did about it.
+/// The error returned by `on_damage`: the damage found, and what the repair did about it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Damage was found and repaired (or found past repair): nothing else was done.

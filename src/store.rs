@@ -50,7 +50,7 @@ pub enum Error {
     /// The store's lock (`store.lock`) could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// Other writers moved the ref at every try until [`WRITE_DEADLINE`] ran out.
+    /// Other writers moved the ref at every try until `WRITE_DEADLINE` ran out.
     #[error("'{name}' kept moving under concurrent writers for {waited:?}; nothing was recorded")]
     Contended {
         /// The ref that kept moving.

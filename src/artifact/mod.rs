@@ -69,7 +69,7 @@ Stella does not encrypt, redact, classify or expire it: share it as you would sh
 /// `stella.toml`: the artifact's manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// The artifact format it was written in ([`FORMAT`] for this build).
+    /// The artifact format it was written in (`FORMAT` for this build).
     pub format: u32,
     /// The id of the session packed.
     pub session: String,
@@ -113,7 +113,7 @@ pub enum Error {
         /// What is wrong, for the message.
         why: String,
     },
-    /// The artifact's format is outside [`FORMATS_READ`] ([`check_format`]).
+    /// The artifact's format is outside `FORMATS_READ` (`check_format`).
     #[error(
         "this artifact has format {format}; this git-stella reads formats {}–{}; {reader}",
         FORMATS_READ.start(),

@@ -55,7 +55,7 @@ pub enum Error {
         /// What it said on stderr.
         stderr: String,
     },
-    /// The git hook is someone else's, and the place it would be moved aside to ([`CHAINED`])
+    /// The git hook is someone else's, and the place it would be moved aside to (`CHAINED`)
     /// is taken.
     #[error(
         "'{}' exists and is not a hook Stella installed, yet a chained hook is already there too; nothing was changed", .path.display()
@@ -132,7 +132,7 @@ pub enum Launch {
     /// By this machine's path of the binary: for the settings files that are this machine's
     /// (a user's, Claude Code's `settings.local.json`).
     At(PathBuf),
-    /// By looking on `PATH`, then in [`USUAL_PLACES`], when the hook runs: for a project's
+    /// By looking on `PATH`, then in `USUAL_PLACES`, when the hook runs: for a project's
     /// settings, committed and run on every teammate's machine ([`portable_command`]).
     Found,
 }
@@ -152,9 +152,9 @@ pub(crate) const USUAL_PLACES: [&str; 4] = [
 pub(crate) const NOT_INSTALLED: &str = "Stella is not installed: the hooks of this project run git-stella, and there is none on PATH or in ~/.cargo/bin, ~/.local/bin, /usr/local/bin or /opt/homebrew/bin. Install Stella, or take its hooks out of the settings of this project";
 
 /// The hook command a project's settings hold: one line of POSIX shell that runs the
-/// `git-stella` found on `PATH` or in [`USUAL_PLACES`] as `hook <agent>`, and names no path of
+/// `git-stella` found on `PATH` or in `USUAL_PLACES` as `hook <agent>`, and names no path of
 /// the machine that wrote it (an empty `PATH` adds no empty entry, which would search the
-/// current folder: a checkout cannot plant its own `git-stella`). Where there is none, it says so ([`NOT_INSTALLED`]) and exits 1,
+/// current folder: a checkout cannot plant its own `git-stella`). Where there is none, it says so (`NOT_INSTALLED`) and exits 1,
 /// which the hosts report and go on from; on an event that can refuse a tool call (`blocks`), a
 /// project that chose fail-closed (`hooks.on-error = "deny"` in `.stella/config.toml`, or `git
 /// config stella.hookOnError deny`) gets exit 2 instead, which the hosts take as a refusal.
@@ -181,7 +181,7 @@ pub fn is_portable(command: &str) -> bool {
 }
 
 /// The `git-stella` a [`portable_command`] would run here: the first on `path_var`, then in
-/// [`USUAL_PLACES`] under `home`. `None` when there is none.
+/// `USUAL_PLACES` under `home`. `None` when there is none.
 pub fn find_portable(path_var: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let mut dirs: Vec<PathBuf> = path_var

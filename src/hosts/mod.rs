@@ -2,9 +2,9 @@
 //! each tool (SPEC §7), and the installers that put those commands into the hosts' settings.
 //!
 //! One core serves every host: [`Hook`] (in `core`) names the session, resolves paths, guards,
-//! records reads and writes and keeps the scratch state between a tool's two events; [`answer`]
-//! and [`answer_within`] parse the payload, find the workspace, keep the time budget, say the
-//! notices and apply fail-closed. Each host is one module: a small adapter implementing [`Host`]
+//! records reads and writes and keeps the scratch state between a tool's two events; `answer`
+//! and `answer_within` parse the payload, find the workspace, keep the time budget, say the
+//! notices and apply fail-closed. Each host is one module: a small adapter implementing `Host`
 //! (its typed payload, its tool calls described as [`Op`]s, its deny and allow answers) and its
 //! entry in the host registry ([`registry::Spec`]: its name, its hooks files and how they are
 //! written, how its shell reaches the shell guard, its `doctor` checks). The library never
@@ -105,7 +105,7 @@ pub enum Error {
     /// The payload is JSON, but not of the shape this host's payloads have.
     #[error("the hook payload is not what {host} sends")]
     Shape {
-        /// The host's name, as [`Host::NAME`].
+        /// The host's name, as `Host::NAME`.
         host: &'static str,
         /// Where the payload and the shape part.
         #[source]
@@ -131,17 +131,17 @@ pub enum Error {
     /// A turn, step or transcript could not be recorded.
     #[error(transparent)]
     Turn(#[from] TurnError),
-    /// Stella's configuration is invalid ([`crate::config::check`]).
+    /// Stella's configuration is invalid (`crate::config::check`).
     #[error(transparent)]
     Config(#[from] crate::config::Error),
     /// A file of the hook's own could not be read or written: the payload on stdin, or the
     /// scratch state it keeps between a tool's two events.
     #[error(transparent)]
     Io(#[from] PathIo),
-    /// The call ran past its time budget ([`within_budget`]), which this holds.
+    /// The call ran past its time budget (`within_budget`), which this holds.
     #[error("the hook did not finish within its time budget of {0:?}; nothing more was done")]
     TimedOut(Duration),
-    /// The call panicked; [`within_budget`] caught it.
+    /// The call panicked; `within_budget` caught it.
     #[error("the hook stopped unexpectedly")]
     Panicked,
 }

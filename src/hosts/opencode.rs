@@ -5,7 +5,7 @@
 //! `.opencode/plugins/`, or `$XDG_CONFIG_HOME/opencode/plugins/` for the user) gets
 //! `tool.execute.before(input {tool, sessionID, callID}, output {args})` and
 //! `tool.execute.after(input {…, args}, output {title, output, metadata})`. Stella's plugin
-//! ([`plugin`]) is plain JavaScript that needs nothing installed: it runs this command with the
+//! (`plugin`) is plain JavaScript that needs nothing installed: it runs this command with the
 //! call as Claude Code's payload shape (`hook_event_name` `tool.execute.before` or
 //! `tool.execute.after`, `session_id`, `cwd`, `tool_name`, `tool_input`, `tool_response`,
 //! `tool_use_id` the model's call id) and acts on the answer: `{"decision": "deny", "reason": R}`

@@ -1,7 +1,7 @@
 //! The host registry: every agent host Stella guards, and everything the command line and
 //! `doctor` need to know of one, in one table ([`HOSTS`]).
 //!
-//! A host is one module: its [`Host`](super::Host) adapter (payloads and answers) and its
+//! A host is one module: its `Host` adapter (payloads and answers) and its
 //! [`Spec`] (how it is named, where its hooks live and how they are written, how its shell
 //! commands reach the shell guard, what the person must still do before it runs them, and the
 //! configurations in which it would skip them). Adding a host is that module and one line here;
@@ -53,7 +53,7 @@ pub struct Spec {
     pub wiring: Wiring,
     /// How the model's shell commands reach the shell guard.
     pub shell: Shell,
-    /// Answer one hook call within a time budget (see [`super::answer_within`]).
+    /// Answer one hook call within a time budget (see `super::answer_within`).
     pub answer: fn(Env, Duration, ReadInput, GiveUp) -> Answer,
     /// What the person still has to do before the host runs hooks just installed in a
     /// project's (or a checkout's) settings: trust is theirs to give.

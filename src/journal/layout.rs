@@ -28,13 +28,13 @@ pub enum RootFile {
     Session,
     /// `turn.toml`: the open turn's resume point.
     Turn,
-    /// `undo.toml`: [`UndoFile`].
+    /// `undo.toml`: `UndoFile`.
     Undo,
     /// `refused.toml`: the session's refusals.
     Refused,
-    /// `hosts/<host>.toml`: [`HostFile`].
+    /// `hosts/<host>.toml`: `HostFile`.
     Host(&'static str),
-    /// `transcript/<name>/meta`: [`TranscriptMeta`].
+    /// `transcript/<name>/meta`: `TranscriptMeta`.
     TranscriptMeta(String),
     /// `transcript/<name>/chunks`: the folder of a transcript's chunks.
     TranscriptChunks(String),
@@ -50,7 +50,7 @@ pub enum RootFile {
     },
     /// `overwritten/<h>/path`: the path those bytes were at, so that `recover --all` can name it.
     OverwrittenPath(RelPath),
-    /// `forgot`: what the session may have known and lost ([`super::Forgot`]).
+    /// `forgot`: what the session may have known and lost (`super::Forgot`).
     Forgot,
 }
 

@@ -1,7 +1,7 @@
 //! The session journal: one ref per session in the store, one commit per step.
 //!
 //! The step commit's tree is internal and may change freely (only the checkpoint's tip tree is a
-//! versioned format). Its top-level files are typed in [`layout`]; the map is:
+//! versioned format). Its top-level files are typed in `layout`; the map is:
 //!
 //! ```text
 //! map/<h[0..2]>/<h[2..4]>/<h>/ one entry per tracked path, h = BLAKE3 of the path
@@ -51,7 +51,7 @@ pub const SESSIONS: &str = "refs/stella/sessions/";
 /// with `.N` after it for the Nth more drop of that id in the same second.
 pub(crate) const DROPPED: &str = "refs/stella/dropped/";
 
-/// What [`Journal::drop_session`] did with the session's journal.
+/// What `Journal::drop_session` did with the session's journal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropOutcome {
     /// Set aside, for `undrop`, until gc expires it.
@@ -88,7 +88,7 @@ pub enum Seen {
     Digest(Digest),
     /// The session may have seen either of two versions: the next write needs a re-read.
     Reread,
-    /// The session may have known the path before its memory of it was lost ([`Forgot`]): the
+    /// The session may have known the path before its memory of it was lost (`Forgot`): the
     /// next change of an existing file needs a re-read. Never stored in the map: a lookup
     /// answers it for a path the map does not hold.
     Forgotten,
@@ -275,7 +275,7 @@ pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
 pub struct Tip {
     /// The session's last step: the commit its ref names.
     pub commit: ObjectId,
-    /// That step's tree: the staleness map and the top-level files of [`layout`].
+    /// That step's tree: the staleness map and the top-level files of `layout`.
     pub tree: ObjectId,
     /// How many steps the session has recorded (the step's `Stella-Step` trailer).
     pub steps: u64,
@@ -283,7 +283,7 @@ pub struct Tip {
     pub tracked: u64,
     /// When that step was recorded: its commit's committer time.
     pub time: gix::date::Time,
-    /// That step's summary, as [`Step::summary`] holds it: `read src/a.rs`.
+    /// That step's summary, as `Step::summary` holds it: `read src/a.rs`.
     pub summary: String,
 }
 

@@ -381,8 +381,8 @@ impl Journal<'_> {
         Ok(self.object("read a blob", &id, header)?.size())
     }
 
-    /// The bytes of a blob as a reader: held whole up to [`store::STREAM_FROM`], streamed
-    /// beyond (see [`store::blob_stream`]).
+    /// The bytes of a blob as a reader: held whole up to `store::STREAM_FROM`, streamed
+    /// beyond (see `store::blob_stream`).
     pub fn blob_reader(&self, id: ObjectId) -> Result<Box<dyn std::io::Read + Send>, Error> {
         let size = self.blob_size(id)?;
         if size <= store::STREAM_FROM {

@@ -70,7 +70,7 @@ impl<'s> Journal<'s> {
     /// Store `bytes` as a blob.
     ///
     /// A blob the store holds already is trusted only once it reads back whole: after a power
-    /// cut its name can be on disk without its bytes (see [`Store::remove_leftover`]), and gix
+    /// cut its name can be on disk without its bytes (see `Store::remove_leftover`), and gix
     /// would take that file for the blob and write nothing.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
         use gix::objs::Write;

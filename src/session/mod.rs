@@ -87,7 +87,7 @@ pub enum Error {
     /// nothing else.
     #[error(transparent)]
     Repair(#[from] crate::repair::Error),
-    /// Stella's configuration is invalid ([`crate::config::check`]): nothing was written.
+    /// Stella's configuration is invalid (`crate::config::check`): nothing was written.
     #[error(
         "Stella's configuration is invalid, so every write is refused until it is fixed; nothing was written"
     )]
@@ -342,7 +342,7 @@ impl Context {
 
     /// Start session `id` again when this workspace had it and its journal is gone (the data
     /// dir or the store was removed): it starts out having forgotten every file, so its next
-    /// change of an existing file needs a read first ([`journal::Forgot`]). Whether it did.
+    /// change of an existing file needs a read first (`journal::Forgot`). Whether it did.
     pub fn resume_forgotten(&self, id: &SessionId) -> Result<bool, Error> {
         if !self.ws.had_session(id) || self.journal().has_session(id)? {
             return Ok(false);
@@ -1019,7 +1019,7 @@ impl Session<'_> {
     }
 
     /// End the session: from now until it records another step, its writes are no longer
-    /// protected from other sessions' blind changes ([`guard::Check::respect`]); what it knows
+    /// protected from other sessions' blind changes (`guard::Check::respect`); what it knows
     /// still guards its own writes. Ending an ended session records nothing.
     pub fn end(&self) -> Result<Tip, Error> {
         let journal = self.ctx.journal();

@@ -8,9 +8,9 @@
 //! | event | the map afterwards |
 //! |---|---|
 //! | [`read`] | the session saw these bytes; a path new to the map starts from them |
-//! | [`read_unsure`] | the session may have seen another version: its next change needs a re-read |
+//! | `read_unsure` | the session may have seen another version: its next change needs a re-read |
 //! | [`wrote`] | the session left these bytes; a path new to the map starts from what the write replaced ([`Replaced`]) |
-//! | [`wrote_unsure`] | the session wrote, but cannot know what it left: a re-read first |
+//! | `wrote_unsure` | the session wrote, but cannot know what it left: a re-read first |
 //! | [`deleted`] | nothing is left to overwrite: the path is dropped |
 //! | [`moved`] | what the session knew of the source is what it knows of the destination (a stale source stays stale); what it knew of the destination is dropped, as for a delete; a source it never tracked leaves the destination untracked |
 //!

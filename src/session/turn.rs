@@ -18,7 +18,7 @@
 //! A transcript file is named by the host (a hook payload's `transcript_path`, `step
 //! --transcript`), so it is read with care: only a regular file is taken, and only up to
 //! [`MAX_TRANSCRIPT_BYTES`]. A device such as `/dev/zero` would grow without end, a FIFO would
-//! hang the reader; either is refused at once, never read ([`read_transcript_file`]).
+//! hang the reader; either is refused at once, never read (`read_transcript_file`).
 
 use serde::{Deserialize, Serialize};
 
@@ -51,10 +51,10 @@ pub struct ResumePoint {
 /// and packed.
 pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 
-/// Why a transcript file was not taken: the error returned by [`read_transcript_file`].
+/// Why a transcript file was not taken: the error returned by `read_transcript_file`.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptFileError {
-    /// It could not be opened: missing ([`TranscriptFileError::is_not_found`]), or forbidden.
+    /// It could not be opened: missing (`TranscriptFileError::is_not_found`), or forbidden.
     #[error("it could not be opened")]
     Open(#[source] std::io::Error),
     /// It is a folder, a device, a FIFO or a socket: never read.
@@ -136,7 +136,7 @@ pub enum TurnError {
         /// The name given.
         name: String,
     },
-    /// The transcript file was not taken ([`read_transcript_file`]).
+    /// The transcript file was not taken (`read_transcript_file`).
     #[error("the transcript '{}' was not taken", crate::text::escape_controls(&path.to_string_lossy()))]
     Transcript {
         /// The file the host named.

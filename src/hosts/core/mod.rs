@@ -168,7 +168,7 @@ impl Hook {
 
     /// Resolve a path the host named; `None` when it lies outside the workspace (or is the
     /// root itself, or cannot be resolved): nothing of Stella's business. `.git/` and `.stella/`
-    /// are never recorded (a write there is denied: see [`crate::paths::private_area`]).
+    /// are never recorded (a write there is denied: see `crate::paths::private_area`).
     pub fn resolve(&self, path: &str) -> Option<RelPath> {
         if path.is_empty() {
             return None;
