@@ -3,7 +3,7 @@
 //!
 //! One rule holds at every entry point (hooks, `write`/`rm` and the other guarded writes, MCP,
 //! the shell guard): while either is invalid, nothing can say what the project meant, so every
-//! write Stella checks is refused, naming the error ([`check`]). Reads are still recorded.
+//! write Stella checks is refused, naming the error (`check`). Reads are still recorded.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -59,7 +59,7 @@ pub enum Error {
 /// config stella.*` holding nothing Stella cannot read. Every guarded write calls this first and
 /// is refused on `Err`: an invalid configuration cannot say what was meant, so it never silently
 /// allows.
-pub fn check(ws: &Workspace) -> Result<Config, Error> {
+pub(crate) fn check(ws: &Workspace) -> Result<Config, Error> {
     let config = Config::load(&ws.root)?;
     if let Ok(repo) = ws.user_config() {
         git_on_error(&repo).map_err(Error::Git)?;
@@ -69,7 +69,7 @@ pub fn check(ws: &Workspace) -> Result<Config, Error> {
 
 /// What the model and the person are told when a write is denied because the hook itself failed
 /// in a project that chose fail-closed; `error` is the hook's error text (`hooks::error_text`).
-pub fn fail_closed_reason(error: &str) -> String {
+pub(crate) fn fail_closed_reason(error: &str) -> String {
     format!(
         "Stella could not check this call, and this project refuses writes when the check fails (fail-closed). Nothing was written.\n{}",
         error.trim_end()
@@ -153,7 +153,7 @@ pub enum OnErrorSetting {
 /// A tool the adapter does not know, mapped by the project to the field holding its path.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolMapping {
+pub(crate) struct ToolMapping {
     pub(crate) name: String,
     pub(crate) path: String,
     pub(crate) access: Access,
@@ -169,7 +169,7 @@ pub(crate) enum Access {
 }
 
 /// Where the project's config lives.
-pub fn config_path(root: &Path) -> PathBuf {
+pub(crate) fn config_path(root: &Path) -> PathBuf {
     root.join(".stella").join("config.toml")
 }
 
@@ -192,7 +192,7 @@ impl Config {
     }
 
     /// The mapping for `tool`, the first that matches.
-    pub fn tool(&self, tool: &str) -> Option<&ToolMapping> {
+    pub(crate) fn tool(&self, tool: &str) -> Option<&ToolMapping> {
         self.hooks.tools.iter().find(|t| glob_match(&t.name, tool))
     }
 }
@@ -210,7 +210,10 @@ pub fn on_error(settings: &Settings, cwd: &Path) -> Result<OnError, Error> {
 
 /// What the project chose for a hook that fails (`.stella/config.toml`, else git config), if it
 /// chose.
-pub fn on_error_choice(settings: &Settings, cwd: &Path) -> Result<Option<OnErrorSetting>, Error> {
+pub(crate) fn on_error_choice(
+    settings: &Settings,
+    cwd: &Path,
+) -> Result<Option<OnErrorSetting>, Error> {
     let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
         return Ok(None);
     };
@@ -275,7 +278,7 @@ pub fn deny_reason(
 }
 
 /// What a refused write says when Stella's configuration is invalid: the rule, then the error.
-pub fn invalid_reason(invalid: &Error) -> String {
+pub(crate) fn invalid_reason(invalid: &Error) -> String {
     format!(
         "Stella's configuration is invalid, so it cannot tell what this project wants; it refuses writes until that is fixed ('git stella doctor' shows it). Nothing was written.\nstella: {}",
         crate::report::Report::of(invalid).render()
@@ -283,7 +286,7 @@ pub fn invalid_reason(invalid: &Error) -> String {
 }
 
 /// A `*`-glob match over the whole name.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == name;

@@ -17,7 +17,7 @@ impl Digest {
     }
 
     /// Hash everything `reader` yields.
-    pub fn of_reader(reader: impl Read) -> io::Result<Self> {
+    pub(crate) fn of_reader(reader: impl Read) -> io::Result<Self> {
         Self::read_whole(reader, None)
     }
 
@@ -25,7 +25,7 @@ impl Digest {
     /// comes short with exactly that many bytes read is taken for the end (a regular file's
     /// read comes short only there), which saves the read that would return nothing. A file
     /// that grew or shrank meanwhile is read to its end as ever.
-    pub fn of_file(file: impl Read, size: u64) -> io::Result<Self> {
+    pub(crate) fn of_file(file: impl Read, size: u64) -> io::Result<Self> {
         Self::read_whole(file, Some(size))
     }
 
@@ -54,7 +54,7 @@ impl Digest {
 
     /// A reader that hashes everything read through it: the digest then names exactly the bytes
     /// that went on, to the store or elsewhere, without holding them.
-    pub fn tee<R: Read>(inner: R) -> Tee<R> {
+    pub(crate) fn tee<R: Read>(inner: R) -> Tee<R> {
         Tee {
             inner,
             hasher: blake3::Hasher::new(),
@@ -67,7 +67,7 @@ impl Digest {
     }
 
     /// Parse the 64-character hex form.
-    pub fn from_hex(s: &str) -> Option<Self> {
+    pub(crate) fn from_hex(s: &str) -> Option<Self> {
         blake3::Hash::from_hex(s)
             .ok()
             .map(|h| Digest(*h.as_bytes()))
@@ -75,19 +75,19 @@ impl Digest {
 }
 
 /// A reader hashing what passes through it (see [`Digest::tee`]).
-pub struct Tee<R> {
+pub(crate) struct Tee<R> {
     inner: R,
     hasher: blake3::Hasher,
 }
 
 impl<R> Tee<R> {
     /// The digest of every byte read so far.
-    pub fn digest(&self) -> Digest {
+    pub(crate) fn digest(&self) -> Digest {
         Digest(*self.hasher.finalize().as_bytes())
     }
 
     /// The reader it wraps.
-    pub fn get_ref(&self) -> &R {
+    pub(crate) fn get_ref(&self) -> &R {
         &self.inner
     }
 }

@@ -8,7 +8,7 @@ pub struct Edit {
     pub(crate) old: String,
     pub(crate) new: String,
     /// Every occurrence, not just the first.
-    pub all: bool,
+    pub(crate) all: bool,
 }
 
 /// The texts `edits` make of `base`, as hosts apply them: first the way Claude Code does it (an
@@ -31,7 +31,7 @@ pub fn replay(base: &str, edits: &[Edit]) -> Option<Vec<String>> {
 /// `text` with edit `e` applied, literally (`eats_line_end` false) or as Claude Code applies it
 /// (an edit that deletes a whole line takes its line ending along); `None` when its old text is
 /// not there. An empty old text creates content in an empty file only.
-pub fn apply(text: &str, e: &Edit, eats_line_end: bool) -> Option<String> {
+pub(crate) fn apply(text: &str, e: &Edit, eats_line_end: bool) -> Option<String> {
     if e.old.is_empty() {
         // An empty old text creates content in an empty file.
         return text.is_empty().then(|| e.new.clone());

@@ -32,7 +32,7 @@ pub fn create_private_dir(dir: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// Replace `path` with `bytes` atomically: a temp file in the same folder, then a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(".stella-tmp-")
@@ -45,7 +45,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 }
 
 /// Create `path` exclusively with `bytes`; `Ok(false)` when it already exists.
-pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<bool> {
+pub(crate) fn create_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<bool> {
     match OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -63,13 +63,13 @@ pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<bool> {
 
 /// The digest of the regular file at `path`, hashed without holding it in memory. Anything else
 /// is an error, found without waiting ([`open_regular`]).
-pub fn digest_file(path: &Path) -> io::Result<Digest> {
+pub(crate) fn digest_file(path: &Path) -> io::Result<Digest> {
     Digest::of_reader(open_regular(path)?)
 }
 
 /// Open the regular file at `path` for reading. Anything else (a FIFO, a device, a socket, a
 /// folder) is an error found without waiting: a FIFO put where a file was must never hang Stella.
-pub fn open_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -84,7 +84,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 }
 
 /// Read the regular file at `path` whole (see [`open_regular`]).
-pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     let mut file = open_regular(path)?;
     let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
     io::Read::read_to_end(&mut file, &mut bytes)?;
@@ -97,7 +97,7 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
 /// A file that ends before `size` or goes on past it changed while it was read: the read fails,
 /// so the writer drops what it wrote rather than store bytes that do not match their header, and
 /// [`Exact::changed`] tells that failure apart from an I/O error.
-pub struct Exact<R> {
+pub(crate) struct Exact<R> {
     inner: R,
     left: u64,
     changed: bool,
@@ -124,7 +124,7 @@ impl<R: io::Read> Exact<R> {
 }
 
 /// What a file that changed size while it was streamed is refused with.
-pub const CHANGED_WHILE_READ: &str = "it changed while it was read";
+pub(crate) const CHANGED_WHILE_READ: &str = "it changed while it was read";
 
 impl<R: io::Read> io::Read for Exact<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -153,7 +153,7 @@ impl<R: io::Read> io::Read for Exact<R> {
 }
 
 /// Read `path`, mapping "not found" to `None`.
-pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
     match fs::read(path) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -164,7 +164,7 @@ pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
 /// An exclusive `flock` on a file, released when dropped (and by the kernel when the process dies,
 /// which is what makes it a sound owner for git's owner-less `.lock` files).
 #[derive(Debug)]
-pub struct FileLock {
+pub(crate) struct FileLock {
     _file: File,
 }
 
@@ -192,7 +192,7 @@ pub enum LockError {
 
 impl FileLock {
     /// Take the lock, waiting up to `deadline` with a short backoff.
-    pub fn acquire(path: &Path, deadline: Duration) -> Result<FileLock, LockError> {
+    pub(crate) fn acquire(path: &Path, deadline: Duration) -> Result<FileLock, LockError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -240,7 +240,7 @@ fn blocked(why: String) -> io::Error {
 
 /// Open the folder holding `rel` beneath `root`, one component at a time, never following a link
 /// (`O_NOFOLLOW` on each component). Missing folders are created when `create`, else `Ok(None)`.
-pub fn open_parent_beneath(
+pub(crate) fn open_parent_beneath(
     root: &Path,
     rel: &RelPath,
     create: bool,
@@ -279,7 +279,7 @@ pub fn open_parent_beneath(
 }
 
 /// The last component of `rel`.
-pub fn file_name(rel: &RelPath) -> &OsStr {
+pub(crate) fn file_name(rel: &RelPath) -> &OsStr {
     OsStr::from_bytes(
         rel.as_bytes()
             .rsplit(|b| *b == b'/')
@@ -363,7 +363,7 @@ fn swap_name(name: &OsStr) -> std::ffi::OsString {
 /// abandons the write with nothing changed), and an existing file's permissions are kept.
 /// `Ok(false)` when `recheck` said no. Where the file system has no `O_TMPFILE`, a named temp
 /// file of the writer's own in the same folder is used instead (a kill mid-write leaves it).
-pub fn replace_beneath(
+pub(crate) fn replace_beneath(
     root: &Path,
     rel: &RelPath,
     bytes: &[u8],
@@ -375,7 +375,7 @@ pub fn replace_beneath(
 /// [`replace_beneath`], running `placed` once the bytes took the name, still under the folder's
 /// hold: what it does (recording the write) is done before another Stella writer, or a hook
 /// looking for writers that raced it, can look at the file.
-pub fn replace_beneath_then(
+pub(crate) fn replace_beneath_then(
     root: &Path,
     rel: &RelPath,
     bytes: &[u8],
@@ -387,7 +387,7 @@ pub fn replace_beneath_then(
 
 /// What [`replace_beneath_checked`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placed {
+pub(crate) enum Placed {
     /// The new file took the name.
     Written,
     /// `recheck` said no: nothing changed.
@@ -399,7 +399,7 @@ pub enum Placed {
 /// [`replace_beneath`] with bytes streamed from `from` (a version out of the store), so a large
 /// file is written with flat memory, hashed on the way: only bytes whose digest is `digest` take
 /// the name, and `recheck` runs for those alone. A read error abandons the write.
-pub fn replace_beneath_checked(
+pub(crate) fn replace_beneath_checked(
     root: &Path,
     rel: &RelPath,
     from: impl io::Read,
@@ -410,7 +410,7 @@ pub fn replace_beneath_checked(
 }
 
 /// [`replace_beneath_checked`], running `placed` as [`replace_beneath_then`] does.
-pub fn replace_beneath_checked_then(
+pub(crate) fn replace_beneath_checked_then(
     root: &Path,
     rel: &RelPath,
     from: impl io::Read,
@@ -630,7 +630,7 @@ fn replace_beneath_from<R: io::Read>(
 /// primitive as every other write: an anonymous temp file, an atomic rename, the file's mode
 /// kept. A settings file the user keeps as a symbolic link (a dotfile manager) is written where
 /// the link points, the link kept: the link is the user's own choice, not an agent's.
-pub fn write_settings_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_settings_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
         _ => path.to_owned(),
@@ -646,7 +646,7 @@ pub fn write_settings_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// What [`remove_beneath`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Removed {
+pub(crate) enum Removed {
     /// What was at the path (a file, or a link itself) is gone.
     Done,
     /// Nothing was there.
@@ -658,7 +658,7 @@ pub enum Removed {
 /// Remove `root/rel` on Stella's behalf: its folders opened beneath `root` without following
 /// links; a symbolic link at `rel` is removed itself, like `rm(1)`, never its target. `recheck`
 /// runs just before the removal, as for [`replace_beneath`].
-pub fn remove_beneath(
+pub(crate) fn remove_beneath(
     root: &Path,
     rel: &RelPath,
     recheck: impl FnOnce() -> bool,
@@ -683,7 +683,7 @@ pub fn remove_beneath(
 
 /// Remove the folder `root/rel` if it is empty, on Stella's behalf: opened beneath `root`
 /// without following links, so a link in its place is left alone. Whether it was removed.
-pub fn remove_empty_folder_beneath(root: &Path, rel: &RelPath) -> io::Result<bool> {
+pub(crate) fn remove_empty_folder_beneath(root: &Path, rel: &RelPath) -> io::Result<bool> {
     let Some(dir) = open_parent_beneath(root, rel, false)? else {
         return Ok(false);
     };
@@ -914,7 +914,7 @@ fn anonymous_path(file: &File) -> String {
 
 /// `fsync` every file and folder under `dir`, folders after what they hold (a tree just built,
 /// before it is renamed into place).
-pub fn sync_tree(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_tree(dir: &Path) -> io::Result<()> {
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let kind = entry.file_type()?;

@@ -14,7 +14,7 @@
 //! A path the session does not track is a blind change, which destroys nothing the session
 //! planned against; but when the bytes there are exactly what another live session last wrote,
 //! and git's `HEAD` does not hold them, it would destroy that session's uncommitted work: refused
-//! too ([`Check::respect`]), unless the caller is about to write those very bytes.
+//! too (`Check::respect`), unless the caller is about to write those very bytes.
 
 use std::fmt::Write as _;
 use std::io;
@@ -111,10 +111,10 @@ pub enum Conflict {
 
 /// The largest file whose bytes are kept before a change made without reading them
 /// ([`crate::keep`]); past it such a change is refused ([`Conflict::Unkept`]).
-pub const KEEP_FILE_MAX: u64 = 64 << 20;
+pub(crate) const KEEP_FILE_MAX: u64 = 64 << 20;
 
 /// The most one command (a shell command under the guard, one call of a tool) keeps.
-pub const KEEP_COMMAND_MAX: u64 = 256 << 20;
+pub(crate) const KEEP_COMMAND_MAX: u64 = 256 << 20;
 
 /// The decision for one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +126,7 @@ pub enum Verdict {
 }
 
 /// The decision table, as a pure function.
-pub fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
+pub(crate) fn decide(seen: Option<Seen>, disk: &Disk, intent: Intent) -> Verdict {
     let Some(seen) = seen else {
         return Verdict::Allow(Allow::Untracked);
     };
@@ -178,7 +178,7 @@ impl Check {
     /// read of the index of writers ([`Journal::writers_of`]); only when another session wrote
     /// the path is its map looked up and the file hashed, and only when the bytes are its write
     /// is git's `HEAD` read.
-    pub fn respect(&mut self, others: &Others<'_, '_>) -> Result<(), journal::Error> {
+    pub(crate) fn respect(&mut self, others: &Others<'_, '_>) -> Result<(), journal::Error> {
         if self.verdict != Verdict::Allow(Allow::Untracked) {
             return Ok(());
         }
@@ -218,10 +218,10 @@ impl Check {
 
 /// This workspace's other sessions and git's `HEAD`, as a blind change consults them
 /// ([`Check::respect`]).
-pub struct Others<'a, 'j> {
+pub(crate) struct Others<'a, 'j> {
     pub(crate) journal: &'a Journal<'j>,
     /// The session making the change.
-    pub me: &'a SessionId,
+    pub(crate) me: &'a SessionId,
     pub(crate) ws: &'a crate::workspace::Workspace,
     /// The user's repository, opened when first needed and kept: a command under the shell
     /// guard may change thousands of files (`HEAD` itself is read again each time).
@@ -256,7 +256,7 @@ impl<'a, 'j> Others<'a, 'j> {
     /// Only the sessions the index of writers lists for the path are looked up
     /// ([`Journal::writers_of`]); an index that cannot be read fails closed, as an error.
     /// With each, the blob that holds those bytes in the journal store, when it is known.
-    pub fn writes(
+    pub(crate) fn writes(
         &self,
         path: &RelPath,
     ) -> Result<Vec<(Writer, Digest, Option<gix::ObjectId>)>, journal::Error> {
@@ -298,14 +298,14 @@ impl<'a, 'j> Others<'a, 'j> {
 
     /// Whether git's `HEAD` holds bytes `now` at `path` (read when asked: a command may move
     /// `HEAD` while it runs).
-    pub fn head_holds(&self, path: &RelPath, now: Digest) -> bool {
+    pub(crate) fn head_holds(&self, path: &RelPath, now: Digest) -> bool {
         self.head_holds_blob(path, now, None)
     }
 
     /// [`Others::head_holds`], given the id of a blob known to hold bytes `now` (the writer's
     /// copy in the journal store): when both stores name objects the same way, the ids compare
     /// and `HEAD`'s blob is not read.
-    pub fn head_holds_blob(
+    pub(crate) fn head_holds_blob(
         &self,
         path: &RelPath,
         now: Digest,
@@ -325,7 +325,7 @@ impl<'a, 'j> Others<'a, 'j> {
 
 /// The summary of the step that ends a session: from it on, until the session records another
 /// step, its writes are no longer protected from other sessions' blind changes.
-pub const ENDED: &str = "session end";
+pub(crate) const ENDED: &str = "session end";
 
 /// Whether the session whose last step is `tip` has ended.
 pub fn ended(tip: &journal::Tip) -> bool {
@@ -334,7 +334,7 @@ pub fn ended(tip: &journal::Tip) -> bool {
 
 /// Check `path` for the session of `others`: one map lookup, one hash of the file, no walk of
 /// anything; a blind change also asks the other sessions ([`Check::respect`]).
-pub fn check(
+pub(crate) fn check(
     others: &Others<'_, '_>,
     path: &RelPath,
     intent: Intent,
@@ -346,7 +346,12 @@ pub fn check(
 }
 
 /// [`check`] with the map entry already at hand.
-pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: Intent) -> Check {
+pub(crate) fn check_entry(
+    entry: Option<Entry>,
+    root: &Path,
+    path: &RelPath,
+    intent: Intent,
+) -> Check {
     // An untracked path needs no hashing: nothing the session saw can be lost.
     let disk = if entry.is_some() {
         Disk::probe(&path.under(root))
@@ -358,7 +363,12 @@ pub fn check_entry(entry: Option<Entry>, root: &Path, path: &RelPath, intent: In
 
 /// [`check_entry`] with what is on disk already known: hashed by a caller that holds the file's
 /// folder and opened it once to wait for it and hash it.
-pub fn check_against(entry: Option<Entry>, path: &RelPath, intent: Intent, disk: Disk) -> Check {
+pub(crate) fn check_against(
+    entry: Option<Entry>,
+    path: &RelPath,
+    intent: Intent,
+    disk: Disk,
+) -> Check {
     let verdict = decide(entry.as_ref().map(|e| e.seen), &disk, intent);
     tracing::info!(path = %path, tracked = entry.is_some(), "guard: {verdict:?}");
     Check {
@@ -533,7 +543,7 @@ pub struct Writer {
 /// The session that wrote `now` at `path`, when one of this workspace's sessions did (the latest,
 /// if several). Looked up only for a refusal: one map lookup per session, nothing on the allowed
 /// path.
-pub fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<Writer> {
+pub(crate) fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<Writer> {
     let sessions = journal.sessions().ok()?;
     sessions
         .iter()
@@ -550,7 +560,7 @@ pub fn writer_of(journal: &Journal<'_>, path: &RelPath, now: Digest) -> Option<W
 
 /// When Unix second `at` was, as a refusal says it: `12:03:41 UTC` for a time today,
 /// `2026-11-30 12:03:41 UTC` otherwise.
-pub fn clock_now(at: i64) -> String {
+pub(crate) fn clock_now(at: i64) -> String {
     clock(at, gix::date::Time::now_utc().seconds)
 }
 
@@ -569,7 +579,7 @@ fn clock(at: i64, now: i64) -> String {
 }
 
 /// How many diff lines a refusal shows before it says how many more there are.
-pub const DIFF_LINES: usize = 40;
+pub(crate) const DIFF_LINES: usize = 40;
 
 /// Files larger than this get no diff: say so instead.
 const DIFF_MAX_BYTES: u64 = 1 << 20;
@@ -607,7 +617,12 @@ pub fn change_summary(
 }
 
 /// A unified diff from the bytes the session saw to the bytes on disk.
-pub fn unified_diff(path: &RelPath, seen: &[u8], now: &[u8], limit: Option<usize>) -> String {
+pub(crate) fn unified_diff(
+    path: &RelPath,
+    seen: &[u8],
+    now: &[u8],
+    limit: Option<usize>,
+) -> String {
     let (Ok(seen), Ok(now)) = (std::str::from_utf8(seen), std::str::from_utf8(now)) else {
         return format!("(no diff shown: {path} is a binary file)");
     };

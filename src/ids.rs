@@ -16,7 +16,7 @@ macro_rules! minted_id {
     ($id:ident, $bytes:expr) => {
         impl $id {
             /// Mint a fresh random id.
-            pub fn mint() -> Self {
+            pub(crate) fn mint() -> Self {
                 $id(random_hex($bytes))
             }
 
@@ -82,7 +82,7 @@ pub struct WorkspaceId(String);
 
 impl WorkspaceId {
     /// Validate an id read from disk.
-    pub fn parse(id: &str) -> Result<Self, InvalidId> {
+    pub(crate) fn parse(id: &str) -> Result<Self, InvalidId> {
         if id.len() == 32
             && id
                 .bytes()

@@ -14,7 +14,7 @@ use serde_json::Value;
 #[derive(Clone, Debug)]
 pub struct Node {
     /// Where the value starts (its first byte) and ends (one past its last byte).
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
     pub(crate) kind: Kind,
 }
 
@@ -30,7 +30,7 @@ pub(crate) enum Kind {
 
 impl Node {
     /// The value of the last member named `key` (the one JSON parsers keep).
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         match &self.kind {
             Kind::Object(members) => members.iter().rev().find(|m| m.0 == key).map(|m| &m.2),
             _ => None,
@@ -38,7 +38,7 @@ impl Node {
     }
 
     /// The position of the last member named `key`.
-    pub fn position(&self, key: &str) -> Option<usize> {
+    pub(crate) fn position(&self, key: &str) -> Option<usize> {
         match &self.kind {
             Kind::Object(members) => members.iter().rposition(|m| m.0 == key),
             _ => None,
@@ -46,7 +46,7 @@ impl Node {
     }
 
     /// The items of an array, or the member values of an object.
-    pub fn children(&self) -> Vec<&Node> {
+    pub(crate) fn children(&self) -> Vec<&Node> {
         match &self.kind {
             Kind::Object(members) => members.iter().map(|m| &m.2).collect(),
             Kind::Array(items) => items.iter().collect(),
@@ -71,11 +71,6 @@ impl Node {
         }
     }
 
-    /// Whether it holds no member or item (a scalar holds none).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Where each child starts (a member at its key) and ends.
     fn child_spans(&self) -> Vec<Range<usize>> {
         match &self.kind {
@@ -88,7 +83,7 @@ impl Node {
 
 /// One step from a node to a child: a member by key, or an item by position.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// The member of an object named this.
     Key(String),
     /// The item of an array at this position, from 0.
@@ -122,7 +117,7 @@ pub struct Edit {
 }
 
 /// Apply `edits` in order; `None` when one does not fit the text (it was made for another one).
-pub fn apply(text: &str, edits: &[Edit]) -> Option<String> {
+pub(crate) fn apply(text: &str, edits: &[Edit]) -> Option<String> {
     let mut out = text.to_owned();
     for e in edits {
         let end = e.at.checked_add(e.len)?;
@@ -137,7 +132,7 @@ pub fn apply(text: &str, edits: &[Edit]) -> Option<String> {
 /// The text had no value where a path pointed, or not the kind an edit needs.
 #[derive(Debug, thiserror::Error)]
 #[error("no JSON {wanted} at {path:?}")]
-pub struct PathError {
+pub(crate) struct PathError {
     pub(crate) path: Vec<Step>,
     pub(crate) wanted: &'static str,
 }
@@ -156,7 +151,7 @@ pub struct Doc {
 /// `text` with every `//` and `/* */` comment outside a string turned into spaces (line ends
 /// kept), so every other byte stays where it was: JSON with comments, as Gemini CLI reads its
 /// settings (`strip-json-comments`). `None` when a block comment never ends.
-pub fn blank_comments(text: &str) -> Option<String> {
+pub(crate) fn blank_comments(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let mut i = 0;
@@ -193,13 +188,13 @@ pub fn blank_comments(text: &str) -> Option<String> {
 impl Doc {
     /// Parse `text`, which must hold one JSON value. Text that is empty or only whitespace
     /// becomes `{}` (and a newline), the way an empty settings file means "no settings".
-    pub fn parse(text: String) -> Result<Doc, serde_json::Error> {
+    pub(crate) fn parse(text: String) -> Result<Doc, serde_json::Error> {
         Doc::parse_as(text, false)
     }
 
     /// [`Doc::parse`] for a file its reader takes with `//` and `/* */` comments (Gemini CLI's
     /// settings): the comments stay where they are, and edits go around them.
-    pub fn parse_with_comments(text: String) -> Result<Doc, serde_json::Error> {
+    pub(crate) fn parse_with_comments(text: String) -> Result<Doc, serde_json::Error> {
         Doc::parse_as(text, true)
     }
 
@@ -276,12 +271,12 @@ impl Doc {
     }
 
     /// The edits that turn the current text back into the one parsed, in the order to apply.
-    pub fn undo(&self) -> &[Edit] {
+    pub(crate) fn undo(&self) -> &[Edit] {
         &self.undo
     }
 
     /// The node at `path`.
-    pub fn at(&self, path: &[Step]) -> Option<&Node> {
+    pub(crate) fn at(&self, path: &[Step]) -> Option<&Node> {
         let mut node = &self.root;
         for step in path {
             node = match (step, &node.kind) {
@@ -300,7 +295,7 @@ impl Doc {
 
     /// Add a member (`key`) to the object at `path`, or an item (`key` `None`) to the array
     /// there, after its last child, laid out like its siblings.
-    pub fn append(
+    pub(crate) fn append(
         &mut self,
         path: &[Step],
         key: Option<&str>,
@@ -365,7 +360,7 @@ impl Doc {
     }
 
     /// Replace the value at `path` with `value` (written on one line: meant for scalars).
-    pub fn set(&mut self, path: &[Step], value: &Value) -> Result<(), PathError> {
+    pub(crate) fn set(&mut self, path: &[Step], value: &Value) -> Result<(), PathError> {
         let node = self.at(path).ok_or_else(|| PathError {
             path: path.to_vec(),
             wanted: "value",
@@ -379,7 +374,7 @@ impl Doc {
     /// Remove the child at `index` of the container at `path` with the separator that joined
     /// it to its neighbour, so removing what [`Doc::append`] added gives the text back as it was.
     /// Removing the only child leaves `{}` or `[]`.
-    pub fn remove(&mut self, path: &[Step], index: usize) -> Result<(), PathError> {
+    pub(crate) fn remove(&mut self, path: &[Step], index: usize) -> Result<(), PathError> {
         let node = self.at(path).ok_or_else(|| PathError {
             path: path.to_vec(),
             wanted: "container",
@@ -398,18 +393,6 @@ impl Doc {
         };
         self.replace_range(range, "");
         Ok(())
-    }
-
-    /// Remove the member `key` of the object at `path`.
-    pub fn remove_key(&mut self, path: &[Step], key: &str) -> Result<(), PathError> {
-        let index = self
-            .at(path)
-            .and_then(|n| n.position(key))
-            .ok_or_else(|| PathError {
-                path: path.to_vec(),
-                wanted: "member",
-            })?;
-        self.remove(path, index)
     }
 
     fn replace_range(&mut self, range: Range<usize>, text: &str) {

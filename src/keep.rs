@@ -2,7 +2,7 @@
 //! journal first unless git's `HEAD` holds them, so `git stella recover PATH` gives back a
 //! person's uncommitted edit or an untracked file that a session overwrote or deleted unseen.
 //!
-//! Bounded: a file larger than [`FILE_MAX`], or past [`COMMAND_MAX`] kept by one command, is not
+//! Bounded: a file larger than `FILE_MAX`, or past `COMMAND_MAX` kept by one command, is not
 //! kept, and the change is refused instead (fail closed: bytes Stella cannot keep are not lost
 //! quietly).
 
@@ -15,7 +15,7 @@ use crate::paths::RelPath;
 
 /// The largest file kept before a blind change, and the most one command (a shell command under
 /// the guard, one call of a tool) keeps: defined with the guard, whose refusals name them.
-pub use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MAX};
+pub(crate) use crate::guard::{KEEP_COMMAND_MAX as COMMAND_MAX, KEEP_FILE_MAX as FILE_MAX};
 
 /// Bytes kept before a blind change of `path`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +28,10 @@ pub struct Kept {
 impl Kept {
     /// The step's root files that keep them where `recover PATH` and `recover --all` find
     /// them (see [`overwritten`]).
-    pub fn root_edits(&self, journal: &Journal<'_>) -> Result<Vec<RootEdit>, journal::Error> {
+    pub(crate) fn root_edits(
+        &self,
+        journal: &Journal<'_>,
+    ) -> Result<Vec<RootEdit>, journal::Error> {
         overwritten(
             journal,
             &self.path,
@@ -37,14 +40,14 @@ impl Kept {
         )
     }
 
-    /// The one line that tells the caller ([`line()`]).
+    /// The one line that tells the caller (`line()`).
     pub fn line(&self) -> String {
         line(&self.path)
     }
 }
 
 /// The one line that says the bytes at `path` were kept before a blind change.
-pub fn line(path: &RelPath) -> String {
+pub(crate) fn line(path: &RelPath) -> String {
     format!(
         "kept the previous {path}: git stella recover {}",
         shell_word(&path.to_lossy())
@@ -64,7 +67,7 @@ fn shell_word(text: &str) -> String {
 
 /// The root files that keep `blob`, the bytes at `path` that call `call` replaced unseen: the
 /// blob under the path's folder of overwritten bytes, and the path itself beside it.
-pub fn overwritten(
+pub(crate) fn overwritten(
     journal: &Journal<'_>,
     path: &RelPath,
     call: &str,
@@ -98,7 +101,7 @@ pub enum Error {
         path: RelPath,
         /// Its size in bytes.
         size: u64,
-        /// The limit it passed, in bytes: [`FILE_MAX`] or [`COMMAND_MAX`].
+        /// The limit it passed, in bytes: `FILE_MAX` or `COMMAND_MAX`.
         max: u64,
         /// Which limit, as the message says it: `of one file` or `in one command`.
         what: &'static str,
@@ -123,7 +126,7 @@ pub enum Error {
 ///
 /// `wanted` is asked, once git's `HEAD` is known not to hold the bytes, whether the caller keeps
 /// this path at all (the shell guard does not keep what git ignores).
-pub fn for_check(
+pub(crate) fn for_check(
     check: &mut Check,
     others: &Others<'_, '_>,
     budget: &mut u64,
@@ -144,7 +147,7 @@ pub fn for_check(
 /// Before a blind change of `path` (for the session of `others`): keep the bytes there unless
 /// `HEAD` holds them, counting them against `budget` (what the command may still keep).
 /// `None` when there is nothing to keep: no file, not a regular file, or bytes git has.
-pub fn before_blind(
+pub(crate) fn before_blind(
     others: &Others<'_, '_>,
     path: &RelPath,
     budget: &mut u64,

@@ -29,7 +29,7 @@ impl RelPath {
     }
 
     /// The path as the OS sees it, relative to the root.
-    pub fn as_path(&self) -> &Path {
+    pub(crate) fn as_path(&self) -> &Path {
         Path::new(OsStr::from_bytes(&self.0))
     }
 
@@ -39,7 +39,7 @@ impl RelPath {
     }
 
     /// The folder holding the path (`None` for a path at the root).
-    pub fn parent(&self) -> Option<RelPath> {
+    pub(crate) fn parent(&self) -> Option<RelPath> {
         let at = self.0.iter().rposition(|b| *b == b'/')?;
         Some(RelPath(self.0[..at].to_vec()))
     }
@@ -82,7 +82,7 @@ pub enum Error {
         /// The path as the caller gave it.
         path: PathBuf,
     },
-    /// The path lies in a private area ([`private_area`]), and the caller is a way in.
+    /// The path lies in a private area (`private_area`), and the caller is a way in.
     #[error("'{}' is inside {area}/, which Stella never reads or writes on an agent's behalf", .path.display())]
     Private {
         /// The path as the caller gave it.
@@ -163,7 +163,7 @@ pub fn lexical_clean(path: &Path) -> PathBuf {
 
 /// Why a write into a private folder is refused, for the agent that asked: `e` is
 /// [`Error::Private`].
-pub fn private_refusal(e: &Error) -> String {
+pub(crate) fn private_refusal(e: &Error) -> String {
     format!(
         "{e}: writing there could run code (git hooks, git config) or switch Stella's guard off. Nothing was written."
     )
@@ -175,7 +175,7 @@ pub fn private_refusal(e: &Error) -> String {
 /// Names are compared without case, as git's own path check does: on a case-folding file system
 /// `.GIT` is `.git`. Every way in asks this one function: the commands, MCP, the hooks, the shell
 /// guard (which leaves these folders unrecorded) and replay (which refuses an artifact naming one).
-pub fn private_area(rel: &RelPath) -> Option<&'static str> {
+pub(crate) fn private_area(rel: &RelPath) -> Option<&'static str> {
     let mut parts = rel.as_bytes().split(|b| *b == b'/');
     if parts
         .next()
@@ -191,7 +191,7 @@ pub fn private_area(rel: &RelPath) -> Option<&'static str> {
 
 /// [`resolve`] for a way in (a command, an MCP tool, a host's hook): a path in a private area
 /// (see [`private_area`]) is an error.
-pub fn resolve_public(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
+pub(crate) fn resolve_public(root: &Path, cwd: &Path, path: &Path) -> Result<RelPath, Error> {
     let rel = resolve(root, cwd, path)?;
     match private_area(&rel) {
         Some(area) => Err(Error::Private {
@@ -221,7 +221,7 @@ impl From<RelPath> for Named {
 
 /// [`resolve`], keeping the link the caller named (a delete removes the link, like `rm(1)`, and
 /// a refusal names both).
-pub fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Error> {
+pub(crate) fn resolve_named(root: &Path, cwd: &Path, path: &Path) -> Result<Named, Error> {
     let target = resolve_public(root, cwd, path)?;
     let abs = absolute(cwd, path);
     let link = match (abs.symlink_metadata(), abs.parent(), abs.file_name()) {

@@ -10,7 +10,7 @@ use crate::journal::{self, Journal, RootEdit, RootFile, Step, Tip};
 use crate::paths::RelPath;
 
 /// The journal file holding the count and the last refusal step's records.
-pub const FILE: RootFile = RootFile::Refused;
+pub(crate) const FILE: RootFile = RootFile::Refused;
 
 /// `refused.toml`.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -23,11 +23,11 @@ pub struct Refused {
     /// The newest refusal of each path, newest first, at most [`LEFT_MAX`]: where a refused
     /// change may have left a file behind while the command that wanted it went on.
     #[serde(default)]
-    pub left: Vec<Record>,
+    pub(crate) left: Vec<Record>,
 }
 
 /// How many refused paths `refused.toml` remembers for [`left_behind`].
-pub const LEFT_MAX: usize = 256;
+pub(crate) const LEFT_MAX: usize = 256;
 
 /// What [`Record::found`] says of a file that was not there.
 pub const GONE: &str = "gone";
@@ -88,7 +88,7 @@ pub fn read(journal: &Journal<'_>, tree: gix::ObjectId) -> Refused {
 }
 
 /// The edit that adds `records` to the count kept in `tree`.
-pub fn edit(
+pub(crate) fn edit(
     journal: &Journal<'_>,
     tree: gix::ObjectId,
     records: Vec<Record>,

@@ -24,13 +24,13 @@ use crate::store::{self, WRITE_DEADLINE};
 
 /// A step that did not survive.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Lost {
+pub(crate) struct Lost {
     /// Its number, read from the commit when that survived, else counted from the step kept.
-    pub step: u64,
+    pub(crate) step: u64,
     /// The commit the ref or its reflog named, when either said.
-    pub commit: Option<ObjectId>,
+    pub(crate) commit: Option<ObjectId>,
     /// What the step was: its reflog message (the step's summary), else its commit's.
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
 }
 
 /// What a repair did to one session.
@@ -38,9 +38,9 @@ pub struct Lost {
 pub struct Report {
     pub(crate) session: SessionId,
     /// The newest step found whole, where the session now stands; `None` when no step was.
-    pub kept: Option<Tip>,
+    pub(crate) kept: Option<Tip>,
     /// The steps after it, oldest first.
-    pub lost: Vec<Lost>,
+    pub(crate) lost: Vec<Lost>,
 }
 
 impl Report {
@@ -88,7 +88,7 @@ impl Report {
     }
 }
 
-/// The error returned by [`on_damage`]: the damage found, and what the repair did about it.
+/// The error returned by `on_damage`: the damage found, and what the repair did about it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Damage was found and repaired (or found past repair): nothing else was done.
@@ -148,7 +148,11 @@ fn repaired_text(reports: &[Report]) -> String {
 /// Repair the store after `damage` was found, `hint` being the session the command was acting
 /// on: the error to report instead, naming what was lost, or `damage` itself when no session
 /// turns out damaged (the object was not one a session needs).
-pub fn on_damage(journal: &Journal<'_>, hint: Option<&SessionId>, damage: journal::Error) -> Error {
+pub(crate) fn on_damage(
+    journal: &Journal<'_>,
+    hint: Option<&SessionId>,
+    damage: journal::Error,
+) -> Error {
     match repair(journal, hint) {
         Ok(reports) if !reports.is_empty() => Error::Repaired {
             reports,

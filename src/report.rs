@@ -67,7 +67,7 @@ impl Report {
 
     /// The message and its causes on one line, joined by `: ` (for a line that is part of
     /// another message).
-    pub fn one_line(&self) -> String {
+    pub(crate) fn one_line(&self) -> String {
         std::iter::once(self.message.as_str())
             .chain(self.causes.iter().map(String::as_str))
             .collect::<Vec<_>>()

@@ -19,7 +19,7 @@ use crate::fsutil::{self, FileLock, LockError};
 
 /// How long a writer keeps trying before it gives up with a clear error. Generous, because 32
 /// writers on 2 cores must all land.
-pub const WRITE_DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const WRITE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The error returned by [`Store`] operations.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +50,7 @@ pub enum Error {
     /// The store's lock (`store.lock`) could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// Other writers moved the ref at every try until [`WRITE_DEADLINE`] ran out.
+    /// Other writers moved the ref at every try until `WRITE_DEADLINE` ran out.
     #[error("'{name}' kept moving under concurrent writers for {waited:?}; nothing was recorded")]
     Contended {
         /// The ref that kept moving.
@@ -87,7 +87,7 @@ pub enum Error {
 /// One line of a ref's reflog: a move from `old` to `new` (`None`: the ref did not exist), and
 /// the message the writer gave it (for a session, the step's summary).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReflogEntry {
+pub(crate) struct ReflogEntry {
     pub(crate) old: Option<ObjectId>,
     pub(crate) new: Option<ObjectId>,
     pub(crate) message: String,
@@ -119,7 +119,7 @@ impl std::fmt::Debug for Store {
 
 /// The signature on every journal commit and reflog entry. The store is opened isolated from the
 /// user's config, so there is no configured committer to fall back on.
-pub fn signature(time: gix::date::Time) -> gix::actor::Signature {
+pub(crate) fn signature(time: gix::date::Time) -> gix::actor::Signature {
     gix::actor::Signature {
         name: "Stella".into(),
         email: "stella@localhost".into(),
@@ -152,7 +152,7 @@ fn slots(dir: &Path) -> gix::odb::store::init::Slots {
 
 impl Store {
     /// Open the store at `dir`, creating it if it does not exist yet.
-    pub fn open_or_init(dir: &Path) -> Result<Store, Error> {
+    pub(crate) fn open_or_init(dir: &Path) -> Result<Store, Error> {
         if !dir.join("HEAD").exists() {
             init(dir)?;
         }
@@ -205,7 +205,7 @@ impl Store {
     }
 
     /// The object database, for reads.
-    pub fn objects(&self) -> &gix::odb::Handle {
+    pub(crate) fn objects(&self) -> &gix::odb::Handle {
         &self.objects
     }
 
@@ -232,7 +232,7 @@ impl Store {
 
     /// Whether steps are synced to disk before they count (`stella.fsync` in the store's own
     /// config, default on), as git's `core.fsync` is for its objects and refs.
-    pub fn fsync(&self) -> bool {
+    pub(crate) fn fsync(&self) -> bool {
         match self.repo() {
             Ok(repo) => repo
                 .config_snapshot()
@@ -251,7 +251,7 @@ impl Store {
     /// its bytes, and syncing such a file would make a step durable that is not whole. Only
     /// objects older than this process are read, so a step pays for it only after a crash or
     /// when it names bytes the store held already at another place.
-    pub fn sync_objects(&self, ids: &[ObjectId]) -> Result<(), Error> {
+    pub(crate) fn sync_objects(&self, ids: &[ObjectId]) -> Result<(), Error> {
         if ids.is_empty() || !self.fsync() {
             return Ok(());
         }
@@ -300,7 +300,7 @@ impl Store {
     /// Remove loose object `id` when it is older than this process and does not read back
     /// whole: a file an earlier crash left broken, which this command's own step named because
     /// gix took it for the object it was writing. `Some(Leftover)` when it was removed.
-    pub fn remove_leftover(&self, id: &ObjectId) -> Result<Option<Error>, Error> {
+    pub(crate) fn remove_leftover(&self, id: &ObjectId) -> Result<Option<Error>, Error> {
         let hex = id.to_hex().to_string();
         let path = self.dir.join("objects").join(&hex[..2]).join(&hex[2..]);
         let old = std::fs::metadata(&path)
@@ -319,7 +319,7 @@ impl Store {
 
     /// [`Store::remove_leftover`] for tree `id` and every tree under it: whether any was broken
     /// (and removed, so that writing the tree again restores it).
-    pub fn remove_leftover_trees(&self, id: ObjectId) -> Result<bool, Error> {
+    pub(crate) fn remove_leftover_trees(&self, id: ObjectId) -> Result<bool, Error> {
         if self.remove_leftover(&id)?.is_some() {
             return Ok(true);
         }
@@ -409,7 +409,7 @@ impl Store {
 
     /// A lease on `name` (a session), held by this process until the file returned is closed
     /// or the process dies (a shared `flock`): while one is held, [`Store::leased`] says so.
-    pub fn lease(&self, name: &str) -> Result<std::fs::File, Error> {
+    pub(crate) fn lease(&self, name: &str) -> Result<std::fs::File, Error> {
         let dir = self.dir.join("leases");
         let path = dir.join(name);
         let io = |source| Error::Io {
@@ -430,7 +430,7 @@ impl Store {
     }
 
     /// Whether a live process holds a lease on `name` (see [`Store::lease`]).
-    pub fn leased(&self, name: &str) -> bool {
+    pub(crate) fn leased(&self, name: &str) -> bool {
         let Ok(file) = std::fs::File::open(self.dir.join("leases").join(name)) else {
             return false;
         };
@@ -438,12 +438,12 @@ impl Store {
     }
 
     /// Take the store's writer lock.
-    pub fn lock(&self, deadline: Duration) -> Result<FileLock, Error> {
+    pub(crate) fn lock(&self, deadline: Duration) -> Result<FileLock, Error> {
         Ok(FileLock::acquire(&self.lock_path, deadline)?)
     }
 
     /// The commit a ref points at, if the ref exists.
-    pub fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
         match self.refs.try_find(name) {
             Ok(r) => Ok(r.and_then(|r| r.target.try_id().map(ToOwned::to_owned))),
             // A file that holds no id is damage to repair, not a failure to read.
@@ -467,7 +467,7 @@ impl Store {
 
     /// The reflog of ref `name`, oldest first. Lines a power cut left torn are skipped: the reflog
     /// is evidence for a repair, and what survives of it is still worth reading.
-    pub fn reflog(&self, name: &str) -> Result<Vec<ReflogEntry>, Error> {
+    pub(crate) fn reflog(&self, name: &str) -> Result<Vec<ReflogEntry>, Error> {
         let path = self.dir.join("logs").join(name);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -500,12 +500,12 @@ impl Store {
     }
 
     /// Whether ref `name` has a loose file, whatever it holds.
-    pub fn ref_exists(&self, name: &str) -> bool {
+    pub(crate) fn ref_exists(&self, name: &str) -> bool {
         self.dir.join(name).exists()
     }
 
     /// Whether ref `name` has a reflog with anything in it.
-    pub fn has_reflog(&self, name: &str) -> bool {
+    pub(crate) fn has_reflog(&self, name: &str) -> bool {
         std::fs::metadata(self.dir.join("logs").join(name)).is_ok_and(|m| m.len() > 0)
     }
 
@@ -517,7 +517,7 @@ impl Store {
     /// The reflog entries cut name the steps a repair found broken: kept, git's own walks
     /// (`fsck`, the repack of `gc`) would fail on them. What they said lives on in
     /// `reflog_message`.
-    pub fn reset_ref(
+    pub(crate) fn reset_ref(
         &self,
         _lock: &FileLock,
         name: &str,
@@ -578,7 +578,7 @@ impl Store {
     ///
     /// `make` runs under the store lock and may run again if the tip moved (a writer that does not
     /// take the lock, such as plain git). Returns the new tip.
-    pub fn update_ref<E: From<Error>>(
+    pub(crate) fn update_ref<E: From<Error>>(
         &self,
         name: &str,
         reflog_message: &str,
@@ -645,7 +645,7 @@ impl Store {
     }
 
     /// Delete `name` and its reflog, so `gc` can forget what it reached.
-    pub fn delete_ref(&self, name: &str) -> Result<bool, Error> {
+    pub(crate) fn delete_ref(&self, name: &str) -> Result<bool, Error> {
         let _lock = self.lock(WRITE_DEADLINE)?;
         self.clear_stale_locks(name)?;
         let old = match self.tip(name) {
@@ -702,7 +702,7 @@ impl Store {
     /// Give ref `from` the name `to`, which must not exist, in one transaction: `to` gets a
     /// reflog saying `why`, `from` loses its own. Whether `from` existed; a torn `from` is
     /// deleted (there is nothing to keep).
-    pub fn rename_ref(&self, from: &str, to: &str, why: &str) -> Result<bool, Error> {
+    pub(crate) fn rename_ref(&self, from: &str, to: &str, why: &str) -> Result<bool, Error> {
         {
             let _lock = self.lock(WRITE_DEADLINE)?;
             self.clear_stale_locks(from)?;
@@ -736,7 +736,7 @@ impl Store {
 
     /// Whether every object reachable from ref `name` is in the store (git walks them all).
     /// A ref that does not exist is not whole.
-    pub fn is_whole(&self, name: &str) -> Result<bool, Error> {
+    pub(crate) fn is_whole(&self, name: &str) -> Result<bool, Error> {
         let status = git_command(&self.dir)
             .args(["rev-list", "--objects", "--quiet", name, "--"])
             .stdin(std::process::Stdio::null())
@@ -752,7 +752,7 @@ impl Store {
     }
 
     /// Every ref under `prefix` with the commit it points at, sorted by name.
-    pub fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
+    pub(crate) fn refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, Error> {
         let platform = self
             .repo()?
             .references()
@@ -826,7 +826,7 @@ impl Store {
 
     /// Repack when loose objects pile up (git's `gc --auto` heuristic), bounded in time because
     /// git only repacks what is loose. Call only off the hot path.
-    pub fn maybe_gc(&self) -> Result<(), Error> {
+    pub(crate) fn maybe_gc(&self) -> Result<(), Error> {
         // Sample one fan-out folder as git does: ~27 objects there means ~6,700 loose objects.
         let sample = self.dir.join("objects").join("17");
         let count = std::fs::read_dir(&sample).map(|d| d.count()).unwrap_or(0);
@@ -843,7 +843,7 @@ impl Store {
     /// a step that records thousands of paths would otherwise write tens of thousands of loose
     /// objects, one file, rename and folder check each. The objects are readable once this
     /// returns, before any ref names them.
-    pub fn write_pack<'a>(
+    pub(crate) fn write_pack<'a>(
         &self,
         objects: impl ExactSizeIterator<Item = (gix::objs::Kind, &'a [u8])>,
     ) -> Result<(), Error> {
@@ -862,7 +862,7 @@ impl Store {
     /// Start a pack of exactly `count` objects, written into the store by `git index-pack` as
     /// they are added ([`PackWriter::add`]): one object in memory at a time, however many the
     /// pack holds.
-    pub fn pack_writer(&self, count: u32) -> Result<PackWriter, Error> {
+    pub(crate) fn pack_writer(&self, count: u32) -> Result<PackWriter, Error> {
         let mut child = git_command(&self.dir)
             .args([
                 "-c",
@@ -988,13 +988,13 @@ pub fn git_command(git_dir: &Path) -> std::process::Command {
 
 /// Blobs larger than this are read as a stream ([`blob_stream`]) wherever their bytes go
 /// somewhere else whole (a file written, a digest): memory stays flat whatever their size.
-pub const STREAM_FROM: u64 = 8 << 20;
+pub(crate) const STREAM_FROM: u64 = 8 << 20;
 
 /// The bytes of blob `id` in the repository at `git_dir`, `size` of them (from its header), as
 /// a stream through `git cat-file`: git streams a blob above `core.bigFileThreshold` from its
 /// loose file or its pack without holding it. A stream that ends early, goes past `size`, or
 /// whose git fails, is a read error.
-pub fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<BlobStream> {
+pub(crate) fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<BlobStream> {
     let mut child = git_command(git_dir)
         .args(["-c", BIG_FILE_THRESHOLD, "cat-file", "blob"])
         .arg(id.to_string())
@@ -1011,7 +1011,7 @@ pub fn blob_stream(git_dir: &Path, id: ObjectId, size: u64) -> std::io::Result<B
 }
 
 /// A blob read through `git cat-file` (see [`blob_stream`]).
-pub struct BlobStream {
+pub(crate) struct BlobStream {
     child: std::process::Child,
     out: std::process::ChildStdout,
     left: u64,
@@ -1053,12 +1053,12 @@ impl Drop for BlobStream {
 /// objects it compares. Two 200 MB files took pack-objects 55 s, nearly all of it spent
 /// comparing one with the other, and ~400 MiB; above this size git also streams the blob from
 /// the store rather than loading it. git's own default is 512 MiB.
-pub const BIG_FILE_THRESHOLD: &str = "core.bigFileThreshold=16m";
+pub(crate) const BIG_FILE_THRESHOLD: &str = "core.bigFileThreshold=16m";
 
 /// A pack going into the store (see [`Store::pack_writer`]). Dropped before
 /// [`PackWriter::finish`], it stores nothing: `git index-pack` sees the pack end early and
 /// removes what it wrote.
-pub struct PackWriter {
+pub(crate) struct PackWriter {
     child: Option<std::process::Child>,
     out: Option<std::io::BufWriter<std::process::ChildStdin>>,
     hasher: gix::hash::Hasher,
@@ -1077,7 +1077,7 @@ const PACK_COMPRESSION: i32 = 2;
 
 impl PackWriter {
     /// Add one whole object; its id.
-    pub fn add(&mut self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId, Error> {
+    pub(crate) fn add(&mut self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId, Error> {
         use std::io::Write;
         if self.left == 0 {
             return Err(self.io_err(std::io::Error::other("more objects than the pack counts")));
@@ -1105,7 +1105,7 @@ impl PackWriter {
 
     /// End the pack and wait for `git index-pack`: its objects are in the store, synced (with
     /// `stella.fsync`), and readable once this returns.
-    pub fn finish(mut self) -> Result<(), Error> {
+    pub(crate) fn finish(mut self) -> Result<(), Error> {
         use std::io::Write;
         if self.left != 0 {
             return Err(self.io_err(std::io::Error::other("fewer objects than the pack counts")));

@@ -51,7 +51,7 @@ pub struct Workspace {
     pub id: WorkspaceId,
     pub(crate) data_dir: PathBuf,
     /// Whether git's environment overrides are in play (see [`Settings::git_env_overrides`]).
-    pub git_env_overrides: bool,
+    pub(crate) git_env_overrides: bool,
 }
 
 /// Something a person should hear about, said once on stderr by the CLI.
@@ -173,7 +173,7 @@ pub fn open_user_repo(overrides: bool, dir: &Path) -> Result<gix::Repository, gi
 
 impl Workspace {
     /// The user's repository of this workspace (see [`open_user_repo`]).
-    pub fn user_repo(&self) -> Result<gix::Repository, gix::Error> {
+    pub(crate) fn user_repo(&self) -> Result<gix::Repository, gix::Error> {
         open_user_repo(self.git_env_overrides, &self.root)
     }
 
@@ -181,7 +181,7 @@ impl Workspace {
     /// system's, the user's, the repository's, includes and the environment's overrides), but
     /// without looking at its packs, which gix otherwise lists and stats one by one to size its
     /// object store, a cost that grew with every pack before each guarded command.
-    pub fn user_config(&self) -> Result<gix::Repository, gix::Error> {
+    pub(crate) fn user_config(&self) -> Result<gix::Repository, gix::Error> {
         use gix::sec::trust::DefaultForLevel;
         let options = |level| {
             gix::open::Options::default_for_level(level)
@@ -206,7 +206,7 @@ impl Workspace {
     /// overrides it is opened at the root, isolated from the system's and the user's git config
     /// (which say nothing about where objects are and cost most of an open), else as
     /// [`Workspace::user_repo`] opens it.
-    pub fn user_objects(&self) -> Result<gix::Repository, gix::Error> {
+    pub(crate) fn user_objects(&self) -> Result<gix::Repository, gix::Error> {
         if self.git_env_overrides {
             return self.user_repo();
         }
@@ -354,12 +354,12 @@ impl Workspace {
     }
 
     /// `<data dir>/workspaces/<id>`.
-    pub fn id_dir(&self) -> PathBuf {
+    pub(crate) fn id_dir(&self) -> PathBuf {
         self.data_dir.join("workspaces").join(self.id.as_str())
     }
 
     /// The private bare repository holding this workspace's sessions.
-    pub fn store_dir(&self) -> PathBuf {
+    pub(crate) fn store_dir(&self) -> PathBuf {
         self.id_dir().join("store.git")
     }
 
@@ -380,24 +380,24 @@ impl Workspace {
     /// signature, relative to the workspace folder (machine-local, a cache: deleting it costs the
     /// next command a re-hash). Read, written and removed beneath the workspace, never through a
     /// link.
-    pub fn signatures_file(id: &SessionId) -> RelPath {
+    pub(crate) fn signatures_file(id: &SessionId) -> RelPath {
         RelPath::from_bytes(format!(".stella/private/exec/{}.signatures", id.as_str()).as_bytes())
             .expect("a session id is one path component")
     }
 
     /// Remove what the shell guard kept of session `id`'s files (its session is let go of).
-    pub fn forget_signatures(&self, id: &SessionId) {
+    pub(crate) fn forget_signatures(&self, id: &SessionId) {
         let _ = fsutil::remove_beneath(&self.root, &Self::signatures_file(id), || true);
     }
 
     /// Whether session `id` was started in this workspace (and not dropped since).
-    pub fn had_session(&self, id: &SessionId) -> bool {
+    pub(crate) fn had_session(&self, id: &SessionId) -> bool {
         std::fs::symlink_metadata(self.session_mark(id)).is_ok()
     }
 
     /// Remember that session `id` exists here. A mark that cannot be written costs only the
     /// protection it would give if the journal were lost later: a warning, not a failure.
-    pub fn mark_session(&self, id: &SessionId) {
+    pub(crate) fn mark_session(&self, id: &SessionId) {
         let mark = self.session_mark(id);
         let made = mark
             .parent()
@@ -416,7 +416,7 @@ impl Workspace {
     }
 
     /// Forget that session `id` existed here (it was dropped).
-    pub fn unmark_session(&self, id: &SessionId) {
+    pub(crate) fn unmark_session(&self, id: &SessionId) {
         if let Err(e) = std::fs::remove_file(self.session_mark(id))
             && e.kind() != io::ErrorKind::NotFound
         {
@@ -455,7 +455,7 @@ fn read_id_file(path: &Path) -> Result<Option<WorkspaceId>, Error> {
 }
 
 /// The workspace id recorded in the checkout at `root`, when it holds a readable one.
-pub fn recorded_id(root: &Path) -> Option<WorkspaceId> {
+pub(crate) fn recorded_id(root: &Path) -> Option<WorkspaceId> {
     read_id_file(&private_dir(root).join(ID_FILE))
         .ok()
         .flatten()
@@ -491,14 +491,14 @@ fn find_owned_id(data_dir: &Path, root: &Path) -> Result<Option<WorkspaceId>, Er
 /// One workspace Stella's data dir knows: its id, its folder there, and the checkout its owner
 /// record names (when it has a readable one).
 #[derive(Clone, Debug)]
-pub struct OwnerRecord {
+pub(crate) struct OwnerRecord {
     pub(crate) id: WorkspaceId,
     pub(crate) dir: PathBuf,
     pub(crate) owner: Option<PathBuf>,
 }
 
 /// Every workspace folder in `data_dir` (entries that are not a workspace id are skipped).
-pub fn owner_records(data_dir: &Path) -> io::Result<Vec<OwnerRecord>> {
+pub(crate) fn owner_records(data_dir: &Path) -> io::Result<Vec<OwnerRecord>> {
     let dir = data_dir.join("workspaces");
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,

@@ -337,12 +337,7 @@ impl Meta {
 }
 
 pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::SessionId) -> Meta {
-    let file: stella::journal::layout::SessionFile = context
-        .journal()
-        .root_toml(id, &stella::journal::RootFile::Session)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let file = context.session(id).metadata().unwrap_or_default();
     let origin = file
         .provenance
         .last()

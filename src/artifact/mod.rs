@@ -45,17 +45,18 @@ use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
-pub use crate::journal::Provenance;
+pub(crate) use crate::journal::Provenance;
 use crate::paths::RelPath;
-pub use read::{Head, Opened, Source, pack_ref, read_file, read_file_with, read_head};
-pub use write::{write_bundle, write_bundle_with};
+pub use read::{Head, Opened, Source, read_file, read_file_with, read_head};
+pub use write::write_bundle;
+pub(crate) use write::write_bundle_with;
 
 /// The format this build writes.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// The formats this build reads. Each release reads the current format and at least the two
 /// before it.
-pub const FORMATS_READ: RangeInclusive<u32> = 1..=1;
+pub(crate) const FORMATS_READ: RangeInclusive<u32> = 1..=1;
 
 /// Where checkpoints live in a bundle.
 pub const CHECKPOINTS: &str = "refs/stella/checkpoints/";
@@ -68,12 +69,12 @@ Stella does not encrypt, redact, classify or expire it: share it as you would sh
 /// `stella.toml`: the artifact's manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// The artifact format it was written in ([`FORMAT`] for this build).
+    /// The artifact format it was written in (`FORMAT` for this build).
     pub format: u32,
     /// The id of the session packed.
     pub session: String,
     /// The workspace `HEAD` when the artifact was made; `none` on an unborn branch.
-    pub base: String,
+    pub(crate) base: String,
     /// The hash of the workspace's repository: `sha1` or `sha256`.
     pub object_format: String,
     /// What wrote it: `git-stella <version>`.
@@ -112,7 +113,7 @@ pub enum Error {
         /// What is wrong, for the message.
         why: String,
     },
-    /// The artifact's format is outside [`FORMATS_READ`] ([`check_format`]).
+    /// The artifact's format is outside `FORMATS_READ` (`check_format`).
     #[error(
         "this artifact has format {format}; this git-stella reads formats {}–{}; {reader}",
         FORMATS_READ.start(),
@@ -186,7 +187,7 @@ pub(crate) fn sum_line(digest: Option<Digest>, path: &RelPath) -> Vec<u8> {
 }
 
 /// Parse `sum_line` output back; `None` digest for `-`.
-pub fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> {
+pub(crate) fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> {
     let mut out = Vec::new();
     for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         let (escaped, line) = match line.strip_prefix(b"\\") {
@@ -234,7 +235,7 @@ pub fn parse_sums(text: &[u8]) -> Result<Vec<(RelPath, Option<Digest>)>, Error> 
 }
 
 /// The user repository's `HEAD` commit (none on an unborn branch) and its object format.
-pub fn user_head(ws: &crate::workspace::Workspace) -> (Option<ObjectId>, gix::hash::Kind) {
+pub(crate) fn user_head(ws: &crate::workspace::Workspace) -> (Option<ObjectId>, gix::hash::Kind) {
     match ws.user_repo() {
         Ok(repo) => (
             repo.head_id().ok().map(|id| id.detach()),
@@ -248,7 +249,7 @@ pub fn user_head(ws: &crate::workspace::Workspace) -> (Option<ObjectId>, gix::ha
 const HEAD_BLOBS: [&str; 3] = ["stella.toml", "fingerprint", "origins"];
 
 /// Refuse a format outside the support window, naming who reads it.
-pub fn check_format(format: u32) -> Result<(), Error> {
+pub(crate) fn check_format(format: u32) -> Result<(), Error> {
     if FORMATS_READ.contains(&format) {
         return Ok(());
     }

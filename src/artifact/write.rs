@@ -76,7 +76,7 @@ pub fn write_bundle(
 
 /// [`write_bundle`], with git's progress lines on this process's stderr when `progress` (the
 /// caller decides: a terminal, and not quiet).
-pub fn write_bundle_with(
+pub(crate) fn write_bundle_with(
     repo: &gix::Repository,
     refname: &str,
     tip: ObjectId,

@@ -12,7 +12,7 @@
 //!   that moment (the digest always; the bytes too while the command's budget lasts, for a
 //!   refusal's diff);
 //! - an open with write access, `O_TRUNC` or `O_CREAT`, `truncate`, a rename or link onto a path,
-//!   and an unlink are checked with the guard's decision table ([`crate::guard::decide`]); a
+//!   and an unlink are checked with the guard's decision table (`crate::guard::decide`); a
 //!   refusal fails the call with `EACCES` and prints the refusal once per path; a change of a
 //!   file the session or the command knew is carried out by the supervisor itself under the
 //!   folder hold every Stella writer takes (`act.rs`), so the check and the change are one step;
@@ -68,7 +68,7 @@ pub const SESSION_ENV: &str = "STELLA_EXEC_SESSION";
 /// How many bytes of what one command read or wrote are kept in the journal (for a refusal's
 /// diff); past it only digests are recorded, so `cargo build` or `npm test` under the guard never
 /// copies a tree into the journal.
-pub const BYTES_BUDGET: u64 = 8 << 20;
+pub(crate) const BYTES_BUDGET: u64 = 8 << 20;
 
 /// Past this many paths, a command's step is written as one pack (spawning `git index-pack`
 /// costs a few milliseconds; thousands of loose objects cost seconds).
@@ -82,7 +82,7 @@ pub enum Error {
     /// around it sees every call it makes. Nothing was started.
     #[error("this process already runs under Stella's shell guard")]
     Nested,
-    /// Stella's configuration is invalid ([`crate::config::check`]): a command could write, so
+    /// Stella's configuration is invalid (`crate::config::check`): a command could write, so
     /// none runs until it is fixed. Nothing was started.
     #[error(
         "Stella's configuration is invalid, so no command runs under its guard until it is fixed; nothing was run"
@@ -159,7 +159,7 @@ impl Report {
 }
 
 /// An exit status as a shell reports it.
-pub fn exit_code(status: ExitStatus) -> u8 {
+pub(crate) fn exit_code(status: ExitStatus) -> u8 {
     match (status.code(), status.signal()) {
         (Some(c), _) => c as u8,
         (None, Some(s)) => 128u8.wrapping_add(s as u8),

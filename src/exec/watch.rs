@@ -11,7 +11,7 @@ use rustix::fs::inotify;
 use crate::paths::RelPath;
 
 /// The folders watched, and the closes they reported.
-pub struct Watch {
+pub(crate) struct Watch {
     fd: OwnedFd,
     /// The workspace folder (`""` for the root) of each watch descriptor.
     folders: HashMap<i32, Vec<u8>>,
@@ -61,13 +61,13 @@ impl Watch {
         })
     }
 
-    pub fn raw(&self) -> RawFd {
+    pub(crate) fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
     /// Watch the folder of `path` (under `root`) for files closed after writing; whether it is
     /// watched.
-    pub fn folder_of(&mut self, root: &Path, path: &RelPath) -> bool {
+    pub(crate) fn folder_of(&mut self, root: &Path, path: &RelPath) -> bool {
         let bytes = path.as_bytes();
         let folder = match bytes.iter().rposition(|b| *b == b'/') {
             Some(i) => bytes[..i].to_vec(),
@@ -89,7 +89,7 @@ impl Watch {
     }
 
     /// The files closed after writing since the last call, in order (workspace paths).
-    pub fn closed(&mut self) -> Vec<RelPath> {
+    pub(crate) fn closed(&mut self) -> Vec<RelPath> {
         let mut out = Vec::new();
         let mut buf = std::mem::take(&mut self.buf);
         loop {

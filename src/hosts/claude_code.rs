@@ -29,18 +29,18 @@ use crate::session::Freshness;
 use crate::session::turn::{Transcript, TurnError};
 
 /// The agent's name, as `git stella hook claude-code` spells it.
-pub const AGENT: &str = "claude-code";
+pub(crate) const AGENT: &str = "claude-code";
 
 /// The tools the installed hooks fire for (a regular expression, as Claude Code's `matcher`).
-pub const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*";
+pub(crate) const TOOL_MATCHER: &str = "Read|Edit|MultiEdit|Write|NotebookEdit|Bash|mcp__.*";
 
 /// Claude Code's project settings, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".claude/settings.json";
+pub(crate) const SETTINGS: &str = ".claude/settings.json";
 /// Claude Code's settings for one checkout, which it reads and git usually ignores.
-pub const LOCAL_SETTINGS: &str = ".claude/settings.local.json";
+pub(crate) const LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 
 /// Claude Code in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Claude Code",
     answers: "Answer one Claude Code hook payload (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd)",
@@ -65,7 +65,7 @@ fn user_settings(home: &Path, var: Var<'_>) -> PathBuf {
 
 /// Claude Code's settings file at `path`, with Stella's hooks and shell prefix run as `launch`
 /// says.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let events = [
         ("SessionStart", None, false),
         ("UserPromptSubmit", None, false),
@@ -135,10 +135,10 @@ fn shell_prefix_finding(look: &Look<'_>) -> Vec<Finding> {
 const HOST_FILE: RootFile = RootFile::Host(AGENT);
 
 /// Claude Code's payloads: [`ToolPayload`].
-pub type Payload = ToolPayload;
+pub(crate) type Payload = ToolPayload;
 
 /// Claude Code.
-pub struct ClaudeCode;
+pub(crate) struct ClaudeCode;
 
 impl Host for ClaudeCode {
     const NAME: &'static str = AGENT;

@@ -34,17 +34,17 @@ use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wirin
 use super::{Answer, Error, Hook, Host, Op, ToolPayload};
 
 /// The agent's name, as `git stella hook codex` spells it.
-pub const AGENT: &str = "codex";
+pub(crate) const AGENT: &str = "codex";
 
 /// Where Codex reads hooks, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".codex/hooks.json";
+pub(crate) const SETTINGS: &str = ".codex/hooks.json";
 
 /// The tools the hooks match: the patch tool and the shell (a regular expression, as in Claude
 /// Code's settings).
-pub const MATCHER: &str = "^(apply_patch|Bash)$";
+pub(crate) const MATCHER: &str = "^(apply_patch|Bash)$";
 
 /// Codex CLI in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Codex",
     answers: "Answer a Codex CLI hook (PreToolUse/PostToolUse on apply_patch and Bash)",
@@ -134,7 +134,7 @@ fn trust(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// Codex CLI.
-pub struct Codex;
+pub(crate) struct Codex;
 
 impl Host for Codex {
     const NAME: &'static str = AGENT;
@@ -245,7 +245,7 @@ fn shell(hook: &mut Hook, p: &ToolPayload) -> Result<Answer, Error> {
 /// The folder and patch of an `apply_patch` heredoc, as Codex recognises one:
 /// `[cd DIR && ]apply_patch <<'EOF'` (or `applypatch`, any delimiter, quoted or not), the patch,
 /// then the delimiter alone on its line.
-pub fn heredoc_patch(command: &str) -> Option<(Option<&str>, &str)> {
+pub(crate) fn heredoc_patch(command: &str) -> Option<(Option<&str>, &str)> {
     let command = command.trim_start();
     let (dir, rest) = match command.strip_prefix("cd ") {
         Some(rest) => {
@@ -320,7 +320,7 @@ fn patch_text(tool_input: &Value) -> Option<&str> {
 
 /// Codex's hooks file at `path` ([`SETTINGS`] in a project or the home folder), and Stella's
 /// entries there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command});
     let events = [
         ("PreToolUse", Some(MATCHER), true),

@@ -37,14 +37,14 @@ use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wirin
 use super::{Answer, Edit, Error, Hook, Host, Op, Sited, Writes};
 
 /// The agent's name, as `git stella hook copilot` spells it.
-pub const AGENT: &str = "copilot";
+pub(crate) const AGENT: &str = "copilot";
 
 /// Stella's hooks file, relative to the repository's root; a user's is `stella.json` in
 /// `$COPILOT_HOME/hooks/`.
-pub const SETTINGS: &str = ".github/hooks/stella.json";
+pub(crate) const SETTINGS: &str = ".github/hooks/stella.json";
 
 /// Copilot CLI in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Copilot CLI",
     answers: "Answer a GitHub Copilot CLI hook (preToolUse/postToolUse on view, create, edit, apply_patch, bash)",
@@ -124,7 +124,7 @@ const TIMEOUT_S: u64 = 30;
 /// A camelCase hook payload of Copilot CLI.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Payload {
+pub(crate) struct Payload {
     pub(crate) session_id: String,
     #[serde(default)]
     pub(crate) cwd: Option<PathBuf>,
@@ -132,10 +132,10 @@ pub struct Payload {
     pub(crate) tool_name: Option<String>,
     /// The model's arguments: an object, or for `apply_patch` the patch text.
     #[serde(default)]
-    pub tool_args: Value,
+    pub(crate) tool_args: Value,
     /// Present after the tool ran (`postToolUse`).
     #[serde(default)]
-    pub tool_result: Option<Value>,
+    pub(crate) tool_result: Option<Value>,
 }
 
 impl Sited for Payload {
@@ -149,7 +149,7 @@ impl Sited for Payload {
 }
 
 /// GitHub Copilot CLI.
-pub struct Copilot;
+pub(crate) struct Copilot;
 
 impl Host for Copilot {
     const NAME: &'static str = AGENT;
@@ -212,7 +212,7 @@ impl Host for Copilot {
 }
 
 /// The calls a payload makes, as Stella sees them: none for a tool it does not guard.
-pub fn ops(p: &Payload) -> Result<Vec<Op>, Error> {
+pub(crate) fn ops(p: &Payload) -> Result<Vec<Op>, Error> {
     let args = &p.tool_args;
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
     let result = p
@@ -273,7 +273,7 @@ pub fn ops(p: &Payload) -> Result<Vec<Op>, Error> {
 
 /// Copilot CLI's answer that stops the tool, `reason` going to the model: its flat spelling,
 /// and Claude Code's beside it.
-pub fn deny(reason: &str) -> Answer {
+pub(crate) fn deny(reason: &str) -> Answer {
     Answer::json(&json!({
         "permissionDecision": "deny",
         "permissionDecisionReason": reason,
@@ -287,7 +287,7 @@ pub fn deny(reason: &str) -> Answer {
 
 /// Stella's hooks file at `path` ([`SETTINGS`] in a project, or `stella.json` in the user's
 /// hooks folder), with its `version`, running Stella as `launch` says.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler =
         |command: &str| json!({"type": "command", "command": command, "timeoutSec": TIMEOUT_S});
     let events = [("preToolUse", None, true), ("postToolUse", None, false)];

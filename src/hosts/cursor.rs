@@ -30,13 +30,13 @@ use super::registry::{self, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, Writes};
 
 /// Where Cursor reads hooks, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".cursor/hooks.json";
+pub(crate) const SETTINGS: &str = ".cursor/hooks.json";
 
 /// The agent's name, as `git stella hook cursor` spells it.
-pub const AGENT: &str = "cursor";
+pub(crate) const AGENT: &str = "cursor";
 
 /// Cursor in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Cursor",
     answers: "Answer a Cursor hook (preToolUse, beforeReadFile, afterFileEdit)",
@@ -57,7 +57,7 @@ fn user_settings(home: &Path, _: Var<'_>) -> PathBuf {
 
 /// A Cursor hook payload, as its documentation describes it (no client to capture from here).
 #[derive(Debug, Deserialize)]
-pub struct Payload {
+pub(crate) struct Payload {
     pub(crate) hook_event_name: String,
     pub(crate) conversation_id: String,
     #[serde(default)]
@@ -68,21 +68,21 @@ pub struct Payload {
     pub(crate) tool_name: Option<String>,
     /// The tool's input: its path field is `file_path`, `path` or `target_file` by tool.
     #[serde(default)]
-    pub tool_input: Value,
+    pub(crate) tool_input: Value,
     /// `beforeReadFile` and `afterFileEdit`.
     #[serde(default)]
-    pub file_path: Option<String>,
+    pub(crate) file_path: Option<String>,
     /// `beforeReadFile`: what the agent is about to see.
     #[serde(default)]
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
     /// `afterFileEdit`.
     #[serde(default)]
-    pub edits: Vec<FileEdit>,
+    pub(crate) edits: Vec<FileEdit>,
 }
 
 /// One edit of `afterFileEdit`.
 #[derive(Debug, Deserialize)]
-pub struct FileEdit {
+pub(crate) struct FileEdit {
     #[serde(default)]
     pub(crate) old_string: String,
     #[serde(default)]
@@ -136,7 +136,7 @@ impl super::Sited for Payload {
 }
 
 /// Cursor's agent.
-pub struct Cursor;
+pub(crate) struct Cursor;
 
 impl Host for Cursor {
     const NAME: &'static str = AGENT;
@@ -223,7 +223,7 @@ impl Host for Cursor {
 /// Cursor's answer that stops the tool: `reason` goes to the agent, its first line to the
 /// person. The same answer also carries `decision`/`reason`, the spelling some Cursor versions
 /// document for this event.
-pub fn deny(reason: &str) -> Answer {
+pub(crate) fn deny(reason: &str) -> Answer {
     let first = reason.lines().next().unwrap_or_default();
     Answer::json(&json!({
         "permission": "deny",
@@ -236,7 +236,7 @@ pub fn deny(reason: &str) -> Answer {
 
 /// Cursor's hooks file at `path` ([`SETTINGS`] in a project or the home folder, with its
 /// `version`), and Stella's entries there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let events = [
         (
             "preToolUse",

@@ -24,10 +24,10 @@ use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wirin
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// The agent's name, as `git stella hook gemini` spells it.
-pub const AGENT: &str = "gemini";
+pub(crate) const AGENT: &str = "gemini";
 
 /// Gemini CLI in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Gemini CLI",
     answers: "Answer a Gemini CLI hook (BeforeTool/AfterTool on read_file, write_file, replace, run_shell_command)",
@@ -101,16 +101,16 @@ fn trust(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// Where Gemini CLI reads settings, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".gemini/settings.json";
+pub(crate) const SETTINGS: &str = ".gemini/settings.json";
 
 /// The tools the hooks match.
-pub const MATCHER: &str = "^(read_file|write_file|replace|run_shell_command)$";
+pub(crate) const MATCHER: &str = "^(read_file|write_file|replace|run_shell_command)$";
 
 /// The inputs of the file tools: `read_file` (`file_path`; a range as `start_line`/`end_line`,
 /// or `offset`/`limit` in older builds), `write_file` (`file_path`, `content`), `replace`
 /// (`file_path`, `old_string`, `new_string`, `allow_multiple`).
 #[derive(Debug, Default, Deserialize)]
-pub struct ToolInput {
+pub(crate) struct ToolInput {
     pub(crate) file_path: Option<String>,
     pub(crate) content: Option<String>,
     pub(crate) old_string: Option<String>,
@@ -125,13 +125,13 @@ pub struct ToolInput {
 /// What `AfterTool` says the tool did.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolResponse {
+pub(crate) struct ToolResponse {
     pub(crate) llm_content: Option<Value>,
     pub(crate) error: Option<Value>,
 }
 
 /// The typed input and response of a payload's file tool.
-pub fn typed(p: &ToolPayload) -> Result<(ToolInput, Option<ToolResponse>), Error> {
+pub(crate) fn typed(p: &ToolPayload) -> Result<(ToolInput, Option<ToolResponse>), Error> {
     let shape = |source| Error::Shape {
         host: Gemini::NAME,
         source,
@@ -148,7 +148,7 @@ pub fn typed(p: &ToolPayload) -> Result<(ToolInput, Option<ToolResponse>), Error
 }
 
 /// Gemini CLI.
-pub struct Gemini;
+pub(crate) struct Gemini;
 
 impl Host for Gemini {
     const NAME: &'static str = AGENT;
@@ -289,13 +289,13 @@ fn after_answer(p: &ToolPayload, told: &[String]) -> Answer {
 }
 
 /// Gemini CLI's answer that stops the tool, `reason` going to the model.
-pub fn deny(reason: &str) -> Answer {
+pub(crate) fn deny(reason: &str) -> Answer {
     Answer::json(&json!({"decision": "deny", "reason": reason}))
 }
 
 /// Gemini CLI's settings file at `path` ([`SETTINGS`] in a project or the home folder), and
 /// Stella's hooks there, running the binary at `exe`.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command, "name": "stella"});
     let events = [
         ("BeforeTool", Some(MATCHER), true),

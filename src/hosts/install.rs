@@ -55,7 +55,7 @@ pub enum Error {
         /// What it said on stderr.
         stderr: String,
     },
-    /// The git hook is someone else's, and the place it would be moved aside to ([`CHAINED`])
+    /// The git hook is someone else's, and the place it would be moved aside to (`CHAINED`)
     /// is taken.
     #[error(
         "'{}' exists and is not a hook Stella installed, yet a chained hook is already there too; nothing was changed", .path.display()
@@ -122,7 +122,7 @@ pub fn invoked_as(
 
 /// The command line a host runs for Stella's hook: the absolute path of this binary (quoted for
 /// the shell when needed), then `hook <agent>`. No PATH lookup and no git start-up on each call.
-pub fn hook_command(exe: &Path, agent: &str) -> String {
+pub(crate) fn hook_command(exe: &Path, agent: &str) -> String {
     format!("{} hook {agent}", quoted(exe))
 }
 
@@ -132,7 +132,7 @@ pub enum Launch {
     /// By this machine's path of the binary: for the settings files that are this machine's
     /// (a user's, Claude Code's `settings.local.json`).
     At(PathBuf),
-    /// By looking on `PATH`, then in [`USUAL_PLACES`], when the hook runs: for a project's
+    /// By looking on `PATH`, then in `USUAL_PLACES`, when the hook runs: for a project's
     /// settings, committed and run on every teammate's machine ([`portable_command`]).
     Found,
 }
@@ -140,7 +140,7 @@ pub enum Launch {
 /// Where a project's hooks look for `git-stella` after `PATH`, in order: where `cargo install`,
 /// `pip`-style user installs, a system-wide install and Homebrew put programs. `$HOME` is the
 /// user's, expanded by the shell the host runs the hook in.
-pub const USUAL_PLACES: [&str; 4] = [
+pub(crate) const USUAL_PLACES: [&str; 4] = [
     "$HOME/.cargo/bin",
     "$HOME/.local/bin",
     "/usr/local/bin",
@@ -149,12 +149,12 @@ pub const USUAL_PLACES: [&str; 4] = [
 
 /// What a portable hook says when it finds no `git-stella` (on stderr, which the host shows).
 /// It goes between single quotes in the shell: it holds none.
-pub const NOT_INSTALLED: &str = "Stella is not installed: the hooks of this project run git-stella, and there is none on PATH or in ~/.cargo/bin, ~/.local/bin, /usr/local/bin or /opt/homebrew/bin. Install Stella, or take its hooks out of the settings of this project";
+pub(crate) const NOT_INSTALLED: &str = "Stella is not installed: the hooks of this project run git-stella, and there is none on PATH or in ~/.cargo/bin, ~/.local/bin, /usr/local/bin or /opt/homebrew/bin. Install Stella, or take its hooks out of the settings of this project";
 
 /// The hook command a project's settings hold: one line of POSIX shell that runs the
-/// `git-stella` found on `PATH` or in [`USUAL_PLACES`] as `hook <agent>`, and names no path of
+/// `git-stella` found on `PATH` or in `USUAL_PLACES` as `hook <agent>`, and names no path of
 /// the machine that wrote it (an empty `PATH` adds no empty entry, which would search the
-/// current folder: a checkout cannot plant its own `git-stella`). Where there is none, it says so ([`NOT_INSTALLED`]) and exits 1,
+/// current folder: a checkout cannot plant its own `git-stella`). Where there is none, it says so (`NOT_INSTALLED`) and exits 1,
 /// which the hosts report and go on from; on an event that can refuse a tool call (`blocks`), a
 /// project that chose fail-closed (`hooks.on-error = "deny"` in `.stella/config.toml`, or `git
 /// config stella.hookOnError deny`) gets exit 2 instead, which the hosts take as a refusal.
@@ -181,7 +181,7 @@ pub fn is_portable(command: &str) -> bool {
 }
 
 /// The `git-stella` a [`portable_command`] would run here: the first on `path_var`, then in
-/// [`USUAL_PLACES`] under `home`. `None` when there is none.
+/// `USUAL_PLACES` under `home`. `None` when there is none.
 pub fn find_portable(path_var: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let mut dirs: Vec<PathBuf> = path_var
@@ -206,7 +206,7 @@ pub fn find_portable(path_var: Option<&OsStr>, home: Option<&Path>) -> Option<Pa
 /// Claude Code 2.1 quotes everything before the prefix's last ` -` as one word, the program, so
 /// the prefix is the program and one flag (`git-stella --claude-code-shell`, which the command
 /// line rewrites to `exec --host claude-code`), and the path is left unquoted for it to quote.
-pub fn shell_prefix(launch: &Launch) -> String {
+pub(crate) fn shell_prefix(launch: &Launch) -> String {
     match launch {
         Launch::At(exe) => format!("{} {PREFIX_ARGS}", exe.to_string_lossy()),
         // Claude Code runs the prefix's program by name: found on PATH.
@@ -215,7 +215,7 @@ pub fn shell_prefix(launch: &Launch) -> String {
 }
 
 /// The flag of the shell prefix.
-pub const PREFIX_ARGS: &str = "--claude-code-shell";
+pub(crate) const PREFIX_ARGS: &str = "--claude-code-shell";
 
 /// The settings key that holds the shell prefix, under `env`.
 pub const PREFIX_KEY: &str = "CLAUDE_CODE_SHELL_PREFIX";
@@ -242,7 +242,7 @@ fn quoted(exe: &Path) -> String {
 
 /// Whether a hook command is Stella's hook for `agent`, whatever path named the binary then
 /// (`git stella hook codex` included, the form older versions wrote).
-pub fn is_stella_command(command: &str, agent: &str) -> bool {
+pub(crate) fn is_stella_command(command: &str, agent: &str) -> bool {
     command.contains(&portable_marker(agent))
         || command
             .strip_suffix(agent)
@@ -269,7 +269,7 @@ pub enum Shape {
 }
 
 /// One hook Stella wants: the event, the matcher, and the handler object (holding `command`).
-pub struct Wanted {
+pub(crate) struct Wanted {
     pub(crate) event: &'static str,
     pub(crate) matcher: Option<&'static str>,
     pub(crate) command: String,
@@ -278,7 +278,7 @@ pub struct Wanted {
 
 /// One event Stella hooks: its name, its matcher, and whether the host lets a hook on it refuse
 /// the tool call (what a portable hook's fail-closed answer needs).
-pub type Event = (&'static str, Option<&'static str>, bool);
+pub(crate) type Event = (&'static str, Option<&'static str>, bool);
 
 /// A host's hook settings file: where it is, how it nests entries, and Stella's entries there.
 pub struct HooksFile {
@@ -287,18 +287,18 @@ pub struct HooksFile {
     pub(crate) shape: Shape,
     /// The word after `hook` in Stella's command for this host: a handler that runs
     /// `<git-stella> hook <agent>` is Stella's, whatever path named the binary.
-    pub agent: &'static str,
+    pub(crate) agent: &'static str,
     pub(crate) wanted: Vec<Wanted>,
     /// A top-level key the file must have (Cursor's `version`), added when missing.
-    pub header: Option<(&'static str, Value)>,
+    pub(crate) header: Option<(&'static str, Value)>,
     /// Claude Code's shell prefix, set under `env` unless a prefix of the user's is there.
-    pub shell_prefix: Option<String>,
+    pub(crate) shell_prefix: Option<String>,
     /// Matchers earlier versions of Stella wrote for its own entries: an install brings them up
     /// to date (a matcher that is none of these is the user's choice, and stays).
-    pub former_matchers: &'static [&'static str],
+    pub(crate) former_matchers: &'static [&'static str],
     /// The host reads the file with `//` and `/* */` comments (Gemini CLI): so does Stella,
     /// and its edits keep them.
-    pub comments: bool,
+    pub(crate) comments: bool,
 }
 
 impl HooksFile {
@@ -369,7 +369,7 @@ impl HooksFile {
     }
 
     /// Whether the file holds Stella's hooks for this host (an unreadable file holds none).
-    pub fn has_stella_hooks(&self) -> bool {
+    pub(crate) fn has_stella_hooks(&self) -> bool {
         let Ok(Some(text)) = read_text(&self.path) else {
             return false;
         };
@@ -866,7 +866,7 @@ pub fn uninstall(file: &HooksFile, ledger: &Ledger) -> Result<Outcome, Error> {
 /// The name of the hook Stella installs.
 pub const GIT_HOOK: &str = "prepare-commit-msg";
 /// Where an existing hook is kept while Stella's runs it first.
-pub const CHAINED: &str = "prepare-commit-msg.stella-chained";
+pub(crate) const CHAINED: &str = "prepare-commit-msg.stella-chained";
 const MARKER: &str = "# git-stella: commit trailer hook";
 
 /// The hook script: run the hook it replaced (with the same arguments; its failure aborts the

@@ -2,9 +2,9 @@
 //! each tool (SPEC §7), and the installers that put those commands into the hosts' settings.
 //!
 //! One core serves every host: [`Hook`] (in `core`) names the session, resolves paths, guards,
-//! records reads and writes and keeps the scratch state between a tool's two events; [`answer`]
-//! and [`answer_within`] parse the payload, find the workspace, keep the time budget, say the
-//! notices and apply fail-closed. Each host is one module: a small adapter implementing [`Host`]
+//! records reads and writes and keeps the scratch state between a tool's two events; `answer`
+//! and `answer_within` parse the payload, find the workspace, keep the time budget, say the
+//! notices and apply fail-closed. Each host is one module: a small adapter implementing `Host`
 //! (its typed payload, its tool calls described as [`Op`]s, its deny and allow answers) and its
 //! entry in the host registry ([`registry::Spec`]: its name, its hooks files and how they are
 //! written, how its shell reaches the shell guard, its `doctor` checks). The library never
@@ -27,25 +27,22 @@ use crate::session;
 use crate::session::turn::TurnError;
 use crate::workspace::{self, Settings};
 
-pub mod claude_code;
-pub mod codex;
-pub mod copilot;
+pub(crate) mod claude_code;
+pub(crate) mod codex;
+pub(crate) mod copilot;
 mod core;
-pub mod cursor;
-pub mod gemini;
+pub(crate) mod cursor;
+pub(crate) mod gemini;
 pub mod install;
 pub mod opencode;
 mod patch;
-pub mod qwen;
+pub(crate) mod qwen;
 pub mod registry;
 
 pub(crate) use crate::config::Access;
-pub use crate::config::{
-    Config, OnError, OnErrorSetting, RetentionConfig, ToolMapping, config_path, deny_reason,
-    fail_closed_reason, git_on_error, glob_match, on_error,
-};
+pub use crate::config::{Config, OnError, deny_reason, git_on_error, on_error};
 pub use crate::edit::Edit;
-pub use core::{Hook, Op, Writes, landed, renders_as};
+pub use core::{Hook, Op, Writes, landed};
 
 /// What a hook call answers: stdout bytes, exit status, and text for stderr.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +66,7 @@ impl Answer {
     }
 
     /// Exit 0 with one line of JSON on stdout.
-    pub fn json(value: &serde_json::Value) -> Answer {
+    pub(crate) fn json(value: &serde_json::Value) -> Answer {
         let mut stdout = serde_json::to_vec(value).expect("a JSON value serialises");
         stdout.push(b'\n');
         Answer {
@@ -80,7 +77,7 @@ impl Answer {
     }
 
     /// Exit 1 with the error on stderr: the host reports it and lets the tool run.
-    pub fn failed(error: &(dyn std::error::Error + 'static)) -> Answer {
+    pub(crate) fn failed(error: &(dyn std::error::Error + 'static)) -> Answer {
         Answer {
             stdout: Vec::new(),
             code: 1,
@@ -95,7 +92,7 @@ pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// An error and its causes as `error: …` and `caused by: …` lines, without a final newline.
-pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     crate::report::Report::of(e).render()
 }
 
@@ -108,7 +105,7 @@ pub enum Error {
     /// The payload is JSON, but not of the shape this host's payloads have.
     #[error("the hook payload is not what {host} sends")]
     Shape {
-        /// The host's name, as [`Host::NAME`].
+        /// The host's name, as `Host::NAME`.
         host: &'static str,
         /// Where the payload and the shape part.
         #[source]
@@ -134,24 +131,24 @@ pub enum Error {
     /// A turn, step or transcript could not be recorded.
     #[error(transparent)]
     Turn(#[from] TurnError),
-    /// Stella's configuration is invalid ([`crate::config::check`]).
+    /// Stella's configuration is invalid (`crate::config::check`).
     #[error(transparent)]
     Config(#[from] crate::config::Error),
     /// A file of the hook's own could not be read or written: the payload on stdin, or the
     /// scratch state it keeps between a tool's two events.
     #[error(transparent)]
     Io(#[from] PathIo),
-    /// The call ran past its time budget ([`within_budget`]), which this holds.
+    /// The call ran past its time budget (`within_budget`), which this holds.
     #[error("the hook did not finish within its time budget of {0:?}; nothing more was done")]
     TimedOut(Duration),
-    /// The call panicked; [`within_budget`] caught it.
+    /// The call panicked; `within_budget` caught it.
     #[error("the hook stopped unexpectedly")]
     Panicked,
 }
 
 impl Error {
     /// Whether this says a damaged session was repaired and now stands whole.
-    pub fn repaired_whole(&self) -> bool {
+    pub(crate) fn repaired_whole(&self) -> bool {
         matches!(self, Error::Session(e) if e.repaired_whole())
     }
 }
@@ -201,7 +198,7 @@ pub struct Env {
 /// stand down, and a late `on_timeout` is never called after `within_budget` returned. The
 /// worker is the calling thread rather than a new one because a new thread gets its own heap
 /// arena, which costs a hook more page faults than its whole decision.
-pub fn within_budget(
+pub(crate) fn within_budget(
     budget: Duration,
     work: impl FnOnce() -> Answer,
     on_timeout: impl FnOnce(Error) + Send + 'static,
@@ -227,7 +224,7 @@ pub fn within_budget(
 
 /// One agent host: how its payloads read, what its answers look like. Everything else is the
 /// core's.
-pub trait Host {
+pub(crate) trait Host {
     /// The host's name as `git stella hook <name>` spells it (also the scratch folder's name).
     const NAME: &'static str;
     /// The payload, typed: its fields as the captured payloads carry them.
@@ -260,7 +257,7 @@ pub trait Host {
 }
 
 /// Where a payload comes from: the host's session (and subagent) and the folder it names.
-pub trait Sited {
+pub(crate) trait Sited {
     /// The host's session id and, for a subagent, its agent id.
     fn ids(&self) -> (&str, Option<&str>);
     /// The folder the payload names, if it names one.
@@ -272,12 +269,12 @@ pub trait Sited {
 /// stay JSON: their shape is the tool's (an adapter types the ones it reads), and a project may
 /// map a tool Stella does not know by the name of its path field.
 #[derive(Debug, Deserialize)]
-pub struct ToolPayload {
+pub(crate) struct ToolPayload {
     pub(crate) hook_event_name: String,
     pub(crate) session_id: String,
     /// A Claude Code subagent's id.
     #[serde(default)]
-    pub agent_id: Option<String>,
+    pub(crate) agent_id: Option<String>,
     #[serde(default)]
     pub(crate) cwd: Option<PathBuf>,
     #[serde(default)]
@@ -286,7 +283,7 @@ pub struct ToolPayload {
     pub(crate) prompt_id: Option<String>,
     /// `SessionStart`: `startup`, `resume`, `clear` or `compact`.
     #[serde(default)]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     #[serde(default)]
     pub(crate) tool_name: Option<String>,
     #[serde(default)]
@@ -295,7 +292,7 @@ pub struct ToolPayload {
     pub(crate) tool_response: Value,
     /// The tool call's id (Gemini CLI sends none).
     #[serde(default)]
-    pub tool_use_id: Option<String>,
+    pub(crate) tool_use_id: Option<String>,
 }
 
 impl Sited for ToolPayload {
@@ -311,7 +308,7 @@ impl Sited for ToolPayload {
 /// The answer that stops a tool before it runs, `reason` going to the model as the tool's error
 /// while the turn goes on: `hookSpecificOutput.permissionDecision` as Claude Code defined it, and
 /// Codex CLI and Qwen Code read it.
-pub fn deny_before_tool(reason: &str) -> Answer {
+pub(crate) fn deny_before_tool(reason: &str) -> Answer {
     Answer::json(&serde_json::json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -337,7 +334,8 @@ pub(crate) fn additional_context(event: &str, for_model: &str, person: Option<&s
 }
 
 /// Answer one payload given as bytes.
-pub fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
+#[cfg(test)]
+pub(crate) fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
     match serde_json::from_slice::<Value>(input) {
         Ok(raw) => answer_raw::<H>(env, &raw),
         Err(e) => Answer::failed(&Error::BadPayload(e)),
@@ -347,7 +345,7 @@ pub fn answer<H: Host>(env: &Env, input: &[u8]) -> Answer {
 /// Read the payload with `read_input` and answer it, all within `budget`. When the budget runs
 /// out first, `give_up` gets the answer to give instead (and ends the process: see
 /// [`within_budget`]).
-pub fn answer_within<H: Host>(
+pub(crate) fn answer_within<H: Host>(
     env: Env,
     budget: Duration,
     read_input: impl FnOnce() -> io::Result<Vec<u8>>,
@@ -379,7 +377,7 @@ pub fn answer_within<H: Host>(
 }
 
 /// [`answer_within`] with its closures boxed: what a host's [`registry::Spec::answer`] points to.
-pub fn answer_boxed<H: Host>(
+pub(crate) fn answer_boxed<H: Host>(
     env: Env,
     budget: Duration,
     read_input: registry::ReadInput,
@@ -439,7 +437,7 @@ fn handle<H: Host>(env: &Env, raw: &Value) -> Result<Answer, Error> {
 /// The answer when the hook itself failed: exit 1 (the host lets the tool run), or, for a call
 /// before a write in a project that chose fail-closed (or whose Stella config is invalid), a
 /// deny naming the error. Reads and shell commands are never denied: fail-closed is about writes.
-pub fn on_failure<H: Host>(env: &Env, raw: Option<&Value>, e: &Error) -> Answer {
+pub(crate) fn on_failure<H: Host>(env: &Env, raw: Option<&Value>, e: &Error) -> Answer {
     if let Some(raw) = raw
         && H::asks_before_write(raw)
     {
@@ -475,6 +473,7 @@ pub fn session_name(host_id: &str, agent_id: Option<&str>) -> Result<SessionId, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::glob_match;
 
     #[test]
     fn every_captured_payload_parses() {

@@ -5,7 +5,7 @@
 //! `.opencode/plugins/`, or `$XDG_CONFIG_HOME/opencode/plugins/` for the user) gets
 //! `tool.execute.before(input {tool, sessionID, callID}, output {args})` and
 //! `tool.execute.after(input {…, args}, output {title, output, metadata})`. Stella's plugin
-//! ([`plugin`]) is plain JavaScript that needs nothing installed: it runs this command with the
+//! (`plugin`) is plain JavaScript that needs nothing installed: it runs this command with the
 //! call as Claude Code's payload shape (`hook_event_name` `tool.execute.before` or
 //! `tool.execute.after`, `session_id`, `cwd`, `tool_name`, `tool_input`, `tool_response`,
 //! `tool_use_id` the model's call id) and acts on the answer: `{"decision": "deny", "reason": R}`
@@ -32,17 +32,17 @@ use super::registry::{self, Finding, Level, Look, Shell, Spec, Var, Wiring};
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// The agent's name, as `git stella hook opencode` spells it.
-pub const AGENT: &str = "opencode";
+pub(crate) const AGENT: &str = "opencode";
 
 /// Stella's plugin, relative to the repository's root.
-pub const PLUGIN: &str = ".opencode/plugins/stella.js";
+pub(crate) const PLUGIN: &str = ".opencode/plugins/stella.js";
 
 /// The first line of Stella's plugin: how an install knows the file is Stella's.
-pub const MARK: &str =
+pub(crate) const MARK: &str =
     "// Stella's guard for OpenCode, written by 'git stella hooks install --agent opencode'.";
 
 /// OpenCode in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "OpenCode",
     answers: "Answer Stella's OpenCode plugin (tool.execute.before/after on read, write, edit, apply_patch, bash)",
@@ -89,7 +89,7 @@ fn pure(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// OpenCode.
-pub struct OpenCode;
+pub(crate) struct OpenCode;
 
 impl Host for OpenCode {
     const NAME: &'static str = AGENT;
@@ -150,7 +150,7 @@ impl Host for OpenCode {
 }
 
 /// The calls a payload makes, as Stella sees them: none for a tool it does not guard.
-pub fn ops(p: &ToolPayload) -> Result<Vec<Op>, Error> {
+pub(crate) fn ops(p: &ToolPayload) -> Result<Vec<Op>, Error> {
     let args = &p.tool_input;
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
     let path = || {
@@ -200,13 +200,13 @@ pub fn ops(p: &ToolPayload) -> Result<Vec<Op>, Error> {
 }
 
 /// The answer that makes Stella's plugin refuse the call, `reason` going to the model.
-pub fn deny(reason: &str) -> Answer {
+pub(crate) fn deny(reason: &str) -> Answer {
     Answer::json(&json!({"decision": "deny", "reason": reason}))
 }
 
 /// Stella's plugin, running Stella as `launch` says: found on each machine for a project's
 /// (committed), this binary for a user's.
-pub fn plugin(launch: &Launch) -> String {
+pub(crate) fn plugin(launch: &Launch) -> String {
     plugin_running(&match launch {
         Launch::At(exe) => super::install::hook_command(exe, AGENT),
         Launch::Found => super::install::portable_command(AGENT, false),

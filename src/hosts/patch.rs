@@ -6,7 +6,7 @@ use super::{Edit, Op, Writes};
 
 /// A patch's file operations in the core's words: an Update is edits (its hunks) to what the
 /// session saw, and with `*** Move to:` a move carrying them.
-pub fn ops(patch: &[PatchOp]) -> Vec<Op> {
+pub(crate) fn ops(patch: &[PatchOp]) -> Vec<Op> {
     patch
         .iter()
         .map(|op| match op {
@@ -50,7 +50,7 @@ pub fn ops(patch: &[PatchOp]) -> Vec<Op> {
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PatchOp {
+pub(crate) enum PatchOp {
     Add {
         path: String,
         content: String,
@@ -69,7 +69,7 @@ pub enum PatchOp {
 /// Parse an `apply_patch` envelope into its file operations, in order. Lines outside any file
 /// section (`*** Begin Patch`, `*** End Patch`) are ignored; so is anything this parser does not
 /// know, since Codex itself validates the patch.
-pub fn parse(patch: &str) -> Vec<PatchOp> {
+pub(crate) fn parse(patch: &str) -> Vec<PatchOp> {
     let mut ops = Vec::new();
     let mut hunk: Option<(Vec<&str>, Vec<&str>)> = None;
     let flush = |ops: &mut Vec<PatchOp>, hunk: &mut Option<(Vec<&str>, Vec<&str>)>| {

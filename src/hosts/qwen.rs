@@ -31,13 +31,13 @@ use super::registry::{self, Finding, Level, Look, Scope, Shell, Spec, Var, Wirin
 use super::{Answer, Edit, Error, Hook, Host, Op, ToolPayload, Writes};
 
 /// The agent's name, as `git stella hook qwen` spells it.
-pub const AGENT: &str = "qwen";
+pub(crate) const AGENT: &str = "qwen";
 
 /// Where Qwen Code reads settings, relative to the repository's root (or the home folder).
-pub const SETTINGS: &str = ".qwen/settings.json";
+pub(crate) const SETTINGS: &str = ".qwen/settings.json";
 
 /// Qwen Code in the host registry.
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     flag: AGENT,
     name: "Qwen Code",
     answers: "Answer a Qwen Code hook (PreToolUse/PostToolUse on read_file, write_file, edit, run_shell_command)",
@@ -107,7 +107,7 @@ fn skipped(look: &Look<'_>) -> Vec<Finding> {
 }
 
 /// The tools the hooks match (a regular expression on the tool's name).
-pub const MATCHER: &str = "^(read_file|write_file|edit|notebook_edit|run_shell_command)$";
+pub(crate) const MATCHER: &str = "^(read_file|write_file|edit|notebook_edit|run_shell_command)$";
 
 /// Seconds Qwen Code gives each hook before it gives up and lets the tool run: far above what a
 /// guard takes, and below its default of 60, so a stuck store is reported sooner.
@@ -115,7 +115,7 @@ const TIMEOUT_S: u64 = 30;
 
 /// The inputs of the file tools.
 #[derive(Debug, Default, Deserialize)]
-pub struct ToolInput {
+pub(crate) struct ToolInput {
     pub(crate) file_path: Option<String>,
     pub(crate) notebook_path: Option<String>,
     pub(crate) content: Option<String>,
@@ -128,7 +128,7 @@ pub struct ToolInput {
 }
 
 /// Qwen Code.
-pub struct Qwen;
+pub(crate) struct Qwen;
 
 impl Host for Qwen {
     const NAME: &'static str = AGENT;
@@ -174,7 +174,7 @@ impl Host for Qwen {
 }
 
 /// The tool call as Stella sees it; `None` for a tool it does not guard.
-pub fn op(p: &ToolPayload) -> Result<Option<Op>, Error> {
+pub(crate) fn op(p: &ToolPayload) -> Result<Option<Op>, Error> {
     let tool = p.tool_name.as_deref().unwrap_or_default();
     if tool == "run_shell_command" {
         let Some(command) = p.tool_input.get("command").and_then(Value::as_str) else {
@@ -238,13 +238,13 @@ pub fn op(p: &ToolPayload) -> Result<Option<Op>, Error> {
 }
 
 /// Qwen Code's answer that stops the tool, `reason` going to the model: Claude Code's.
-pub fn deny(reason: &str) -> Answer {
+pub(crate) fn deny(reason: &str) -> Answer {
     super::deny_before_tool(reason)
 }
 
 /// Qwen Code's settings file at `path` ([`SETTINGS`] in a project or the home folder), and
 /// Stella's hooks there, running Stella as `launch` says.
-pub fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
+pub(crate) fn hooks_file(path: PathBuf, launch: &Launch) -> HooksFile {
     let handler = |command: &str| json!({"type": "command", "command": command, "name": "stella", "timeout": TIMEOUT_S});
     let events = [
         ("PreToolUse", Some(MATCHER), true),

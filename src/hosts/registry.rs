@@ -1,7 +1,7 @@
 //! The host registry: every agent host Stella guards, and everything the command line and
 //! `doctor` need to know of one, in one table ([`HOSTS`]).
 //!
-//! A host is one module: its [`Host`](super::Host) adapter (payloads and answers) and its
+//! A host is one module: its `Host` adapter (payloads and answers) and its
 //! [`Spec`] (how it is named, where its hooks live and how they are written, how its shell
 //! commands reach the shell guard, what the person must still do before it runs them, and the
 //! configurations in which it would skip them). Adding a host is that module and one line here;
@@ -33,7 +33,7 @@ pub fn host(flag: &str) -> Option<&'static Spec> {
 }
 
 /// Reads one environment variable: the library reads none itself, the command line passes this.
-pub type Var<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+pub(crate) type Var<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// One agent host, as the command line and `doctor` see it.
 pub struct Spec {
@@ -48,12 +48,12 @@ pub struct Spec {
     /// The host's settings for one checkout, if it reads such a file (`--local`).
     pub local: Option<&'static str>,
     /// The user's file (hooks for every project) under `home`, where the host reads it.
-    pub user: fn(home: &Path, var: Var<'_>) -> PathBuf,
+    pub(crate) user: fn(home: &Path, var: Var<'_>) -> PathBuf,
     /// How Stella's hooks are written into those files.
     pub wiring: Wiring,
     /// How the model's shell commands reach the shell guard.
     pub shell: Shell,
-    /// Answer one hook call within a time budget (see [`super::answer_within`]).
+    /// Answer one hook call within a time budget (see `super::answer_within`).
     pub answer: fn(Env, Duration, ReadInput, GiveUp) -> Answer,
     /// What the person still has to do before the host runs hooks just installed in a
     /// project's (or a checkout's) settings: trust is theirs to give.
@@ -80,9 +80,9 @@ impl PartialEq for Spec {
 impl Eq for Spec {}
 
 /// The hook payload, read when the call starts.
-pub type ReadInput = Box<dyn FnOnce() -> std::io::Result<Vec<u8>>>;
+pub(crate) type ReadInput = Box<dyn FnOnce() -> std::io::Result<Vec<u8>>>;
 /// What to do with the answer when the budget runs out first (answer and end the process).
-pub type GiveUp = Box<dyn FnOnce(Answer) + Send>;
+pub(crate) type GiveUp = Box<dyn FnOnce(Answer) + Send>;
 
 /// How a host's hooks are written.
 pub enum Wiring {
@@ -262,29 +262,29 @@ pub struct Look<'a> {
 
 impl Look<'_> {
     /// Whether the host's hooks are installed in `scope`.
-    pub fn installed_in(&self, scope: Scope) -> bool {
+    pub(crate) fn installed_in(&self, scope: Scope) -> bool {
         self.seen.iter().any(|s| s.scope == scope && s.stella)
     }
 
     /// An environment variable that is set, and not empty.
-    pub fn var(&self, name: &str) -> Option<OsString> {
+    pub(crate) fn var(&self, name: &str) -> Option<OsString> {
         (self.var)(name).filter(|v| !v.is_empty())
     }
 
     /// Whether an environment variable says `true`.
-    pub fn var_is_true(&self, name: &str) -> bool {
+    pub(crate) fn var_is_true(&self, name: &str) -> bool {
         (self.var)(name).is_some_and(|v| v == "true")
     }
 }
 
 /// No checks of the host's own.
-pub fn no_checks(_: &Look<'_>) -> Vec<Finding> {
+pub(crate) fn no_checks(_: &Look<'_>) -> Vec<Finding> {
     Vec::new()
 }
 
 /// The rule of a `trustedFolders.json` (Gemini CLI's, and Qwen Code's, which forked it) that
 /// decides for `root`: the longest one covering it (`TRUST_PARENT` covering the rule's parent).
-pub fn trust_rule(file: &Path, root: &Path) -> Option<String> {
+pub(crate) fn trust_rule(file: &Path, root: &Path) -> Option<String> {
     let rules: serde_json::Map<String, Value> = std::fs::read_to_string(file)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -310,7 +310,7 @@ pub fn trust_rule(file: &Path, root: &Path) -> Option<String> {
 
 /// JSON with comments, as the hosts that forked Gemini CLI read their settings; `Null` when
 /// the file is missing or does not read.
-pub fn jsonc_file(path: &Path) -> Value {
+pub(crate) fn jsonc_file(path: &Path) -> Value {
     std::fs::read_to_string(path)
         .ok()
         .and_then(|t| crate::jsonedit::Doc::parse_with_comments(t).ok())
@@ -320,14 +320,18 @@ pub fn jsonc_file(path: &Path) -> Value {
 
 /// The folder the environment variable `name` names, when it is set and not empty (a host's
 /// `CODEX_HOME`, `COPILOT_HOME`…), else `otherwise`.
-pub fn folder_from(var: Var<'_>, name: &str, otherwise: impl FnOnce() -> PathBuf) -> PathBuf {
+pub(crate) fn folder_from(
+    var: Var<'_>,
+    name: &str,
+    otherwise: impl FnOnce() -> PathBuf,
+) -> PathBuf {
     var(name)
         .filter(|d| !d.is_empty())
         .map_or_else(otherwise, PathBuf::from)
 }
 
 /// A path with its links resolved, or as given when it cannot be.
-pub fn resolved(path: &Path) -> PathBuf {
+pub(crate) fn resolved(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 

@@ -28,13 +28,13 @@ pub enum RootFile {
     Session,
     /// `turn.toml`: the open turn's resume point.
     Turn,
-    /// `undo.toml`: [`UndoFile`].
+    /// `undo.toml`: `UndoFile`.
     Undo,
     /// `refused.toml`: the session's refusals.
     Refused,
-    /// `hosts/<host>.toml`: [`HostFile`].
+    /// `hosts/<host>.toml`: `HostFile`.
     Host(&'static str),
-    /// `transcript/<name>/meta`: [`TranscriptMeta`].
+    /// `transcript/<name>/meta`: `TranscriptMeta`.
     TranscriptMeta(String),
     /// `transcript/<name>/chunks`: the folder of a transcript's chunks.
     TranscriptChunks(String),
@@ -50,19 +50,19 @@ pub enum RootFile {
     },
     /// `overwritten/<h>/path`: the path those bytes were at, so that `recover --all` can name it.
     OverwrittenPath(RelPath),
-    /// `forgot`: what the session may have known and lost ([`super::Forgot`]).
+    /// `forgot`: what the session may have known and lost (`super::Forgot`).
     Forgot,
 }
 
 /// The folder of every stored transcript.
-pub const TRANSCRIPTS: &str = "transcript";
+pub(crate) const TRANSCRIPTS: &str = "transcript";
 
 /// The folder of the host adapters' files.
-pub const HOSTS: &str = "hosts";
+pub(crate) const HOSTS: &str = "hosts";
 
 impl RootFile {
     /// Its path in the step tree.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             RootFile::Session => "session.toml".into(),
             RootFile::Turn => "turn.toml".into(),
@@ -82,25 +82,25 @@ impl RootFile {
 }
 
 /// The folder of every path's overwritten bytes.
-pub const OVERWRITTEN: &str = "overwritten";
+pub(crate) const OVERWRITTEN: &str = "overwritten";
 
 /// The file in a path's folder of overwritten bytes that names the path.
-pub const OVERWRITTEN_PATH: &str = "path";
+pub(crate) const OVERWRITTEN_PATH: &str = "path";
 
 /// The folder of the step tree that holds bytes of `path` a tool overwrote unseen, so `recover`
 /// finds them by path.
-pub fn overwritten_dir(path: &RelPath) -> String {
+pub(crate) fn overwritten_dir(path: &RelPath) -> String {
     format!("overwritten/{}", Digest::of(path.as_bytes()).to_hex())
 }
 
 /// A TOML file of the step tree, read leniently: a file that does not parse reads as absent
 /// (the journal's history stays readable across versions of these files).
-pub fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Option<T> {
+pub(crate) fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Option<T> {
     toml::from_str(std::str::from_utf8(bytes).ok()?).ok()
 }
 
 /// A TOML file's text.
-pub fn to_toml<T: Serialize>(value: &T) -> String {
+pub(crate) fn to_toml<T: Serialize>(value: &T) -> String {
     toml::to_string(value).expect("a journal file serialises")
 }
 
@@ -112,7 +112,7 @@ pub struct Provenance {
     /// BLAKE3 of the artifact file.
     pub artifact: String,
     /// The base commit of that artifact, if any.
-    pub base: Option<String>,
+    pub(crate) base: Option<String>,
     /// When it was replayed.
     pub replayed: String,
 }
@@ -129,27 +129,27 @@ pub struct SessionFile {
     /// Where a host wrote the transcript, as stores of earlier versions kept it here (now in
     /// `hosts/<host>.toml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
 }
 
 /// `undo.toml`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UndoFile {
+pub(crate) struct UndoFile {
     /// The step the last undo recorded.
-    pub step: u64,
+    pub(crate) step: u64,
 }
 
 /// `hosts/<host>.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostFile {
+pub(crate) struct HostFile {
     /// Where the host writes the conversation's transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
 }
 
 /// `transcript/<name>/meta`: what a stored transcript is made of.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TranscriptMeta {
+pub(crate) struct TranscriptMeta {
     pub(crate) len: u64,
     pub(crate) digest: String,
     pub(crate) chunks: u64,

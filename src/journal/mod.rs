@@ -1,7 +1,7 @@
 //! The session journal: one ref per session in the store, one commit per step.
 //!
 //! The step commit's tree is internal and may change freely (only the checkpoint's tip tree is a
-//! versioned format). Its top-level files are typed in [`layout`]; the map is:
+//! versioned format). Its top-level files are typed in `layout`; the map is:
 //!
 //! ```text
 //! map/<h[0..2]>/<h[2..4]>/<h>/ one entry per tracked path, h = BLAKE3 of the path
@@ -33,24 +33,25 @@ use crate::ids::SessionId;
 use crate::paths::RelPath;
 use crate::store::{self, Store};
 
-pub mod layout;
+pub(crate) mod layout;
 mod read;
 mod sessions;
 mod write;
 mod writers;
 
-pub use write::{Batch, Prepared};
+pub(crate) use write::Batch;
 
-pub use layout::{Provenance, RootFile, overwritten_dir};
+pub(crate) use layout::overwritten_dir;
+pub use layout::{Provenance, RootFile, SessionFile};
 
 /// Where sessions live in the store.
 pub const SESSIONS: &str = "refs/stella/sessions/";
 
 /// Where dropped sessions wait, until gc expires them: `<DROPPED><id>/<Unix second dropped>`,
 /// with `.N` after it for the Nth more drop of that id in the same second.
-pub const DROPPED: &str = "refs/stella/dropped/";
+pub(crate) const DROPPED: &str = "refs/stella/dropped/";
 
-/// What [`Journal::drop_session`] did with the session's journal.
+/// What `Journal::drop_session` did with the session's journal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropOutcome {
     /// Set aside, for `undrop`, until gc expires it.
@@ -73,7 +74,7 @@ pub struct Dropped {
 }
 
 /// One entry that differs between two map trees: (before, after), `None` where it is absent.
-pub type MapChange = (Option<Entry>, Option<Entry>);
+pub(crate) type MapChange = (Option<Entry>, Option<Entry>);
 
 /// The ref of `id`.
 pub fn session_ref(id: &SessionId) -> String {
@@ -87,7 +88,7 @@ pub enum Seen {
     Digest(Digest),
     /// The session may have seen either of two versions: the next write needs a re-read.
     Reread,
-    /// The session may have known the path before its memory of it was lost ([`Forgot`]): the
+    /// The session may have known the path before its memory of it was lost (`Forgot`): the
     /// next change of an existing file needs a re-read. Never stored in the map: a lookup
     /// answers it for a path the map does not hold.
     Forgotten,
@@ -110,7 +111,7 @@ impl Seen {
 /// `forgot` file, so it lasts until the session is dropped; a path the session reads or writes
 /// again has its own entry and is judged by that.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Forgot {
+pub(crate) enum Forgot {
     /// Everything: the session's journal was gone, so any path may be one it knew.
     All,
     /// These paths: the steps a repair dropped touched them.
@@ -119,7 +120,7 @@ pub enum Forgot {
 
 impl Forgot {
     /// Its bytes in the step tree: `*`, or the paths each ended by a NUL.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         match self {
             Forgot::All => b"*".to_vec(),
             Forgot::Paths(paths) => {
@@ -134,7 +135,7 @@ impl Forgot {
     }
 
     /// Read back what [`Forgot::encode`] wrote; anything unreadable is everything.
-    pub fn decode(bytes: &[u8]) -> Forgot {
+    pub(crate) fn decode(bytes: &[u8]) -> Forgot {
         if bytes == b"*" {
             return Forgot::All;
         }
@@ -151,7 +152,7 @@ impl Forgot {
     }
 
     /// Whether `path` may be one the session lost.
-    pub fn covers(&self, path: &RelPath) -> bool {
+    pub(crate) fn covers(&self, path: &RelPath) -> bool {
         match self {
             Forgot::All => true,
             Forgot::Paths(paths) => paths.contains(path),
@@ -159,7 +160,7 @@ impl Forgot {
     }
 
     /// Both together.
-    pub fn union(self, other: Forgot) -> Forgot {
+    pub(crate) fn union(self, other: Forgot) -> Forgot {
         match (self, other) {
             (Forgot::Paths(mut a), Forgot::Paths(b)) => {
                 a.extend(b);
@@ -185,7 +186,7 @@ pub struct Entry {
     /// read them.
     pub wrote: Option<i64>,
     /// The bytes behind `origin`, kept when the session's first sight of the path was a write.
-    pub origin_bytes: Option<ObjectId>,
+    pub(crate) origin_bytes: Option<ObjectId>,
     /// Where a rename brought this entry from: the path the session first knew these bytes at.
     pub moved_from: Option<RelPath>,
 }
@@ -250,7 +251,7 @@ pub enum RootEdit {
 
 /// A step to record.
 #[derive(Clone, Debug, Default)]
-pub struct Step {
+pub(crate) struct Step {
     /// The first line of the step's commit message, e.g. `read src/a.rs`.
     pub summary: String,
     pub(crate) map: Vec<MapEdit>,
@@ -274,7 +275,7 @@ pub(crate) fn summary(verb: &str, paths: &[RelPath]) -> String {
 pub struct Tip {
     /// The session's last step: the commit its ref names.
     pub commit: ObjectId,
-    /// That step's tree: the staleness map and the top-level files of [`layout`].
+    /// That step's tree: the staleness map and the top-level files of `layout`.
     pub tree: ObjectId,
     /// How many steps the session has recorded (the step's `Stella-Step` trailer).
     pub steps: u64,
@@ -282,7 +283,7 @@ pub struct Tip {
     pub tracked: u64,
     /// When that step was recorded: its commit's committer time.
     pub time: gix::date::Time,
-    /// That step's summary, as [`Step::summary`] holds it: `read src/a.rs`.
+    /// That step's summary, as `Step::summary` holds it: `read src/a.rs`.
     pub summary: String,
 }
 
@@ -363,7 +364,7 @@ fn path_key(path: &RelPath) -> String {
 }
 
 /// The name of `path`'s entry folder in a map tree, as [`Journal::map_changed_keys`] gives it.
-pub fn map_key(path: &RelPath) -> Vec<u8> {
+pub(crate) fn map_key(path: &RelPath) -> Vec<u8> {
     path_key(path).into_bytes()
 }
 
@@ -597,7 +598,7 @@ impl<'s> Journal<'s> {
     }
 
     /// The session's tip, if the session exists.
-    pub fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
+    pub(crate) fn try_tip(&self, id: &SessionId) -> Result<Option<Tip>, Error> {
         match self.tip_commit(id)? {
             Some(commit) => self.read_tip(id.as_str(), commit).map(Some),
             None => Ok(None),
@@ -606,19 +607,19 @@ impl<'s> Journal<'s> {
 
     /// Whether session `id` exists, from its ref alone: [`Journal::try_tip`] without reading
     /// the step it names.
-    pub fn has_session(&self, id: &SessionId) -> Result<bool, Error> {
+    pub(crate) fn has_session(&self, id: &SessionId) -> Result<bool, Error> {
         Ok(self.tip_commit(id)?.is_some())
     }
 
     /// The step session `id`'s ref names, or `UnknownSession`: [`Journal::tip`] without reading
     /// the step (read it with [`Journal::tree_of_step`] when it is needed).
-    pub fn tip_step(&self, id: &SessionId) -> Result<ObjectId, Error> {
+    pub(crate) fn tip_step(&self, id: &SessionId) -> Result<ObjectId, Error> {
         self.tip_commit(id)?
             .ok_or_else(|| Error::UnknownSession { id: id.clone() })
     }
 
     /// The map tree of session `id`'s step `commit` ([`Journal::tip_step`]).
-    pub fn tree_of_step(&self, id: &SessionId, commit: ObjectId) -> Result<ObjectId, Error> {
+    pub(crate) fn tree_of_step(&self, id: &SessionId, commit: ObjectId) -> Result<ObjectId, Error> {
         Ok(self.read_tip(id.as_str(), commit)?.tree)
     }
 
@@ -685,12 +686,12 @@ impl<'s> Journal<'s> {
     }
 
     /// What step `commit` says of itself (its number and summary), read without its tree.
-    pub fn step_of(&self, commit: ObjectId) -> Result<Tip, Error> {
+    pub(crate) fn step_of(&self, commit: ObjectId) -> Result<Tip, Error> {
         self.read_tip("", commit)
     }
 
     /// The first parent of step `commit`.
-    pub fn parent_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn parent_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
         let mut buf = Vec::new();
         Ok(self.read_commit(&commit, &mut buf)?.parents().next())
     }

@@ -13,7 +13,7 @@ impl Journal<'_> {
     ///
     /// A path the map does not hold but the session may have known before its memory of it was
     /// lost ([`Forgot`]) is [`Seen::Forgotten`].
-    pub fn lookup_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<Entry>, Error> {
+    pub(crate) fn lookup_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<Entry>, Error> {
         match self.tree_entry(&tree, &entry_dir(path))? {
             Some(entry) => self.decode_entry(&entry.oid, Some(path)),
             None if self.forgets(tree, path)? => Ok(Some(Entry {
@@ -30,7 +30,7 @@ impl Journal<'_> {
     }
 
     /// What the session of step tree `tree` lost, if anything.
-    pub fn forgot_at(&self, tree: ObjectId) -> Result<Option<std::rc::Rc<Forgot>>, Error> {
+    pub(crate) fn forgot_at(&self, tree: ObjectId) -> Result<Option<std::rc::Rc<Forgot>>, Error> {
         if let Some((at, forgot)) = &*self.forgot.borrow()
             && *at == tree
         {
@@ -49,7 +49,11 @@ impl Journal<'_> {
 
     /// What the session saw of `path` in tree `tree`, and whether the journal holds those bytes:
     /// [`Journal::lookup_at`] without reading the path back (for callers that only compare).
-    pub fn seen_at(&self, tree: ObjectId, path: &RelPath) -> Result<Option<(Seen, bool)>, Error> {
+    pub(crate) fn seen_at(
+        &self,
+        tree: ObjectId,
+        path: &RelPath,
+    ) -> Result<Option<(Seen, bool)>, Error> {
         let Some(folder) = self.tree_entry(&tree, &entry_dir(path))? else {
             return Ok(self
                 .forgets(tree, path)?
@@ -195,7 +199,7 @@ impl Journal<'_> {
     /// The paths the session tracked once and no longer does (it deleted them, or a write
     /// found them gone), each with its entry just before it was dropped; newest drop first,
     /// once per path. Only the map's subtrees that changed from one step to the next are read.
-    pub fn dropped_entries(&self, id: &SessionId) -> Result<Vec<Entry>, Error> {
+    pub(crate) fn dropped_entries(&self, id: &SessionId) -> Result<Vec<Entry>, Error> {
         let history = self.history(id)?;
         if history.is_empty() {
             return Ok(Vec::new());
@@ -221,19 +225,19 @@ impl Journal<'_> {
     }
 
     /// The map tree of step `commit` (`None`: the step tracks nothing).
-    pub fn map_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn map_of(&self, commit: ObjectId) -> Result<Option<ObjectId>, Error> {
         self.map_in(self.tree_of(commit)?)
     }
 
     /// The map tree of step tree `tree` (`None`: the step tracks nothing).
-    pub fn map_in(&self, tree: ObjectId) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn map_in(&self, tree: ObjectId) -> Result<Option<ObjectId>, Error> {
         Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
     }
 
     /// The entries that differ between two map trees, as (before, after) pairs: an entry added
     /// is `(None, Some)`, dropped `(Some, None)`, changed `(Some, Some)`. Only the subtrees that
     /// differ are read, so a step's changes cost what the step changed.
-    pub fn map_changes(
+    pub(crate) fn map_changes(
         &self,
         before: Option<ObjectId>,
         after: Option<ObjectId>,
@@ -252,7 +256,7 @@ impl Journal<'_> {
 
     /// The keys ([`map_key`]) of the entries that differ between two map trees, without reading
     /// the entries themselves.
-    pub fn map_changed_keys(
+    pub(crate) fn map_changed_keys(
         &self,
         before: Option<ObjectId>,
         after: Option<ObjectId>,
@@ -331,7 +335,7 @@ impl Journal<'_> {
     }
 
     /// A top-level TOML file at the session's tip, typed (see [`layout::parse`]).
-    pub fn root_toml<T: for<'de> serde::Deserialize<'de>>(
+    pub(crate) fn root_toml<T: for<'de> serde::Deserialize<'de>>(
         &self,
         id: &SessionId,
         file: &RootFile,
@@ -340,7 +344,7 @@ impl Journal<'_> {
     }
 
     /// The edit that puts `value` as the TOML file `file`.
-    pub fn toml_edit<T: serde::Serialize>(
+    pub(crate) fn toml_edit<T: serde::Serialize>(
         &self,
         file: RootFile,
         value: &T,
@@ -352,7 +356,11 @@ impl Journal<'_> {
     /// The bytes of a top-level journal file in a step tree.
     /// The blob id of a top-level journal file in step tree `tree`: comparing ids tells whether a
     /// step changed the file without reading it.
-    pub fn root_file_id(&self, tree: ObjectId, file: &RootFile) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn root_file_id(
+        &self,
+        tree: ObjectId,
+        file: &RootFile,
+    ) -> Result<Option<ObjectId>, Error> {
         Ok(self.tree_entry(&tree, &file.name())?.map(|e| e.oid))
     }
 
@@ -373,8 +381,8 @@ impl Journal<'_> {
         Ok(self.object("read a blob", &id, header)?.size())
     }
 
-    /// The bytes of a blob as a reader: held whole up to [`store::STREAM_FROM`], streamed
-    /// beyond (see [`store::blob_stream`]).
+    /// The bytes of a blob as a reader: held whole up to `store::STREAM_FROM`, streamed
+    /// beyond (see `store::blob_stream`).
     pub fn blob_reader(&self, id: ObjectId) -> Result<Box<dyn std::io::Read + Send>, Error> {
         let size = self.blob_size(id)?;
         if size <= store::STREAM_FROM {
@@ -386,12 +394,12 @@ impl Journal<'_> {
     }
 
     /// The digest of a blob's bytes, streamed when it is large (see [`Journal::blob_reader`]).
-    pub fn blob_digest(&self, id: ObjectId) -> Result<Digest, Error> {
+    pub(crate) fn blob_digest(&self, id: ObjectId) -> Result<Digest, Error> {
         Digest::of_reader(self.blob_reader(id)?).map_err(|e| self.blob_io(e))
     }
 
     /// A blob that could not be read from the store.
-    pub fn blob_io(&self, source: std::io::Error) -> Error {
+    pub(crate) fn blob_io(&self, source: std::io::Error) -> Error {
         store::Error::Io {
             op: "read a blob from",
             path: self.store.dir().to_owned(),
@@ -416,7 +424,7 @@ impl Journal<'_> {
     }
 
     /// The tree of step `commit`.
-    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, Error> {
+    pub(crate) fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, Error> {
         let mut buf = Vec::new();
         Ok(self.read_commit(&commit, &mut buf)?.tree())
     }
@@ -430,7 +438,7 @@ impl Journal<'_> {
     }
 
     /// [`Journal::versions`], in the histories of `sessions` only.
-    pub fn versions_in(
+    pub(crate) fn versions_in(
         &self,
         sessions: &[SessionId],
         path: &RelPath,

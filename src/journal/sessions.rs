@@ -12,7 +12,7 @@ impl Journal<'_> {
     /// The sessions that recorded a step from Unix second `since` on: their ref's file changed
     /// then (a ref packed away has not moved since it was packed). One `stat` per session; only
     /// those read their tip.
-    pub fn sessions_moved_since(&self, since: i64) -> Result<Vec<(SessionId, Tip)>, Error> {
+    pub(crate) fn sessions_moved_since(&self, since: i64) -> Result<Vec<(SessionId, Tip)>, Error> {
         let refs = self.store.dir().to_owned();
         self.sessions_where(|name| {
             std::fs::metadata(refs.join(name))
@@ -54,7 +54,7 @@ impl Journal<'_> {
 
     /// The bytes session `id` wrote at `path` in its steps from Unix second `since` on, newest
     /// first, with when each was written: only those steps are read.
-    pub fn written_since(
+    pub(crate) fn written_since(
         &self,
         id: &SessionId,
         path: &RelPath,
@@ -105,7 +105,7 @@ impl Journal<'_> {
     }
 
     /// Delete the session's ref and reflog.
-    pub fn drop_session(&self, id: &SessionId) -> Result<DropOutcome, Error> {
+    pub(crate) fn drop_session(&self, id: &SessionId) -> Result<DropOutcome, Error> {
         // A damaged journal is removed, not set aside: nothing whole could come back, and
         // git's gc stops at a ref whose objects are missing.
         if !self.store.is_whole(&session_ref(id))? {
@@ -171,7 +171,7 @@ impl Journal<'_> {
     }
 
     /// Bring back the last drop of session `id`, as it was when dropped.
-    pub fn undrop(&self, id: &SessionId) -> Result<Dropped, Error> {
+    pub(crate) fn undrop(&self, id: &SessionId) -> Result<Dropped, Error> {
         if self.try_tip(id)?.is_some() {
             return Err(Error::SessionExists { id: id.clone() });
         }

@@ -5,13 +5,13 @@ use super::*;
 
 /// A step whose objects are written, waiting for [`Journal::commit`].
 #[derive(Clone, Copy, Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     parent: ObjectId,
     commit: ObjectId,
 }
 
 /// Objects written in memory for one step (see [`Journal::batch`]).
-pub struct Batch {
+pub(crate) struct Batch {
     repo: gix::Repository,
 }
 
@@ -35,7 +35,7 @@ impl<'s> Journal<'s> {
     /// Start session `id` with `session_toml` as its metadata, on top of `parent` (an artifact's
     /// tip when replaying) or as a new history. `step`'s edits land in the same first commit, so a
     /// replayed session is guarded from its first step on.
-    pub fn start(
+    pub(crate) fn start(
         &self,
         id: &SessionId,
         session: &layout::SessionFile,
@@ -70,7 +70,7 @@ impl<'s> Journal<'s> {
     /// Store `bytes` as a blob.
     ///
     /// A blob the store holds already is trusted only once it reads back whole: after a power
-    /// cut its name can be on disk without its bytes (see [`Store::remove_leftover`]), and gix
+    /// cut its name can be on disk without its bytes (see `Store::remove_leftover`), and gix
     /// would take that file for the blob and write nothing.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
         use gix::objs::Write;
@@ -99,7 +99,7 @@ impl<'s> Journal<'s> {
     /// The object is written even when the store holds it already, replacing any copy an
     /// earlier crash left broken: only the finished hash names it, so there is nothing to look
     /// up first.
-    pub fn write_blob_stream(
+    pub(crate) fn write_blob_stream(
         &self,
         size: u64,
         from: &mut dyn std::io::Read,
@@ -143,30 +143,30 @@ impl<'s> Journal<'s> {
 
     /// A lease on session `id` for as long as the file returned is open: retention leaves a
     /// leased session alone (a running `exec` holds one).
-    pub fn lease(&self, id: &SessionId) -> Result<std::fs::File, Error> {
+    pub(crate) fn lease(&self, id: &SessionId) -> Result<std::fs::File, Error> {
         Ok(self.store.lease(id.as_str())?)
     }
 
     /// Whether a live process holds a lease on session `id`.
-    pub fn leased(&self, id: &SessionId) -> bool {
+    pub(crate) fn leased(&self, id: &SessionId) -> bool {
         self.store.leased(id.as_str())
     }
 
     /// Record one step: all of its edits land in one commit, or none do.
-    pub fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
+    pub(crate) fn record(&self, id: &SessionId, step: &Step) -> Result<Tip, Error> {
         self.record_in(id, step, None)
     }
 
     /// Objects for one large step, kept in memory until [`Journal::record_batch`] stores them
     /// all as one pack.
-    pub fn batch(&self) -> Result<Batch, Error> {
+    pub(crate) fn batch(&self) -> Result<Batch, Error> {
         let mut repo = self.repo()?.clone();
         repo.objects.enable_object_memory();
         Ok(Batch { repo })
     }
 
     /// Keep `bytes` as a blob of the step `batch` will record.
-    pub fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
+    pub(crate) fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
         Ok(self
             .git("write a blob", batch.repo.write_blob(bytes))?
             .detach())
@@ -174,7 +174,7 @@ impl<'s> Journal<'s> {
 
     /// Record one step whose objects (and the blobs written into `batch` before) are stored as
     /// one pack rather than one file each.
-    pub fn record_batch(
+    pub(crate) fn record_batch(
         &self,
         id: &SessionId,
         step: &Step,
@@ -224,7 +224,7 @@ impl<'s> Journal<'s> {
     /// Write every object of `step` on top of the session's tip now, without moving the session:
     /// what can fail for want of space or permission fails here, before the caller touches the
     /// tree. [`Journal::commit`] then moves the session in one ref update.
-    pub fn prepare(&self, id: &SessionId, step: &Step) -> Result<Prepared, Error> {
+    pub(crate) fn prepare(&self, id: &SessionId, step: &Step) -> Result<Prepared, Error> {
         let tip = self
             .store
             .tip(&session_ref(id))?
@@ -249,7 +249,12 @@ impl<'s> Journal<'s> {
 
     /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
     /// the session landed in between.
-    pub fn commit(&self, id: &SessionId, step: &Step, prepared: Prepared) -> Result<Tip, Error> {
+    pub(crate) fn commit(
+        &self,
+        id: &SessionId,
+        step: &Step,
+        prepared: Prepared,
+    ) -> Result<Tip, Error> {
         let name = session_ref(id);
         let new = self
             .store

@@ -78,7 +78,7 @@ impl Journal<'_> {
     }
 
     /// The sessions that may have written `path` (a superset: each is to be looked up).
-    pub fn writers_of(&self, path: &RelPath) -> Result<Vec<SessionId>, Error> {
+    pub(crate) fn writers_of(&self, path: &RelPath) -> Result<Vec<SessionId>, Error> {
         if !self.writers_dir().join(COMPLETE).exists() {
             self.index_writers()?;
         }

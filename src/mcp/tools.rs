@@ -19,11 +19,11 @@ use crate::session::{self, Context, Freshness, Outcome};
 use crate::workspace::{Notice, Settings};
 
 /// Files larger than this are not returned whole: the model is told to ask for a line range.
-pub const MAX_READ_BYTES: usize = 8 << 20;
+pub(crate) const MAX_READ_BYTES: usize = 8 << 20;
 
 /// The largest file `edit_file` edits: it holds the file and the edited text whole. The most one
 /// message may carry, so a model cannot have been shown more of a file in one piece.
-pub const MAX_EDIT_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_EDIT_BYTES: u64 = 16 << 20;
 
 fn too_large(rel: &RelPath, len: u64) -> String {
     format!(

@@ -31,7 +31,7 @@ pub struct Checkpoint {
 }
 
 /// A host transcript file `checkpoint` did not read (not a regular file, or too large: see
-/// [`turn::read_transcript_file`]).
+/// `turn::read_transcript_file`).
 #[derive(Debug)]
 pub struct SkippedTranscript {
     /// The path the host named.

@@ -35,7 +35,7 @@ const ORIGIN_KEEP_MAX: u64 = 64 << 20;
 /// The largest file a read holds in memory whole; larger ones stream into the store, hashed on
 /// the way, so a read's memory stays within a fixed budget whatever the size.
 /// The same size as blobs stream out of the store from.
-pub const WHOLE_READ_MAX: u64 = store::STREAM_FROM;
+pub(crate) const WHOLE_READ_MAX: u64 = store::STREAM_FROM;
 
 /// From how many small files on a read step their blobs go into a pack (see [`Session::read`]).
 const PACK_FROM: usize = 16;
@@ -87,7 +87,7 @@ pub enum Error {
     /// nothing else.
     #[error(transparent)]
     Repair(#[from] crate::repair::Error),
-    /// Stella's configuration is invalid ([`crate::config::check`]): nothing was written.
+    /// Stella's configuration is invalid (`crate::config::check`): nothing was written.
     #[error(
         "Stella's configuration is invalid, so every write is refused until it is fixed; nothing was written"
     )]
@@ -106,7 +106,7 @@ impl Error {
 
     /// Whether this says a damaged session was repaired and now stands whole: the call that
     /// found the damage may be made again on it.
-    pub fn repaired_whole(&self) -> bool {
+    pub(crate) fn repaired_whole(&self) -> bool {
         matches!(
             self,
             Error::Repair(r @ crate::repair::Error::Repaired { .. }) if r.unrepairable().is_none()
@@ -180,8 +180,19 @@ impl<'c> Session<'c> {
         self.id
     }
 
+    /// What the session's `session.toml` says: when it started and the replays it descends
+    /// from; empty for a session that has none.
+    pub fn metadata(&self) -> Result<journal::SessionFile, Error> {
+        let file = self
+            .ctx
+            .journal()
+            .root_toml(self.id, &journal::RootFile::Session)?;
+        Ok(file.unwrap_or_default())
+    }
+
     /// The workspace it belongs to.
-    pub fn context(&self) -> &'c Context {
+    #[cfg(test)]
+    pub(crate) fn context(&self) -> &'c Context {
         self.ctx
     }
 }
@@ -264,7 +275,7 @@ impl Context {
 
     /// The project's configuration, checked whole before any write Stella makes or allows
     /// ([`crate::config::check`]): an invalid one refuses every write at every entry point.
-    pub fn config(&self) -> Result<crate::config::Config, Error> {
+    pub(crate) fn config(&self) -> Result<crate::config::Config, Error> {
         Ok(crate::config::check(&self.ws)?)
     }
 
@@ -331,7 +342,7 @@ impl Context {
 
     /// Start session `id` again when this workspace had it and its journal is gone (the data
     /// dir or the store was removed): it starts out having forgotten every file, so its next
-    /// change of an existing file needs a read first ([`journal::Forgot`]). Whether it did.
+    /// change of an existing file needs a read first (`journal::Forgot`). Whether it did.
     pub fn resume_forgotten(&self, id: &SessionId) -> Result<bool, Error> {
         if !self.ws.had_session(id) || self.journal().has_session(id)? {
             return Ok(false);
@@ -388,7 +399,7 @@ impl Context {
     /// The map edit saying the session came by exactly `bytes` at `path` (`sight` says how),
     /// whatever the disk holds now; the bytes are stored. `abs` is where the file is, for its
     /// executable bit.
-    pub fn seen_edit(
+    pub(crate) fn seen_edit(
         &self,
         path: &RelPath,
         abs: &Path,
@@ -403,7 +414,7 @@ impl Context {
     /// The map edit saying the session came by the bytes now at `path` (`sight` says how),
     /// stored as a read stores them (streamed, past [`WHOLE_READ_MAX`]): memory stays flat
     /// whatever the file's size. `None` when nothing is there. A regular file only.
-    pub fn file_edit(
+    pub(crate) fn file_edit(
         &self,
         path: &RelPath,
         sight: Sight,
@@ -508,7 +519,7 @@ enum Source<'a> {
 
 /// What is shown a file's bytes, in order, as they go into the store (see
 /// [`Session::read_seeing`]).
-pub trait Sees {
+pub(crate) trait Sees {
     /// The next bytes of the file.
     fn bytes(&mut self, chunk: &[u8]);
     /// The file changed size while it streamed and is read again from its start: forget what
@@ -544,7 +555,7 @@ fn is_exec(meta: &std::fs::Metadata) -> bool {
 pub(crate) use crate::journal::summary;
 
 /// The first step of a session this workspace had whose journal was gone.
-pub const FORGOT_ALL: &str = "session start: this session's journal was gone; every existing file must be read again before it is changed";
+pub(crate) const FORGOT_ALL: &str = "session start: this session's journal was gone; every existing file must be read again before it is changed";
 
 /// A failure to keep what a blind change replaces, as the session's error.
 pub(crate) fn kept_error(e: crate::keep::Error, path: &RelPath) -> Error {
@@ -1008,7 +1019,7 @@ impl Session<'_> {
     }
 
     /// End the session: from now until it records another step, its writes are no longer
-    /// protected from other sessions' blind changes ([`guard::Check::respect`]); what it knows
+    /// protected from other sessions' blind changes (`guard::Check::respect`); what it knows
     /// still guards its own writes. Ending an ended session records nothing.
     pub fn end(&self) -> Result<Tip, Error> {
         let journal = self.ctx.journal();
@@ -1028,7 +1039,11 @@ impl Session<'_> {
     /// what `sees` was shown is exactly the version recorded, and a large file streams, so a
     /// tool can cut what it shows from a file of any size with flat memory. `None` when the file
     /// does not exist, or when `sees` does not [keep](Sees::keep) what it was shown.
-    pub fn read_seeing(&self, path: &RelPath, sees: &mut dyn Sees) -> Result<Option<Tip>, Error> {
+    pub(crate) fn read_seeing(
+        &self,
+        path: &RelPath,
+        sees: &mut dyn Sees,
+    ) -> Result<Option<Tip>, Error> {
         let Some(edit) = self
             .ctx
             .file_edit_seen(path, Sight::Read, None, Some(&mut *sees))?
@@ -1044,7 +1059,7 @@ impl Session<'_> {
 
     /// Record that the session saw exactly `bytes` at `path`: the bytes a tool read once and
     /// showed the model.
-    pub fn record_seen(&self, path: &RelPath, bytes: &[u8]) -> Result<Tip, Error> {
+    pub(crate) fn record_seen(&self, path: &RelPath, bytes: &[u8]) -> Result<Tip, Error> {
         let edit = self
             .ctx
             .seen_edit(path, &self.ctx.abs(path), bytes, Sight::Read)?;

@@ -8,9 +8,9 @@
 //! | event | the map afterwards |
 //! |---|---|
 //! | [`read`] | the session saw these bytes; a path new to the map starts from them |
-//! | [`read_unsure`] | the session may have seen another version: its next change needs a re-read |
+//! | `read_unsure` | the session may have seen another version: its next change needs a re-read |
 //! | [`wrote`] | the session left these bytes; a path new to the map starts from what the write replaced ([`Replaced`]) |
-//! | [`wrote_unsure`] | the session wrote, but cannot know what it left: a re-read first |
+//! | `wrote_unsure` | the session wrote, but cannot know what it left: a re-read first |
 //! | [`deleted`] | nothing is left to overwrite: the path is dropped |
 //! | [`moved`] | what the session knew of the source is what it knows of the destination (a stale source stays stale); what it knew of the destination is dropped, as for a delete; a source it never tracked leaves the destination untracked |
 //!
@@ -40,20 +40,15 @@ impl Version {
             kept: Some((blob, exec)),
         }
     }
-
-    /// A version known by its digest alone.
-    pub fn digest_only(digest: Digest) -> Version {
-        Version { digest, kept: None }
-    }
 }
 
 /// What a write replaced, when the path was new to the session's map: where `undo` goes back to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Replaced {
     /// The digest of the bytes that were there; `None` when nothing was (a create).
-    pub digest: Option<Digest>,
+    pub(crate) digest: Option<Digest>,
     /// Those bytes, when they were kept for `undo`.
-    pub kept: Option<ObjectId>,
+    pub(crate) kept: Option<ObjectId>,
 }
 
 impl Replaced {
@@ -63,7 +58,7 @@ impl Replaced {
     }
 
     /// Bytes with `digest` were there, and were not kept.
-    pub fn unkept(digest: Option<Digest>) -> Replaced {
+    pub(crate) fn unkept(digest: Option<Digest>) -> Replaced {
         Replaced { digest, kept: None }
     }
 }
@@ -82,7 +77,7 @@ pub fn read(path: &RelPath, version: Version) -> MapEdit {
 
 /// The session read `path`, but may have been shown another version than the one now on disk
 /// (`now`): its next change needs a re-read.
-pub fn read_unsure(path: &RelPath, now: Digest) -> MapEdit {
+pub(crate) fn read_unsure(path: &RelPath, now: Digest) -> MapEdit {
     MapEdit::Put {
         path: path.clone(),
         seen: Seen::Reread,
@@ -106,7 +101,7 @@ pub fn replayed(path: &RelPath, version: Version, origin: Option<Digest>) -> Map
 }
 
 /// A replayed session starts out needing a re-read of `path`.
-pub fn replayed_unsure(path: &RelPath) -> MapEdit {
+pub(crate) fn replayed_unsure(path: &RelPath) -> MapEdit {
     MapEdit::Put {
         path: path.clone(),
         seen: Seen::Reread,
@@ -131,7 +126,7 @@ pub fn wrote(path: &RelPath, version: Version, replaced: Replaced) -> MapEdit {
 }
 
 /// The session wrote `path`, but cannot know what it left: its next change needs a re-read.
-pub fn wrote_unsure(path: &RelPath, replaced: Replaced) -> MapEdit {
+pub(crate) fn wrote_unsure(path: &RelPath, replaced: Replaced) -> MapEdit {
     MapEdit::Put {
         path: path.clone(),
         seen: Seen::Reread,
@@ -158,7 +153,7 @@ pub fn moved(from: &RelPath, to: &RelPath) -> MapEdit {
 /// How a session came by the bytes now at a path, for the operations that store them from the
 /// disk ([`crate::session::Context::file_edit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sight {
+pub(crate) enum Sight {
     /// It read them.
     Read,
     /// It wrote them, over what `Replaced` says.
@@ -167,7 +162,7 @@ pub enum Sight {
 
 impl Sight {
     /// The event for `version` at `path`, seen this way.
-    pub fn edit(self, path: &RelPath, version: Version) -> MapEdit {
+    pub(crate) fn edit(self, path: &RelPath, version: Version) -> MapEdit {
         match self {
             Sight::Read => read(path, version),
             Sight::Wrote(replaced) => wrote(path, version, replaced),

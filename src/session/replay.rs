@@ -184,12 +184,6 @@ pub fn verify_in(root: &Path, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, E
     Ok(out)
 }
 
-/// Read the artifact at `path`, checked whole, whatever the order of its pack (see
-/// [`artifact::read_file`]).
-pub fn read_head_file(path: &Path) -> Result<Head, Error> {
-    artifact::read_file(path)
-}
-
 /// Reject paths an artifact may never name: `.git` anywhere, `.stella` at the top, and two paths
 /// that differ only in case (they would land on one file on a case-folding file system).
 fn check_paths<'a>(paths: impl Iterator<Item = &'a RelPath>) -> Result<(), Error> {
@@ -210,7 +204,7 @@ fn check_paths<'a>(paths: impl Iterator<Item = &'a RelPath>) -> Result<(), Error
 
 impl Context {
     /// Re-hash every fingerprint path in this tree; the paths that differ, and how.
-    pub fn verify(&self, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, Error> {
+    pub(crate) fn verify(&self, head: &Head) -> Result<Vec<(RelPath, Mismatch)>, Error> {
         verify_in(&self.ws.root, head)
     }
 

@@ -18,7 +18,7 @@
 //! A transcript file is named by the host (a hook payload's `transcript_path`, `step
 //! --transcript`), so it is read with care: only a regular file is taken, and only up to
 //! [`MAX_TRANSCRIPT_BYTES`]. A device such as `/dev/zero` would grow without end, a FIFO would
-//! hang the reader; either is refused at once, never read ([`read_transcript_file`]).
+//! hang the reader; either is refused at once, never read (`read_transcript_file`).
 
 use serde::{Deserialize, Serialize};
 
@@ -51,10 +51,10 @@ pub struct ResumePoint {
 /// and packed.
 pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 
-/// Why a transcript file was not taken: the error returned by [`read_transcript_file`].
+/// Why a transcript file was not taken: the error returned by `read_transcript_file`.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptFileError {
-    /// It could not be opened: missing ([`TranscriptFileError::is_not_found`]), or forbidden.
+    /// It could not be opened: missing (`TranscriptFileError::is_not_found`), or forbidden.
     #[error("it could not be opened")]
     Open(#[source] std::io::Error),
     /// It is a folder, a device, a FIFO or a socket: never read.
@@ -75,7 +75,7 @@ pub enum TranscriptFileError {
 
 impl TranscriptFileError {
     /// The file is not there (a host that has not written it yet, or a copy that moved).
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, TranscriptFileError::Open(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
 }
@@ -86,7 +86,7 @@ impl TranscriptFileError {
 /// Opened without blocking (a FIFO with no writer would hang the open) and checked with `fstat`
 /// on the open file before a byte is read; a file that grows past the cap while it is read is
 /// refused too.
-pub fn read_transcript_file(path: &std::path::Path) -> Result<Vec<u8>, TranscriptFileError> {
+pub(crate) fn read_transcript_file(path: &std::path::Path) -> Result<Vec<u8>, TranscriptFileError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -136,7 +136,7 @@ pub enum TurnError {
         /// The name given.
         name: String,
     },
-    /// The transcript file was not taken ([`read_transcript_file`]).
+    /// The transcript file was not taken (`read_transcript_file`).
     #[error("the transcript '{}' was not taken", crate::text::escape_controls(&path.to_string_lossy()))]
     Transcript {
         /// The file the host named.
@@ -293,7 +293,10 @@ impl crate::session::Session<'_> {
     /// Store the transcript's new bytes as a step of its own, inside a turn or not: a host may
     /// flush its transcript after the event that ended the turn, so adapters capture it again at
     /// the next event. Records nothing when the stored copy is already complete.
-    pub fn capture_transcript(&self, transcript: Transcript<'_>) -> Result<Option<Tip>, TurnError> {
+    pub(crate) fn capture_transcript(
+        &self,
+        transcript: Transcript<'_>,
+    ) -> Result<Option<Tip>, TurnError> {
         let id = self.id;
         let summary = format!("transcript {}", transcript.name);
         let edits = self.transcript_edits(transcript)?;

@@ -154,14 +154,17 @@ pub struct Opened {
     pub head: Head,
     /// The file named; for a ref, a bundle Stella packed from it, and for a pipe, a copy of what
     /// came through it, each in a private temporary folder that lives as long as this value.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     _packed: Option<tempfile::TempDir>,
 }
 
 /// Pack the checkpoint ref `name` of `repo` into a bundle in a private temporary folder, as
 /// `checkpoint` writes one; the bundle's path, and the folder, which is removed when dropped.
 /// [`Source::open`] reads it back like any file: a ref and a file meet the same checks.
-pub fn pack_ref(repo: &gix::Repository, name: &str) -> Result<(PathBuf, tempfile::TempDir), Error> {
+pub(crate) fn pack_ref(
+    repo: &gix::Repository,
+    name: &str,
+) -> Result<(PathBuf, tempfile::TempDir), Error> {
     let no_ref = || Error::NoRef {
         name: name.to_owned(),
     };

@@ -9,7 +9,7 @@ use libc::{sock_filter, sock_fprog};
 
 /// Which system call a notification is about, as the supervisor decodes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Call {
+pub(crate) enum Call {
     /// `open`/`openat`/`creat`: `(dirfd arg, path arg, flags, mode)`; `flags` is `None` where it
     /// is a constant (`creat`).
     Open {
@@ -47,7 +47,7 @@ pub enum Call {
 }
 
 /// The calls the supervisor sees, by number on this architecture.
-pub fn decode(nr: i32) -> Option<Call> {
+pub(crate) fn decode(nr: i32) -> Option<Call> {
     let nr = i64::from(nr);
     #[cfg(target_arch = "x86_64")]
     {
@@ -163,7 +163,7 @@ enum Label {
 /// file, and every call that can move a working folder or start a thread ([`Call::Cwd`],
 /// [`Call::Start`]), is sent
 /// to the supervisor; everything else passes.
-pub fn program() -> Vec<sock_filter> {
+pub(crate) fn program() -> Vec<sock_filter> {
     use Label::*;
     use Op::*;
     let mut ops = Vec::new();
@@ -295,7 +295,7 @@ fn assemble(ops: &[Op]) -> Vec<sock_filter> {
 }
 
 /// The program in the form `seccomp(2)` takes; `filter` must outlive its use.
-pub fn fprog(filter: &[sock_filter]) -> sock_fprog {
+pub(crate) fn fprog(filter: &[sock_filter]) -> sock_fprog {
     sock_fprog {
         len: u16::try_from(filter.len()).expect("a short program"),
         filter: filter.as_ptr().cast_mut(),

@@ -16,7 +16,7 @@ use super::filter;
 
 /// Have the child `command` starts install the filter on itself and send its listener over
 /// `sock` (see [`receive`]) before it runs the program.
-pub fn install_on_spawn(command: &mut Command, sock: RawFd) {
+pub(crate) fn install_on_spawn(command: &mut Command, sock: RawFd) {
     let program = Program::new();
     // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
     unsafe {
@@ -112,14 +112,14 @@ unsafe fn send_fd(sock: RawFd, fd: c_int) -> isize {
 }
 
 /// What the child sent: the listener, or the errno of a failed install.
-pub enum Received {
+pub(crate) enum Received {
     Listener(OwnedFd),
     Failed(io::Error),
     Nothing,
 }
 
 /// Receive what [`install_in_child`] sent, without waiting.
-pub fn receive(sock: RawFd) -> io::Result<Received> {
+pub(crate) fn receive(sock: RawFd) -> io::Result<Received> {
     let mut buf = [0u8; 4];
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
@@ -157,7 +157,7 @@ pub fn receive(sock: RawFd) -> io::Result<Received> {
 }
 
 /// Whether this kernel can run the guard: user notification and the "continue" answer (5.5).
-pub fn kernel_support() -> Result<(), String> {
+pub(crate) fn kernel_support() -> Result<(), String> {
     let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
     // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32.
     let rc = unsafe {
@@ -197,7 +197,7 @@ fn kernel_release() -> String {
 }
 
 /// The filter program, owned by the closure that installs it in the child.
-pub struct Program {
+pub(crate) struct Program {
     filter: Vec<sock_filter>,
 }
 
@@ -209,18 +209,18 @@ impl Program {
     }
 
     /// The program as `seccomp(2)` takes it: a pointer into `self`, computed without allocating.
-    pub fn fprog(&self) -> libc::sock_fprog {
+    pub(crate) fn fprog(&self) -> libc::sock_fprog {
         filter::fprog(&self.filter)
     }
 }
 
 /// One notification, in a buffer as large as the kernel's own struct.
-pub struct Request {
+pub(crate) struct Request {
     buf: Vec<u64>,
 }
 
 impl Request {
-    pub fn notif(&self) -> &seccomp_notif {
+    pub(crate) fn notif(&self) -> &seccomp_notif {
         // SAFETY: the buffer is at least as large as, and aligned for, `seccomp_notif`.
         unsafe { &*self.buf.as_ptr().cast::<seccomp_notif>() }
     }
@@ -230,7 +230,7 @@ impl Request {
 const SYNC_WAKE_UP: libc::c_ulong = 1;
 
 /// The listener: receive notifications, answer them.
-pub struct Listener {
+pub(crate) struct Listener {
     fd: OwnedFd,
     notif_size: usize,
     resp_size: usize,
@@ -238,7 +238,7 @@ pub struct Listener {
 
 /// How to answer a notification.
 #[derive(Debug)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// Let the kernel carry out the call as the process asked.
     Continue,
     /// Fail the call with this errno.
@@ -296,12 +296,12 @@ impl Listener {
         }
     }
 
-    pub fn raw(&self) -> RawFd {
+    pub(crate) fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
     /// Answer each notification with what `answer` says, until process `pid` exits.
-    pub fn serve(
+    pub(crate) fn serve(
         &self,
         pid: u32,
         mut answer: impl FnMut(&seccomp_notif) -> Answer,
@@ -315,7 +315,7 @@ impl Listener {
     /// [`Listener::serve`], also waking `on` with [`Wake::Tick`] at least every `every` (between
     /// calls, never in the middle of one), when `extra` becomes readable, and when a signal
     /// interrupts the wait.
-    pub fn serve_ticking(
+    pub(crate) fn serve_ticking(
         &self,
         pid: u32,
         extra: Option<RawFd>,
@@ -404,12 +404,12 @@ impl Listener {
 
     /// Whether the process behind `id` is still the one that made the call (so what was read
     /// from its memory belongs to it).
-    pub fn valid(&self, id: u64) -> bool {
+    pub(crate) fn valid(&self, id: u64) -> bool {
         // SAFETY: NOTIF_ID_VALID reads one u64.
         unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
     }
 
-    pub fn answer(&self, id: u64, answer: Answer) {
+    pub(crate) fn answer(&self, id: u64, answer: Answer) {
         // On the stack unless the kernel's struct has grown past it.
         let mut small = [0u64; 16];
         let mut large = Vec::new();
@@ -475,7 +475,7 @@ impl Listener {
 
 /// Whether the kernel can put a descriptor the supervisor opened into the calling process
 /// (`SECCOMP_IOCTL_NOTIF_ADDFD`, Linux 5.9).
-pub fn adds_fds() -> bool {
+pub(crate) fn adds_fds() -> bool {
     release_at_least(&kernel_release(), (5, 9))
 }
 
@@ -487,14 +487,14 @@ fn release_at_least(release: &str, want: (u32, u32)) -> bool {
 }
 
 /// The file-creation mask of process `pid` (Linux 4.7).
-pub fn umask_of(pid: u32) -> Option<u32> {
+pub(crate) fn umask_of(pid: u32) -> Option<u32> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
     u32::from_str_radix(line.trim(), 8).ok()
 }
 
 /// Read a NUL-terminated path from process `pid` at `addr` (at most `PATH_MAX` bytes).
-pub fn read_path(pid: u32, addr: u64) -> io::Result<OsString> {
+pub(crate) fn read_path(pid: u32, addr: u64) -> io::Result<OsString> {
     let mut out = Vec::new();
     let mut at = addr;
     let page = 4096u64;
@@ -520,7 +520,7 @@ pub fn read_path(pid: u32, addr: u64) -> io::Result<OsString> {
 }
 
 /// Read `buf.len()` bytes of process `pid`'s memory at `addr`.
-pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
     let local = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -539,7 +539,7 @@ pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
 
 /// The folder a relative path of process `pid` starts from: its working directory, or the
 /// folder open as `dirfd`.
-pub fn base_dir(pid: u32, dirfd: Option<c_int>) -> io::Result<PathBuf> {
+pub(crate) fn base_dir(pid: u32, dirfd: Option<c_int>) -> io::Result<PathBuf> {
     match dirfd {
         None | Some(libc::AT_FDCWD) => std::fs::read_link(format!("/proc/{pid}/cwd")),
         Some(fd) => std::fs::read_link(format!("/proc/{pid}/fd/{fd}")),
@@ -547,7 +547,7 @@ pub fn base_dir(pid: u32, dirfd: Option<c_int>) -> io::Result<PathBuf> {
 }
 
 /// Open a pidfd for `pid`, readable once it exits.
-pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
+pub(crate) fn pidfd(pid: u32) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     if fd < 0 {
@@ -558,7 +558,7 @@ pub fn pidfd(pid: u32) -> io::Result<OwnedFd> {
 }
 
 /// The thread group (process) of thread `tid`; `tid` itself when /proc cannot say.
-pub fn tgid(tid: u32) -> u32 {
+pub(crate) fn tgid(tid: u32) -> u32 {
     use std::io::Read;
     // `Tgid:` is the fourth line, after a name of at most 64 escaped bytes: one read of the
     // head of the file holds it (three system calls, where reading it whole takes eleven).
@@ -577,7 +577,7 @@ pub fn tgid(tid: u32) -> u32 {
 /// blocking, never taking a terminal); whether it was written. A regular file is left alone:
 /// opened anew it would have an offset of its own, and the process's next write would land over
 /// these bytes.
-pub fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
+pub(crate) fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let Ok(mut stderr) = std::fs::OpenOptions::new()
@@ -594,7 +594,7 @@ pub fn write_stderr_of(pid: u32, bytes: &[u8]) -> bool {
 }
 
 /// Why [`Listener::serve_ticking`] wakes its caller.
-pub enum Wake<'a> {
+pub(crate) enum Wake<'a> {
     /// A call to answer.
     Call(&'a seccomp_notif),
     /// Time passed, a signal came, or the extra descriptor is readable: the answer is ignored.

@@ -3,7 +3,7 @@
 
 /// While the command runs, Ctrl-C and Ctrl-\ are the command's: the supervisor stays to record
 /// what it did (as a shell does while it waits for a command).
-pub struct IgnoreInterrupts {
+pub(crate) struct IgnoreInterrupts {
     old: [libc::sighandler_t; 2],
 }
 
@@ -41,7 +41,7 @@ extern "C" fn note_end(signal: libc::c_int) {
 /// While the command runs, SIGTERM and SIGHUP (a host's tool timeout, a closed terminal) end
 /// the command rather than the supervisor: passed on, so the supervisor stays to record
 /// everything the command did.
-pub struct Forward {
+pub(crate) struct Forward {
     old: [libc::sigaction; 2],
 }
 
@@ -73,6 +73,6 @@ impl Drop for Forward {
 }
 
 /// The signal that asked this process to end since the last call, if one did.
-pub fn take_end() -> Option<rustix::process::Signal> {
+pub(crate) fn take_end() -> Option<rustix::process::Signal> {
     rustix::process::Signal::from_named_raw(ENDED.swap(0, std::sync::atomic::Ordering::SeqCst))
 }

@@ -15,10 +15,11 @@ mod render;
 mod scratch;
 mod shell;
 
+pub use render::landed;
+pub(crate) use render::renders_as;
 use render::{Base, REPLAY_MAX, may_render};
-pub use render::{landed, renders_as};
 use scratch::{clean_key, stat_key};
-pub use shell::shell_quote;
+pub(crate) use shell::shell_quote;
 
 use crate::edit::Edit;
 use crate::fsutil::PathIo;
@@ -102,16 +103,16 @@ pub struct Hook {
     /// model's shell commands through it.
     guard_exe: Option<PathBuf>,
     /// What opening the workspace had to say (a copy, an adopted id), for stderr.
-    pub notices: Vec<Notice>,
+    pub(crate) notices: Vec<Notice>,
     /// What the adapter skipped and the person should hear about (a transcript not taken).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The host's name, for the scratch folder.
     agent: &'static str,
 }
 
 impl Hook {
     /// The hook for `cwd`, or `None` outside a git working tree (nothing to guard there).
-    pub fn find(
+    pub(crate) fn find(
         env: &Env,
         agent: &'static str,
         cwd: &Path,
@@ -142,7 +143,7 @@ impl Hook {
     /// hook's session: `'<exe>' exec --host <host> --session '<id>' -- '<command>'`, which
     /// records what it reads and refuses a stale write the way the file tools are refused.
     /// `None` where this machine cannot guard a command: the hook then watches it instead.
-    pub fn guarded_shell(&self, command: &str) -> Option<String> {
+    pub(crate) fn guarded_shell(&self, command: &str) -> Option<String> {
         let exe = self.guard_exe.as_ref()?;
         Some(format!(
             "{} exec --host {} --session {} -- {}",
@@ -155,7 +156,7 @@ impl Hook {
 
     /// The workspace and its store, opened on first use (most calls about paths outside the
     /// workspace never need them).
-    pub fn context(&mut self) -> Result<&Context, Error> {
+    pub(crate) fn context(&mut self) -> Result<&Context, Error> {
         if self.context.is_none() {
             let (ws, notices) = Workspace::open(&self.settings, self.root.clone())?;
             let store = Store::open_or_init(&ws.store_dir())?;
@@ -167,7 +168,7 @@ impl Hook {
 
     /// Resolve a path the host named; `None` when it lies outside the workspace (or is the
     /// root itself, or cannot be resolved): nothing of Stella's business. `.git/` and `.stella/`
-    /// are never recorded (a write there is denied: see [`crate::paths::private_area`]).
+    /// are never recorded (a write there is denied: see `crate::paths::private_area`).
     pub fn resolve(&self, path: &str) -> Option<RelPath> {
         if path.is_empty() {
             return None;
@@ -195,7 +196,7 @@ impl Hook {
 
     /// When `e` says the store is damaged, repair it (see [`crate::repair`]): the error that says
     /// what was lost. Any other error comes back as it is.
-    pub fn repair_on_damage(&mut self, e: Error) -> Error {
+    pub(crate) fn repair_on_damage(&mut self, e: Error) -> Error {
         match e {
             Error::Session(found) if found.is_damage() => {
                 let id = self.session.clone();
@@ -209,13 +210,13 @@ impl Hook {
     }
 
     /// Whether the session exists yet.
-    pub fn session_exists(&mut self) -> Result<bool, Error> {
+    pub(crate) fn session_exists(&mut self) -> Result<bool, Error> {
         let id = self.session.clone();
         Ok(self.context()?.journal().try_tip(&id)?.is_some())
     }
 
     /// Get or create the session.
-    pub fn ensure_session(&mut self) -> Result<(), Error> {
+    pub(crate) fn ensure_session(&mut self) -> Result<(), Error> {
         let id = self.session.clone();
         self.context()?.ensure_session(&id)?;
         Ok(())
@@ -229,7 +230,11 @@ impl Hook {
     /// guarded, and all refusals are given together. Reads and shell commands note how things
     /// stand, for the after-event. `key` ties the two events together (the host's tool call id;
     /// hosts without one get a key per path).
-    pub fn before(&mut self, ops: &[Op], key: Option<&str>) -> Result<Option<String>, Error> {
+    pub(crate) fn before(
+        &mut self,
+        ops: &[Op],
+        key: Option<&str>,
+    ) -> Result<Option<String>, Error> {
         // Each path a write names is resolved once: into a private folder denies the whole
         // call; outside the workspace is none of Stella's business.
         let mut checks = Vec::new();
@@ -277,7 +282,7 @@ impl Hook {
     /// The after-event of a tool call that succeeded: record what the session saw and wrote.
     /// Returns what the model should be told (someone's change the tool overwrote), if anything.
     /// `tool` is the tool's name as the host calls it, for those messages.
-    pub fn after(
+    pub(crate) fn after(
         &mut self,
         ops: &[Op],
         key: Option<&str>,
@@ -510,16 +515,11 @@ impl Hook {
         Ok(Some(text))
     }
 
-    /// Check each path; every refusal's message together, or `None` when all are allowed. A
-    /// session that does not exist yet tracks nothing, so everything is allowed without creating
-    /// it.
-    pub fn guard_all(&mut self, checks: &[(RelPath, Intent)]) -> Result<Option<String>, Error> {
-        self.guard_calls(checks, None)
-    }
-
-    /// [`Hook::guard_all`] for a tool call (`key`): when all are allowed, each check is noted
-    /// (when, and the bytes it found), so the after-event can tell whether another session's
-    /// write came between the check and this one ([`Hook::raced`]).
+    /// Check each path for a tool call (`key`): every refusal's message together, or `None` when
+    /// all are allowed. A session that does not exist yet tracks nothing, so everything is allowed
+    /// without creating it. When all are allowed, each check is noted (when, and the bytes it
+    /// found), so the after-event can tell whether another session's write came between the check
+    /// and this one ([`Hook::raced`]).
     fn guard_calls(
         &mut self,
         checks: &[(RelPath, Intent)],
@@ -623,7 +623,7 @@ impl Hook {
     }
 
     /// What the session last recorded for `path`.
-    pub fn entry(&mut self, path: &RelPath) -> Result<Option<journal::Entry>, Error> {
+    pub(crate) fn entry(&mut self, path: &RelPath) -> Result<Option<journal::Entry>, Error> {
         let id = self.session.clone();
         match self.context()?.journal().lookup(&id, path) {
             Ok(e) => Ok(e),
@@ -633,19 +633,24 @@ impl Hook {
     }
 
     /// Store bytes in the journal.
-    pub fn blob(&mut self, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+    pub(crate) fn blob(&mut self, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
         Ok(self.context()?.journal().write_blob(bytes)?)
     }
 
     /// The edit recording that the session saw (or wrote) `bytes` at `path`.
-    pub fn saw(&mut self, path: &RelPath, bytes: &[u8], sight: Sight) -> Result<MapEdit, Error> {
+    pub(crate) fn saw(
+        &mut self,
+        path: &RelPath,
+        bytes: &[u8],
+        sight: Sight,
+    ) -> Result<MapEdit, Error> {
         let abs = self.abs(path);
         Ok(self.context()?.seen_edit(path, &abs, bytes, sight)?)
     }
 
     /// Record one step (creating the session if needed), and forget any shell-command note
     /// about the paths: the session has now seen them itself.
-    pub fn record(
+    pub(crate) fn record(
         &mut self,
         verb: &str,
         paths: &[RelPath],
@@ -736,7 +741,7 @@ impl Hook {
     /// equals the disk, or is the disk rendered as text: the disk is recorded. Otherwise the
     /// file changed after the host read it: what the model saw is recorded, and the next write
     /// is refused until it re-reads.
-    pub fn shown(&mut self, raw: &str, content: &str) -> Result<(), Error> {
+    pub(crate) fn shown(&mut self, raw: &str, content: &str) -> Result<(), Error> {
         let Some(path) = self.resolve(raw) else {
             return Ok(());
         };

@@ -28,7 +28,7 @@ pub(super) fn may_render(size: u64, text: &str) -> bool {
 /// Whether `text` is how a host renders the file bytes `disk` as text: the same bytes, or the
 /// same after decoding (invalid UTF-8 replaced), dropping a byte-order mark and turning CRLF
 /// into LF.
-pub fn renders_as(disk: &[u8], text: &str) -> bool {
+pub(crate) fn renders_as(disk: &[u8], text: &str) -> bool {
     if disk == text.as_bytes() {
         return true;
     }

@@ -124,12 +124,12 @@ impl Hook {
     /// Keep `text`, a tool call the host runs without telling any hook when it is done (Codex
     /// applying an `apply_patch` heredoc itself), for the session's next hook call to settle
     /// with [`Hook::take_deferred`].
-    pub fn defer(&self, key: &str, text: &str) -> Result<(), Error> {
+    pub(crate) fn defer(&self, key: &str, text: &str) -> Result<(), Error> {
         self.put_scratch(&self.scratch_file_for("deferred", key), text.as_bytes())
     }
 
     /// The calls [`Hook::defer`] kept for this session, taken (each is settled once).
-    pub fn take_deferred(&self) -> Vec<String> {
+    pub(crate) fn take_deferred(&self) -> Vec<String> {
         let Ok(dir) = std::fs::read_dir(self.scratch_dir()) else {
             return Vec::new();
         };

@@ -200,6 +200,6 @@ pub(super) fn unnumbered(output: &str) -> String {
 }
 
 /// `text` as one single-quoted shell word (a `'` inside written `'\''`).
-pub fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
