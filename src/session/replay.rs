@@ -31,6 +31,7 @@ use crate::ids::SessionId;
 use crate::journal::Step;
 use crate::journal::layout::SessionFile;
 use crate::paths::RelPath;
+use crate::report::Report;
 use crate::session::{ArtifactError, Context};
 use crate::text::format_time;
 
@@ -307,7 +308,7 @@ impl Context {
             let root = &self.ws.root;
             let placed =
                 crate::fsutil::replace_beneath_checked(root, &w.path, from, w.digest, || {
-                    probe_beneath(root, &w.path) == Ok(w.checked)
+                    probe_beneath(root, &w.path).is_ok_and(|now| now == w.checked)
                 })
                 .map_err(|e| {
                     Error::Io(io::Error::new(
@@ -466,7 +467,7 @@ impl Context {
             }
             let now = match probe_beneath(&self.ws.root, path) {
                 Err(why) => {
-                    blocked.push(block(&why));
+                    blocked.push(block(&Report::of(&why).one_line()));
                     continue;
                 }
                 Ok(None) => {
@@ -655,37 +656,65 @@ impl Context {
     }
 }
 
+/// Why materialize must not write a path: what is in the way, or why it could not be looked at.
+/// Said to the person on one line ([`Report::one_line`]) as the reason the path is blocked.
+#[derive(Debug, thiserror::Error)]
+enum Unwritable {
+    /// The way to it is blocked: a link, or a file where a folder must go
+    /// ([`fsutil::open_parent_beneath`] says which).
+    #[error(transparent)]
+    Blocked(io::Error),
+    /// A folder on the way to it could not be opened.
+    #[error("it could not be inspected")]
+    Uninspectable(#[source] io::Error),
+    /// It is a symbolic link.
+    #[error("it is a symbolic link")]
+    Link,
+    /// It could not be opened.
+    #[error("it could not be read")]
+    Unopenable(#[source] rustix::io::Errno),
+    /// It was opened but could not be looked at.
+    #[error(transparent)]
+    Unstattable(rustix::io::Errno),
+    /// It is a folder, a device or another file that is not a regular one.
+    #[error("it is not a regular file")]
+    NotAFile,
+    /// It could not be read to the end.
+    #[error("it could not be read")]
+    Unreadable(#[source] io::Error),
+}
+
 /// The folder holding `path` beneath `root` (see [`fsutil::open_parent_beneath`]); `Err` with
 /// why materialize must not go there.
-fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, String> {
+fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, Unwritable> {
     fsutil::open_parent_beneath(root, path, false).map_err(|e| match e.raw_os_error() {
         // No errno: the path is blocked (a link or a file where a folder must go).
-        None => e.to_string(),
-        Some(_) => format!("it could not be inspected: {e}"),
+        None => Unwritable::Blocked(e),
+        Some(_) => Unwritable::Uninspectable(e),
     })
 }
 
 /// The digest of what is at `path` beneath `root`, read without following links; `Ok(None)` when
 /// absent; `Err` when materialize must not write there.
-fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, String> {
+fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, Unwritable> {
     let Some(dir) = open_parent(root, path)? else {
         return Ok(None);
     };
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     match rustix::fs::openat(&dir, fsutil::file_name(path), flags, Mode::empty()) {
         Err(rustix::io::Errno::NOENT) => Ok(None),
-        Err(rustix::io::Errno::LOOP) => Err("it is a symbolic link".into()),
-        Err(e) => Err(format!("it could not be read: {e}")),
+        Err(rustix::io::Errno::LOOP) => Err(Unwritable::Link),
+        Err(e) => Err(Unwritable::Unopenable(e)),
         Ok(fd) => {
-            let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+            let stat = rustix::fs::fstat(&fd).map_err(Unwritable::Unstattable)?;
             if rustix::fs::FileType::from_raw_mode(stat.st_mode)
                 != rustix::fs::FileType::RegularFile
             {
-                return Err("it is not a regular file".into());
+                return Err(Unwritable::NotAFile);
             }
             Digest::of_reader(std::fs::File::from(fd))
                 .map(Some)
-                .map_err(|e| format!("it could not be read: {e}"))
+                .map_err(Unwritable::Unreadable)
         }
     }
 }
