@@ -81,6 +81,7 @@ mod replay;
 mod resume;
 mod rm;
 mod session_cmd;
+mod session_meta;
 mod show;
 mod status;
 mod step;

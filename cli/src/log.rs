@@ -101,7 +101,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let many = ids.len() > 1 || args.id.is_none() && ctx.session.is_none();
     let metas: Vec<_> = ids
         .iter()
-        .map(|id| super::session_cmd::meta(&context, id))
+        .map(|id| crate::session_meta::meta(&context, id))
         .collect();
     for (i, id) in ids.iter().enumerate() {
         if many {

@@ -1,4 +1,5 @@
-//! What commands print as JSON, in one shape for all of them.
+//! What commands print in one shape for all of them: JSON, and the paths where an artifact does
+//! not match this tree.
 
 use std::io::{self, Write};
 
@@ -33,4 +34,20 @@ pub fn record_json(r: &stella::refusals::Record) -> serde_json::Value {
 pub fn print_json(out: &mut dyn Write, value: &serde_json::Value) -> io::Result<()> {
     serde_json::to_writer(&mut *out, value)?;
     writeln!(out)
+}
+
+/// Name each path where an artifact does not match this tree, on `err` (the person's stream), as
+/// `verify` and `replay` both say it.
+pub fn print_mismatches(
+    err: &mut dyn Write,
+    mismatches: &[(stella::paths::RelPath, stella::session::replay::Mismatch)],
+) {
+    let _ = writeln!(
+        err,
+        "the artifact does not match this tree: {} of its files differ here",
+        mismatches.len()
+    );
+    for (p, how) in mismatches {
+        let _ = writeln!(err, "  {:<10} {p}", how.as_str());
+    }
 }

@@ -2,9 +2,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::verify::print_mismatches;
 use crate::ctx::{Ctx, parse_session_id};
 use crate::error::Result;
+use crate::output::print_mismatches;
 use stella::session::replay::{Options, Outcome};
 use stella::text::escape_controls;
 
@@ -188,7 +188,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let out: &mut dyn Write = if args.json { &mut sink } else { out };
     match outcome {
         Outcome::Mismatch(m) => {
-            print_mismatches(ctx, &m);
+            print_mismatches(ctx.err, &m);
             let _ = writeln!(
                 ctx.err,
                 "nothing was replayed; to replay anyway, with those files still guarded: 'git stella replay --ignore-fingerprint {}'",

@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::ctx::{Ctx, parse_session_id};
 use crate::error::{CliError, Result};
 use crate::output::print_json;
+use crate::session_meta::{Meta, meta};
 use stella::journal::Tip;
 use stella::session::Context;
 use stella::text::format_time;
@@ -303,52 +304,6 @@ fn print_table(out: &mut dyn Write, heading: &str, rows: &[Row<'_>]) -> std::io:
         )?;
     }
     Ok(())
-}
-
-/// What `session.toml` says about a session: when it started, and where it was replayed from.
-pub(crate) struct Meta {
-    pub started: String,
-    /// `started`, read back (`None` for a time that does not parse).
-    pub started_at: Option<gix::date::Time>,
-    /// The last replay it descends from: (origin session, artifact BLAKE3).
-    pub origin: Option<(String, String)>,
-}
-
-impl Meta {
-    /// When it started, as `date` shows times; as recorded when it does not read as a time.
-    pub fn started_shown(&self, date: &super::term::DateFormat, now: i64) -> String {
-        match self.started_at {
-            Some(t) => date.show(t, now),
-            None => stella::text::escape_controls(&self.started).into_owned(),
-        }
-    }
-
-    pub fn origin_text(&self) -> String {
-        match &self.origin {
-            // The origin's name came from an artifact: escaped, never printed raw.
-            Some((session, artifact)) => format!(
-                "{}@{}",
-                stella::text::escape_controls(session),
-                stella::text::escape_controls(&artifact.chars().take(12).collect::<String>())
-            ),
-            None => "-".into(),
-        }
-    }
-}
-
-pub(crate) fn meta(context: &stella::session::Context, id: &stella::ids::SessionId) -> Meta {
-    let file = context.session(id).metadata().unwrap_or_default();
-    let origin = file
-        .provenance
-        .last()
-        .map(|p| (p.session.clone(), p.artifact.clone()));
-    let started_at = super::term::parse_iso(&file.started);
-    let started = file.started;
-    Meta {
-        started,
-        started_at,
-        origin,
-    }
 }
 
 fn json_of(id: &str, meta: &Meta, tip: &Tip) -> serde_json::Value {

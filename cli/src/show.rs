@@ -7,9 +7,9 @@ use stella::refusals::Record;
 use stella::text::escape_controls;
 use stella::timeline::{Change, Kind, Step};
 
-use super::session_cmd::Meta;
 use crate::ctx::{Ctx, parse_session_id};
 use crate::error::Result;
+use crate::session_meta::{Meta, meta};
 use crate::term::{DateFormat, Paint, Slot};
 
 /// Show one session's timeline, oldest step first, as text or as one HTML page
@@ -60,7 +60,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let context = ctx.open()?;
     let steps = stella::timeline::of(&context.journal(), &id, true)?;
     let show = Show {
-        meta: super::session_cmd::meta(&context, &id),
+        meta: meta(&context, &id),
         id,
         steps,
         date: args.date.format(),

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::error::artifact_err;
+use crate::output::print_mismatches;
 
 /// Check an artifact against this tree without consuming it
 ///
@@ -71,21 +72,6 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    print_mismatches(ctx, &mismatches);
+    print_mismatches(ctx.err, &mismatches);
     Ok(ExitCode::from(1))
-}
-
-/// Name each mismatched path on stderr.
-pub fn print_mismatches(
-    ctx: &mut Ctx<'_>,
-    mismatches: &[(stella::paths::RelPath, stella::session::replay::Mismatch)],
-) {
-    let _ = writeln!(
-        ctx.err,
-        "the artifact does not match this tree: {} of its files differ here",
-        mismatches.len()
-    );
-    for (p, how) in mismatches {
-        let _ = writeln!(ctx.err, "  {:<10} {p}", how.as_str());
-    }
 }

@@ -12,7 +12,7 @@ use crate::artifact::{
     self, CHECKPOINTS, FORMAT, Manifest, sum_line, user_head, write_bundle_with,
 };
 use crate::journal::layout::{self, HostFile, SessionFile};
-use crate::journal::{Entry, RootFile, Seen};
+use crate::journal::{Entry, RootFile, Seen, Tip};
 use crate::session::turn::{self, TurnError};
 use crate::session::{ArtifactError, Session};
 use crate::text::format_time;
@@ -40,6 +40,20 @@ pub struct SkippedTranscript {
     pub why: turn::TranscriptFileError,
     /// Whether the artifact carries the copy the journal last stored under that name instead.
     pub stored_copy: bool,
+}
+
+/// The transcripts an artifact carries: each one's bytes, by name.
+type Transcripts = BTreeMap<String, Vec<u8>>;
+
+/// The sum files of a checkpoint, as [`Session::put_files`] builds them from the session's map.
+#[derive(Default)]
+struct Sums {
+    /// `fingerprint`: the digest of each path as the session last saw it.
+    fingerprint: Vec<u8>,
+    /// `origins`: the digest of each path where the session started from it.
+    origins: Vec<u8>,
+    /// The paths the session must read again before it writes them.
+    needs_reread: Vec<String>,
 }
 
 fn turn_err(e: TurnError) -> ArtifactError {
@@ -85,6 +99,10 @@ impl Session<'_> {
 
     /// [`Session::checkpoint`], with git's progress lines on this process's stderr while the
     /// pack is written, when `progress`.
+    ///
+    /// The session is read back whole; its files, transcripts and sum files are put in one
+    /// tree, a commit on top of the session's tip holds it, and the bundle of that commit is the
+    /// artifact.
     pub fn checkpoint_with(
         &self,
         out: &mut dyn Write,
@@ -104,34 +122,116 @@ impl Session<'_> {
             return Err(damage.into());
         }
         let entries = journal.entries(id)?;
+        let (tree, manifest, skipped_transcripts) = self.checkpoint_tree(&tip, &entries)?;
+        let commit_id = self.checkpoint_commit(tree, &tip)?;
+        let repo = self.ctx.store.repo()?;
+        write_bundle_with(
+            repo,
+            &format!("{CHECKPOINTS}{id}"),
+            commit_id,
+            out,
+            progress,
+        )
+        .map_err(|e| match e {
+            artifact::Error::Io(io) => artifact::Error::Write(io),
+            e => e,
+        })?;
+        Ok(Checkpoint {
+            tip: commit_id,
+            manifest,
+            paths: entries.len(),
+            skipped_transcripts,
+        })
+    }
+
+    /// The checkpoint's tree, written to the store: `files/` (the bytes the session kept),
+    /// `transcript/`, `stella.toml` (the manifest, also returned), `fingerprint`, `origins` and
+    /// `base`; and the host transcripts that were not taken.
+    fn checkpoint_tree(
+        &self,
+        tip: &Tip,
+        entries: &[Entry],
+    ) -> Result<(ObjectId, Manifest, Vec<SkippedTranscript>), ArtifactError> {
+        let id = self.id;
+        let journal = self.ctx.journal();
         let repo = self.ctx.store.repo()?;
         let git = |op| self.ctx.store.git_err(op);
-
         let session: SessionFile = journal
             .root_toml(id, &RootFile::Session)?
             .unwrap_or_default();
-        let provenance = session.provenance.clone();
-
         let (base, object_format) = user_head(&self.ctx.ws);
         let mut editor = repo
             .edit_tree(ObjectId::empty_tree(repo.object_hash()))
             .map_err(git("build a tree"))?;
-        let mut fingerprint = Vec::new();
-        let mut origins = Vec::new();
-        let mut needs_reread = Vec::new();
+        let sums = self.put_files(&mut editor, entries)?;
+        let (transcripts, skipped_transcripts) = self.gather_transcripts(&session)?;
+        let mut transcript_sizes = BTreeMap::new();
+        for (name, bytes) in &transcripts {
+            let blob = journal.write_blob(bytes)?;
+            editor
+                .upsert(format!("transcript/{name}"), EntryKind::Blob, blob)
+                .map_err(git("build a tree"))?;
+            transcript_sizes.insert(name.clone(), bytes.len() as u64);
+        }
+        let manifest = Manifest {
+            format: FORMAT,
+            session: id.to_string(),
+            base: base.map_or("none".into(), |b| b.to_string()),
+            object_format: object_format.to_string(),
+            producer: format!("git-stella {}", env!("CARGO_PKG_VERSION")),
+            started: session.started.clone(),
+            last_step: format_time(tip.time),
+            steps: tip.steps,
+            needs_reread: sums.needs_reread,
+            transcripts: transcript_sizes,
+            provenance: session.provenance,
+        };
+        let manifest_text = toml::to_string(&manifest).expect("the manifest serialises");
+        let manifest_blob = journal.write_blob(manifest_text.as_bytes())?;
+        let fingerprint_blob = journal.write_blob(&sums.fingerprint)?;
+        let origins_blob = journal.write_blob(&sums.origins)?;
+        for (name, blob) in [
+            ("stella.toml", manifest_blob),
+            ("fingerprint", fingerprint_blob),
+            ("origins", origins_blob),
+        ] {
+            editor
+                .upsert(name, EntryKind::Blob, blob)
+                .map_err(git("build a tree"))?;
+        }
+        // A SHA-256 id does not fit a SHA-1 tree: then the base lives in stella.toml only.
+        if let Some(base) = base.filter(|b| b.kind() == repo.object_hash()) {
+            editor
+                .upsert("base", EntryKind::Commit, base)
+                .map_err(git("build a tree"))?;
+        }
+        let tree = self.write_tree(&editor)?;
+        Ok((tree, manifest, skipped_transcripts))
+    }
+
+    /// Put the bytes each entry kept under `files/` in `editor`: the sum lines of what the
+    /// session saw and where it started, and the paths it must read again.
+    fn put_files(
+        &self,
+        editor: &mut gix::object::tree::Editor<'_>,
+        entries: &[Entry],
+    ) -> Result<Sums, ArtifactError> {
+        let mut sums = Sums::default();
         for Entry {
             path,
             seen,
             origin,
             bytes,
             ..
-        } in &entries
+        } in entries
         {
             match seen {
-                Seen::Digest(d) => fingerprint.extend(sum_line(Some(*d), path)),
-                Seen::Reread | Seen::Forgotten => needs_reread.push(path.to_lossy().into_owned()),
+                Seen::Digest(d) => sums.fingerprint.extend(sum_line(Some(*d), path)),
+                Seen::Reread | Seen::Forgotten => {
+                    sums.needs_reread.push(path.to_lossy().into_owned())
+                }
             }
-            origins.extend(sum_line(*origin, path));
+            sums.origins.extend(sum_line(*origin, path));
             if let Some((blob, exec)) = bytes {
                 let kind = if *exec {
                     EntryKind::BlobExecutable
@@ -142,11 +242,18 @@ impl Session<'_> {
                 name.extend_from_slice(path.as_bytes());
                 editor
                     .upsert(name.as_bstr(), kind, *blob)
-                    .map_err(git("build a tree"))?;
+                    .map_err(self.ctx.store.git_err("build a tree"))?;
             }
         }
-        // Transcripts: the host's file when the session knows it (hosts flush late), else the
-        // last one the journal stored.
+        Ok(sums)
+    }
+
+    /// The transcripts the artifact carries, by name: the host's file when the session knows it
+    /// (hosts flush late), else the last one the journal stored; and the host files skipped.
+    fn gather_transcripts(
+        &self,
+        session: &SessionFile,
+    ) -> Result<(Transcripts, Vec<SkippedTranscript>), ArtifactError> {
         let mut transcripts = BTreeMap::new();
         for name in self.transcript_names().map_err(turn_err)? {
             if let Some(bytes) = self.transcript(&name).map_err(turn_err)? {
@@ -176,48 +283,17 @@ impl Session<'_> {
                 }),
             }
         }
-        let mut transcript_sizes = BTreeMap::new();
-        for (name, bytes) in &transcripts {
-            let blob = journal.write_blob(bytes)?;
-            editor
-                .upsert(format!("transcript/{name}"), EntryKind::Blob, blob)
-                .map_err(git("build a tree"))?;
-            transcript_sizes.insert(name.clone(), bytes.len() as u64);
-        }
-        let manifest = Manifest {
-            format: FORMAT,
-            session: id.to_string(),
-            base: base.map_or("none".into(), |b| b.to_string()),
-            object_format: object_format.to_string(),
-            producer: format!("git-stella {}", env!("CARGO_PKG_VERSION")),
-            started: session.started.clone(),
-            last_step: format_time(tip.time),
-            steps: tip.steps,
-            needs_reread,
-            transcripts: transcript_sizes,
-            provenance,
-        };
-        let manifest_text = toml::to_string(&manifest).expect("the manifest serialises");
-        let manifest_blob = journal.write_blob(manifest_text.as_bytes())?;
-        let fingerprint_blob = journal.write_blob(&fingerprint)?;
-        let origins_blob = journal.write_blob(&origins)?;
-        for (name, blob) in [
-            ("stella.toml", manifest_blob),
-            ("fingerprint", fingerprint_blob),
-            ("origins", origins_blob),
-        ] {
-            editor
-                .upsert(name, EntryKind::Blob, blob)
-                .map_err(git("build a tree"))?;
-        }
-        // A SHA-256 id does not fit a SHA-1 tree: then the base lives in stella.toml only.
-        if let Some(base) = base.filter(|b| b.kind() == repo.object_hash()) {
-            editor
-                .upsert("base", EntryKind::Commit, base)
-                .map_err(git("build a tree"))?;
-        }
-        // A tree or commit an earlier, interrupted checkpoint left broken on disk (its name
-        // there, its bytes not) would be taken for the one written here: removed, written again.
+        Ok((transcripts, skipped_transcripts))
+    }
+
+    /// Write the tree `editor` holds, whole: a tree an earlier, interrupted checkpoint left
+    /// broken on disk (its name there, its bytes not) would be taken for the one written here,
+    /// so it is removed and written again.
+    fn write_tree(
+        &self,
+        editor: &gix::object::tree::Editor<'_>,
+    ) -> Result<ObjectId, ArtifactError> {
+        let git = |op| self.ctx.store.git_err(op);
         // Each try writes from a copy of the edits: a written editor keeps only its root tree,
         // so writing it again would not restore a subtree (`files/`, say) just removed.
         let mut tree = editor
@@ -235,6 +311,15 @@ impl Session<'_> {
                 .map_err(git("write a tree"))?
                 .detach();
         }
+        Ok(tree)
+    }
+
+    /// The checkpoint commit: `tree` on top of the session's tip, dated by its last step so
+    /// that an unchanged session gives identical bytes. A broken leftover of the same commit is
+    /// removed and the commit written again.
+    fn checkpoint_commit(&self, tree: ObjectId, tip: &Tip) -> Result<ObjectId, ArtifactError> {
+        let repo = self.ctx.store.repo()?;
+        let git = |op| self.ctx.store.git_err(op);
         let sig = crate::store::signature(tip.time);
         let commit = gix::objs::Commit {
             tree,
@@ -242,7 +327,7 @@ impl Session<'_> {
             author: sig.clone(),
             committer: sig,
             encoding: None,
-            message: format!("checkpoint of session {id}\n").into(),
+            message: format!("checkpoint of session {}\n", self.id).into(),
             extra_headers: Vec::new(),
         };
         let mut commit_id = repo
@@ -255,23 +340,7 @@ impl Session<'_> {
                 .map_err(git("write a commit"))?
                 .detach();
         }
-        write_bundle_with(
-            repo,
-            &format!("{CHECKPOINTS}{id}"),
-            commit_id,
-            out,
-            progress,
-        )
-        .map_err(|e| match e {
-            artifact::Error::Io(io) => artifact::Error::Write(io),
-            e => e,
-        })?;
-        Ok(Checkpoint {
-            tip: commit_id,
-            manifest,
-            paths: entries.len(),
-            skipped_transcripts,
-        })
+        Ok(commit_id)
     }
 
     /// The transcript files the session's hosts named (`transcript_path` in `session.toml` or in

@@ -16,6 +16,7 @@
 
 use std::collections::HashSet;
 use std::io;
+use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
@@ -31,6 +32,7 @@ use crate::ids::SessionId;
 use crate::journal::Step;
 use crate::journal::layout::SessionFile;
 use crate::paths::RelPath;
+use crate::report::Report;
 use crate::session::{ArtifactError, Context};
 use crate::text::format_time;
 
@@ -152,6 +154,10 @@ pub enum Outcome {
     },
 }
 
+/// The paths a replay is to write, each with the digest of what it held when checked (`None`:
+/// absent).
+type ToWrite = Vec<(RelPath, Option<Digest>)>;
+
 /// One file materialize writes: where, which blob, and what the target held when checked
 /// (`None`: absent).
 struct PlannedWrite {
@@ -258,50 +264,99 @@ impl Context {
             return Err(crate::journal::Error::SessionExists { id: id.clone() }.into());
         }
         let base = head.manifest.base_commit().map(str::to_owned);
-        let (here, _) = artifact::user_head(&self.ws);
-        let head_differs = match (&base, here) {
-            (Some(b), Some(h)) if ObjectId::from_hex(b.as_bytes()).ok() == Some(h) => None,
-            (None, None) => None,
-            (_, h) => Some(h.map_or("an unborn branch".into(), |h| h.to_string())),
+        let head_differs = self.head_differs(base.as_deref());
+        let to_write = match self.decide_writes(&head, base.as_deref(), options)? {
+            ControlFlow::Continue(to_write) => to_write,
+            ControlFlow::Break(outcome) => return Ok(outcome),
         };
-
-        let mut written = Vec::new();
-        let mut to_write = Vec::new();
-        if options.materialize {
-            let mut planned = Vec::new();
-            let mut keep = Vec::new();
-            let blocked = self.plan_materialize(&head, base.as_deref(), &mut planned, &mut keep)?;
-            if options.dry_run {
-                return Ok(Outcome::Plan {
-                    write: planned.into_iter().map(|(p, _, over)| (p, over)).collect(),
-                    keep,
-                    blocked,
-                });
-            }
-            if !blocked.is_empty() {
-                return Ok(Outcome::Blocked(blocked));
-            }
-            to_write = planned.into_iter().map(|(p, d, _)| (p, d)).collect();
-        } else {
-            let mismatches = self.verify(&head)?;
-            if !mismatches.is_empty() && !options.ignore_fingerprint {
-                return Ok(Outcome::Mismatch(mismatches));
-            }
-        }
 
         // From here on the artifact is consumed: its objects enter the store.
         self.import(file, &head, options.progress)?;
         let files = self.artifact_files(&head)?;
         let writes = check_writes(&self.journal(), &head, &files, to_write)?;
+        let mut written = Vec::new();
+        if let Some(path) = self.write_checked(&writes, &mut written)? {
+            return Ok(Outcome::Changed { path, written });
+        }
+        let mismatches = self.verify(&head)?;
+        if !mismatches.is_empty() && !options.ignore_fingerprint {
+            return Ok(Outcome::Mismatch(mismatches));
+        }
+        let id = self.start_replayed(&head, file, base, &files, options)?;
+        Ok(Outcome::Started(Box::new(Replayed {
+            id,
+            head,
+            head_differs,
+            written,
+            ignored: if options.ignore_fingerprint {
+                mismatches
+            } else {
+                Vec::new()
+            },
+        })))
+    }
+
+    /// `HEAD` here, when it is not the artifact's base commit `base` (`None`: it had none).
+    fn head_differs(&self, base: Option<&str>) -> Option<String> {
+        let (here, _) = artifact::user_head(&self.ws);
+        match (base, here) {
+            (Some(b), Some(h)) if ObjectId::from_hex(b.as_bytes()).ok() == Some(h) => None,
+            (None, None) => None,
+            (_, h) => Some(h.map_or("an unborn branch".into(), |h| h.to_string())),
+        }
+    }
+
+    /// The paths a replay is to write, each with what it held when checked (`None`: absent):
+    /// with `materialize`, those it may write without losing anybody's work; else none, once the
+    /// tree matches the fingerprint. `Break` with the outcome when the replay ends here, before
+    /// anything is consumed: a dry run's plan, a blocked path, a mismatch.
+    fn decide_writes(
+        &self,
+        head: &Head,
+        base: Option<&str>,
+        options: &Options,
+    ) -> Result<ControlFlow<Outcome, ToWrite>, ArtifactError> {
+        if !options.materialize {
+            let mismatches = self.verify(head)?;
+            if !mismatches.is_empty() && !options.ignore_fingerprint {
+                return Ok(ControlFlow::Break(Outcome::Mismatch(mismatches)));
+            }
+            return Ok(ControlFlow::Continue(Vec::new()));
+        }
+        let mut planned = Vec::new();
+        let mut keep = Vec::new();
+        let blocked = self.plan_materialize(head, base, &mut planned, &mut keep)?;
+        if options.dry_run {
+            return Ok(ControlFlow::Break(Outcome::Plan {
+                write: planned.into_iter().map(|(p, _, over)| (p, over)).collect(),
+                keep,
+                blocked,
+            }));
+        }
+        if !blocked.is_empty() {
+            return Ok(ControlFlow::Break(Outcome::Blocked(blocked)));
+        }
+        Ok(ControlFlow::Continue(
+            planned.into_iter().map(|(p, d, _)| (p, d)).collect(),
+        ))
+    }
+
+    /// Write each checked file into the tree, adding it to `written`; the path that changed
+    /// between its check and its write, where materialize stopped (it is left as it is).
+    fn write_checked(
+        &self,
+        writes: &[PlannedWrite],
+        written: &mut Vec<RelPath>,
+    ) -> Result<Option<RelPath>, ArtifactError> {
         // Nothing was written before this point; from here on only what was checked is.
-        for w in &writes {
+        for w in writes {
             // Streamed from the store, hashed on the way: the bytes that take the name are the
             // ones checked against the fingerprint.
             let from = self.journal().blob_reader(w.blob)?;
             let root = &self.ws.root;
             let placed =
                 crate::fsutil::replace_beneath_checked(root, &w.path, from, w.digest, || {
-                    probe_beneath(root, &w.path) == Ok(w.checked)
+                    probe_beneath(root, &w.path).is_ok_and(|now| now == w.checked)
                 })
                 .map_err(|e| {
                     Error::Io(io::Error::new(
@@ -317,10 +372,7 @@ impl Context {
                 .into());
             }
             if placed == crate::fsutil::Placed::Declined {
-                return Ok(Outcome::Changed {
-                    path: w.path.clone(),
-                    written,
-                });
+                return Ok(Some(w.path.clone()));
             }
             set_executable(root, &w.path, w.exec).map_err(|e| {
                 Error::Io(io::Error::new(
@@ -330,11 +382,19 @@ impl Context {
             })?;
             written.push(w.path.clone());
         }
-        let mismatches = self.verify(&head)?;
-        if !mismatches.is_empty() && !options.ignore_fingerprint {
-            return Ok(Outcome::Mismatch(mismatches));
-        }
+        Ok(None)
+    }
 
+    /// Start the replayed session, its first step on top of the artifact's tip: the id it had
+    /// where it was checkpointed when that is free here (or `--as`'s), else a new one.
+    fn start_replayed(
+        &self,
+        head: &Head,
+        file: &Path,
+        base: Option<String>,
+        files: &[(RelPath, ObjectId, bool)],
+        options: &Options,
+    ) -> Result<SessionId, ArtifactError> {
         // Without --as, the session keeps the id it had where it was checkpointed, when that id
         // is free here (a colleague's `log`, `status` and trailers then name it the same way);
         // otherwise it gets a new one.
@@ -351,7 +411,7 @@ impl Context {
         provenance.push(Provenance {
             session: head.manifest.session.clone(),
             artifact: artifact_digest.to_hex(),
-            base: base.clone(),
+            base,
             replayed: format_time(gix::date::Time::now_utc()),
         });
         let session = SessionFile {
@@ -360,6 +420,33 @@ impl Context {
             provenance,
             transcript_path: None,
         };
+        let step = self.replay_step(head, files, &artifact_digest)?;
+        match self.journal().start(&id, &session, Some(head.tip), &step) {
+            // The original id was taken meanwhile: a new one, as when it was taken before.
+            Err(crate::journal::Error::SessionExists { .. })
+                if options.as_id.is_none() && original.as_ref() == Some(&id) =>
+            {
+                let id = SessionId::mint();
+                let session = SessionFile {
+                    id: id.to_string(),
+                    ..session
+                };
+                self.journal().start(&id, &session, Some(head.tip), &step)?;
+                Ok(id)
+            }
+            Err(e) => Err(e.into()),
+            Ok(_) => Ok(id),
+        }
+    }
+
+    /// The replayed session's first step: its map as the artifact's fingerprint, kept bytes and
+    /// origins give it (the paths it must read again unsure), and the artifact's transcripts.
+    fn replay_step(
+        &self,
+        head: &Head,
+        files: &[(RelPath, ObjectId, bool)],
+        artifact_digest: &Digest,
+    ) -> Result<Step, ArtifactError> {
         let origins: std::collections::HashMap<&RelPath, Option<Digest>> =
             head.origins.iter().map(|(p, d)| (p, *d)).collect();
         let mut map = Vec::new();
@@ -381,11 +468,11 @@ impl Context {
             }
         }
         let mut root = Vec::new();
-        for (name, blob) in self.artifact_transcripts(&head)? {
+        for (name, blob) in self.artifact_transcripts(head)? {
             let bytes = self.journal().blob(blob)?;
             root.extend(self.whole_transcript_edits(&name, &bytes)?);
         }
-        let step = Step {
+        Ok(Step {
             // A commit message plain `git log` prints: the artifact's session name escaped.
             summary: format!(
                 "replay of session {} from artifact {}",
@@ -394,34 +481,7 @@ impl Context {
             ),
             map,
             root,
-        };
-        let id = match self.journal().start(&id, &session, Some(head.tip), &step) {
-            // The original id was taken meanwhile: a new one, as when it was taken before.
-            Err(crate::journal::Error::SessionExists { .. })
-                if options.as_id.is_none() && original.as_ref() == Some(&id) =>
-            {
-                let id = SessionId::mint();
-                let session = SessionFile {
-                    id: id.to_string(),
-                    ..session
-                };
-                self.journal().start(&id, &session, Some(head.tip), &step)?;
-                id
-            }
-            Err(e) => return Err(e.into()),
-            Ok(_) => id,
-        };
-        Ok(Outcome::Started(Box::new(Replayed {
-            id,
-            head,
-            head_differs,
-            written,
-            ignored: if options.ignore_fingerprint {
-                mismatches
-            } else {
-                Vec::new()
-            },
-        })))
+        })
     }
 
     /// Decide, for every path, whether materialize may write it; collect the ones to write, with
@@ -460,7 +520,7 @@ impl Context {
             }
             let now = match probe_beneath(&self.ws.root, path) {
                 Err(why) => {
-                    blocked.push(block(&why));
+                    blocked.push(block(&Report::of(&why).one_line()));
                     continue;
                 }
                 Ok(None) => {
@@ -649,37 +709,65 @@ impl Context {
     }
 }
 
+/// Why materialize must not write a path: what is in the way, or why it could not be looked at.
+/// Said to the person on one line ([`Report::one_line`]) as the reason the path is blocked.
+#[derive(Debug, thiserror::Error)]
+enum Unwritable {
+    /// The way to it is blocked: a link, or a file where a folder must go
+    /// ([`fsutil::open_parent_beneath`] says which).
+    #[error(transparent)]
+    Blocked(io::Error),
+    /// A folder on the way to it could not be opened.
+    #[error("it could not be inspected")]
+    Uninspectable(#[source] io::Error),
+    /// It is a symbolic link.
+    #[error("it is a symbolic link")]
+    Link,
+    /// It could not be opened.
+    #[error("it could not be read")]
+    Unopenable(#[source] rustix::io::Errno),
+    /// It was opened but could not be looked at.
+    #[error(transparent)]
+    Unstattable(rustix::io::Errno),
+    /// It is a folder, a device or another file that is not a regular one.
+    #[error("it is not a regular file")]
+    NotAFile,
+    /// It could not be read to the end.
+    #[error("it could not be read")]
+    Unreadable(#[source] io::Error),
+}
+
 /// The folder holding `path` beneath `root` (see [`fsutil::open_parent_beneath`]); `Err` with
 /// why materialize must not go there.
-fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, String> {
+fn open_parent(root: &Path, path: &RelPath) -> Result<Option<OwnedFd>, Unwritable> {
     fsutil::open_parent_beneath(root, path, false).map_err(|e| match e.raw_os_error() {
         // No errno: the path is blocked (a link or a file where a folder must go).
-        None => e.to_string(),
-        Some(_) => format!("it could not be inspected: {e}"),
+        None => Unwritable::Blocked(e),
+        Some(_) => Unwritable::Uninspectable(e),
     })
 }
 
 /// The digest of what is at `path` beneath `root`, read without following links; `Ok(None)` when
 /// absent; `Err` when materialize must not write there.
-fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, String> {
+fn probe_beneath(root: &Path, path: &RelPath) -> Result<Option<Digest>, Unwritable> {
     let Some(dir) = open_parent(root, path)? else {
         return Ok(None);
     };
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     match rustix::fs::openat(&dir, fsutil::file_name(path), flags, Mode::empty()) {
         Err(rustix::io::Errno::NOENT) => Ok(None),
-        Err(rustix::io::Errno::LOOP) => Err("it is a symbolic link".into()),
-        Err(e) => Err(format!("it could not be read: {e}")),
+        Err(rustix::io::Errno::LOOP) => Err(Unwritable::Link),
+        Err(e) => Err(Unwritable::Unopenable(e)),
         Ok(fd) => {
-            let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+            let stat = rustix::fs::fstat(&fd).map_err(Unwritable::Unstattable)?;
             if rustix::fs::FileType::from_raw_mode(stat.st_mode)
                 != rustix::fs::FileType::RegularFile
             {
-                return Err("it is not a regular file".into());
+                return Err(Unwritable::NotAFile);
             }
             Digest::of_reader(std::fs::File::from(fd))
                 .map(Some)
-                .map_err(|e| format!("it could not be read: {e}"))
+                .map_err(Unwritable::Unreadable)
         }
     }
 }
@@ -691,7 +779,7 @@ fn check_writes(
     journal: &crate::journal::Journal<'_>,
     head: &Head,
     files: &[(RelPath, ObjectId, bool)],
-    to_write: Vec<(RelPath, Option<Digest>)>,
+    to_write: ToWrite,
 ) -> Result<Vec<PlannedWrite>, ArtifactError> {
     let files: std::collections::HashMap<&RelPath, (ObjectId, bool)> =
         files.iter().map(|(p, b, e)| (p, (*b, *e))).collect();

@@ -18,12 +18,13 @@ use crate::guard::{self, Check, Intent};
 use crate::journal::layout::{self, UndoFile};
 use crate::journal::{Entry, How, Journal, MapEdit, RootFile, Seen, Step, Tip};
 
-/// What undo is to do, path by path: the entry the session holds (if any), and what the file
-/// is to hold, or why it cannot go back.
-type Plan = Vec<(RelPath, Option<Entry>, Result<Target, String>)>;
 use crate::paths::RelPath;
 use crate::refusals;
 use crate::session::{Error, summary};
+
+/// What undo is to do, path by path: the entry the session holds (if any), and what the file
+/// is to hold, or why it cannot go back.
+type Plan = Vec<(RelPath, Option<Entry>, Result<Target, Unrestorable>)>;
 
 /// What undo does, or did, to one path.
 #[derive(Debug)]
@@ -68,23 +69,50 @@ enum Target {
     Absent,
 }
 
+/// Why a path cannot go back: the session never wrote it, or the bytes it is to hold again were
+/// not kept in the journal. Its text is the reason [`Undone::Skipped`] gives.
+#[derive(Debug, thiserror::Error)]
+enum Unrestorable {
+    /// The caller named a path the session did not write.
+    #[error("the session did not write it")]
+    NotWritten,
+    /// The version the session read before its first write has no blob.
+    #[error("the bytes it read before its first write were not kept")]
+    ReadBeforeFirstWrite,
+    /// The bytes the session's first (blind) write replaced have no blob.
+    #[error("the bytes its first write replaced were not kept")]
+    ReplacedByFirstWrite,
+    /// The bytes of a file the session deleted have no blob.
+    #[error("the bytes it deleted were not kept")]
+    Deleted,
+    /// The bytes of the renamed file (this path) before the rename have no blob.
+    #[error("the bytes '{renamed}' held before the session renamed it were not kept")]
+    Renamed {
+        /// Where the session renamed the file to.
+        renamed: RelPath,
+    },
+    /// The map before the undo being redone has no blob for the path.
+    #[error("the bytes before the undo were not kept")]
+    BeforeUndo,
+}
+
 /// What `path` held before the session's first write to it (`versions[first]`): the version
 /// before that, else the bytes that write replaced (kept in `entry`'s origin), else nothing.
 fn before_first_write(
     versions: &[crate::journal::Version],
     first: usize,
     entry: &Entry,
-) -> Result<Target, String> {
+) -> Result<Target, Unrestorable> {
     match (first.checked_sub(1).map(|i| &versions[i]), entry.origin) {
         (Some(v), _) => v
             .blob
             .map(|b| Target::Bytes(v.digest, b))
-            .ok_or_else(|| "the bytes it read before its first write were not kept".to_owned()),
+            .ok_or(Unrestorable::ReadBeforeFirstWrite),
         (None, None) => Ok(Target::Absent),
         (None, Some(d)) => entry
             .origin_bytes
             .map(|b| Target::Bytes(d, b))
-            .ok_or_else(|| "the bytes its first write replaced were not kept".to_owned()),
+            .ok_or(Unrestorable::ReplacedByFirstWrite),
     }
 }
 
@@ -177,11 +205,7 @@ impl crate::session::Session<'_> {
         };
         for wanted in only {
             if !plan.iter().any(|(p, _, _)| p == wanted) {
-                plan.push((
-                    wanted.clone(),
-                    None,
-                    Err("the session did not write it".to_owned()),
-                ));
+                plan.push((wanted.clone(), None, Err(Unrestorable::NotWritten)));
             }
         }
         let mut done = Vec::new();
@@ -260,7 +284,7 @@ impl crate::session::Session<'_> {
                 Some(first) => before_first_write(&versions, first, &entry),
                 None => match (entry.seen, entry.bytes) {
                     (Seen::Digest(d), Some((blob, _))) => Ok(Target::Bytes(d, blob)),
-                    _ => Err("the bytes it deleted were not kept".to_owned()),
+                    _ => Err(Unrestorable::Deleted),
                 },
             };
             // Created, then deleted, by the session: gone before, gone now.
@@ -272,7 +296,7 @@ impl crate::session::Session<'_> {
         // A source the session read and renamed within one step was never a map entry of
         // its own: it comes back as the renamed file holds it, when the session did not
         // write it since.
-        let sources: Vec<(RelPath, Result<Target, String>)> = plan
+        let sources: Vec<(RelPath, Result<Target, Unrestorable>)> = plan
             .iter()
             .filter_map(|(_, e, _)| e.as_ref())
             .filter_map(|e| Some((e, e.moved_from.clone()?)))
@@ -280,10 +304,9 @@ impl crate::session::Session<'_> {
             .map(|(e, from)| {
                 let target = match (e.seen, e.bytes, e.wrote) {
                     (Seen::Digest(d), Some((blob, _)), None) => Ok(Target::Bytes(d, blob)),
-                    _ => Err(format!(
-                        "the bytes '{}' held before the session renamed it were not kept",
-                        e.path
-                    )),
+                    _ => Err(Unrestorable::Renamed {
+                        renamed: e.path.clone(),
+                    }),
                 };
                 (from, target)
             })
@@ -330,7 +353,7 @@ impl crate::session::Session<'_> {
                     bytes: Some((blob, _)),
                     ..
                 }) => Ok(Target::Bytes(*d, *blob)),
-                Some(_) => Err("the bytes before the undo were not kept".to_owned()),
+                Some(_) => Err(Unrestorable::BeforeUndo),
             };
             plan.push((path, now, target));
         }
@@ -343,7 +366,7 @@ impl crate::session::Session<'_> {
     fn undo_one(
         &self,
         journal: &Journal<'_>,
-        (path, entry, target): (RelPath, Option<Entry>, Result<Target, String>),
+        (path, entry, target): (RelPath, Option<Entry>, Result<Target, Unrestorable>),
         redo: bool,
         dry_run: bool,
         would_be_back: &mut Vec<RelPath>,
@@ -351,8 +374,11 @@ impl crate::session::Session<'_> {
     ) -> Option<Undone> {
         let target = match target {
             Ok(t) => t,
-            Err(why) => {
-                return Some(Undone::Skipped { path, why });
+            Err(unrestorable) => {
+                return Some(Undone::Skipped {
+                    path,
+                    why: unrestorable.to_string(),
+                });
             }
         };
         let intent = match &target {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use server::Server;
-use stella::ids::SessionId;
+use server::{Server, StartError};
+use stella::ids::{InvalidId, SessionId};
 use stella::report::Report;
 
 use crate::env;
@@ -36,24 +36,43 @@ pub fn main() -> ExitCode {
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", Report::of(&e).render());
             ExitCode::from(2)
         }
     }
 }
 
-fn run(args: Args) -> Result<(), String> {
-    let fail = |e: &(dyn std::error::Error + 'static)| Report::of(e).render();
-    let mut cwd = env::current_dir().map_err(|e| fail(&e))?;
+/// The error returned by [`run`]: why the server did not start, or why it stopped.
+#[derive(Debug, thiserror::Error)]
+enum Error {
+    /// The working folder could not be read, or the async runtime could not start.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// `--session` or `STELLA_SESSION` is not a session id.
+    #[error(transparent)]
+    Session(#[from] InvalidId),
+    /// The environment does not give Stella's settings.
+    #[error(transparent)]
+    Settings(#[from] env::Error),
+    /// The workspace or the session could not be opened.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The connection to the client failed while serving it.
+    #[error("the MCP connection failed")]
+    Connection(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+fn run(args: Args) -> Result<(), Error> {
+    let mut cwd = env::current_dir()?;
     if let Some(dir) = &args.dir {
         cwd = cwd.join(dir);
     }
     let session = match args.session.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => Some(SessionId::parse(s).map_err(|e| fail(&e))?),
+        Some(s) => Some(SessionId::parse(s)?),
         None => None,
     };
-    let settings = env::settings().map_err(|e| fail(&e))?;
-    let (server, notices) = Server::start(settings, cwd, session).map_err(|e| fail(&e))?;
+    let settings = env::settings()?;
+    let (server, notices) = Server::start(settings, cwd, session)?;
     for n in notices {
         eprintln!("stella: {n}");
     }
@@ -61,11 +80,7 @@ fn run(args: Args) -> Result<(), String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()
-        .map_err(|e| fail(&e))?;
-    rt.block_on(server::serve_stdio(server)).map_err(|e| {
-        let mut report = Report::new("the MCP connection failed");
-        report.push_cause(e.to_string());
-        report.render()
-    })
+        .build()?;
+    rt.block_on(server::serve_stdio(server))
+        .map_err(Error::Connection)
 }

@@ -1,10 +1,15 @@
 //! `git stella checkpoint`: the artifact it writes, with stock git as the oracle (`git bundle
 //! verify`, `git fetch`, `git fsck`), the same bytes for the same session, the host's transcript as
-//! it is now, and what is said when it cannot be written.
+//! it is now (and hostile transcripts: a device, a FIFO, a file past the cap), what is said when it
+//! cannot be written, and a checkpoint killed half-way.
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::common::*;
+use crate::kill::*;
 
 #[test]
 fn a_checkpoint_is_kept_private_beneath_stella_and_git_never_tracks_it() {
@@ -253,5 +258,225 @@ fn a_checkpoint_that_cannot_be_written_says_so() {
             .starts_with("error: could not write the artifact\ncaused by: No space left on device"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// The host session id the Claude Code fixtures carry.
+const SID: &str = "e6c55faa-d7b7-44f5-8458-fd227d2da938";
+
+/// A captured Claude Code payload with its paths moved into `w`'s repository and home.
+fn claude_fixture(w: &World, name: &str) -> Value {
+    serde_json::from_str(&claude_fixture_text(w, name)).unwrap()
+}
+
+/// Run `git stella hook claude-code` on `payload`: exit 0, and its stderr.
+fn claude_hook(w: &World, payload: &Value) -> String {
+    let out = w.run_stdin(&["hook", "claude-code"], payload.to_string().as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    stderr(&out)
+}
+
+/// Run `cmd` to its end, or kill it after `limit` and fail: a hang is the bug.
+fn finishes_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ended = eventually(limit, || child.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(ended, "{cmd:?} still ran after {limit:?}: {}", stderr(&out));
+    out
+}
+
+/// `checkpoint` of the fixtures' session, which must finish quickly and succeed: its stderr, and
+/// the transcripts the artifact lists.
+fn checkpoint_of_host_session(w: &World) -> (String, Value) {
+    let artifact = w.base().join("host.stella.bundle");
+    let mut cmd = w.stella();
+    cmd.args([
+        "--session",
+        SID,
+        "checkpoint",
+        "-o",
+        artifact.to_str().unwrap(),
+    ]);
+    let out = finishes_within(cmd, Duration::from_secs(5));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json: Value =
+        serde_json::from_str(&w.ok(&["inspect", "--json", artifact.to_str().unwrap()])).unwrap();
+    (stderr(&out), json["transcripts"].clone())
+}
+
+fn checkpoint_says(w: &World) -> String {
+    format!(
+        "stella: checkpoint of session {SID}: 0 files; base commit {} is recorded, not carried: changes outside these files are not in the artifact\n",
+        w.git(&["rev-parse", "HEAD"])
+    )
+}
+
+#[test]
+fn a_checkpoint_killed_at_any_point_leaves_no_file_and_no_git_running() {
+    let w = World::new();
+    let s = session_holding_megabytes(&w, 8);
+    let store = w.store();
+    // The complete artifact, for comparison: an unchanged session checkpoints to these bytes.
+    let reference = w.base().join("reference.stella.bundle");
+    w.checkpoint_to(&s, &reference);
+    let reference = std::fs::read(reference).unwrap();
+    let before = tree_files(&w.repo);
+    let output = w.repo.join("agent.stella.bundle");
+    let checkpoint = || {
+        let mut cmd = w.stella();
+        cmd.args(["--session", &s, "checkpoint", "-o", "agent.stella.bundle"]);
+        cmd
+    };
+    let mut caught = 0;
+    let delays = [0, 2, 5, 10, 20, 40, 70, 100, 150, 200, 300];
+    // Then until git pack-objects was caught mid-work three times (a run may finish first).
+    let runs = delays
+        .iter()
+        .map(|ms| (Duration::from_millis(*ms), None))
+        .chain((0..10).map(|_| (Duration::ZERO, Some(&["pack-objects"][..]))));
+    for (delay, catch) in runs {
+        if catch.is_some() && caught == 3 {
+            break;
+        }
+        if kill_and_check(checkpoint(), delay, catch, &store) {
+            caught += 1;
+        }
+        let mut after = tree_files(&w.repo);
+        if let Some(i) = after.iter().position(|(p, _)| *p == output) {
+            // Killed after the name was given: then the file is whole.
+            assert!(
+                after[i].1 == reference,
+                "{delay:?}: a partial artifact has the name"
+            );
+            after.remove(i);
+            std::fs::remove_file(&output).unwrap();
+        }
+        // The fallback other systems run (no O_TMPFILE) writes a named temp file, which a kill
+        // leaves behind by design (docs/install.md, Platforms); only under that test switch is it allowed.
+        if std::env::var_os("STELLA_TEST_PORTABLE_FS").is_some() {
+            after.retain(|(p, _)| {
+                let left = p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(".stella-tmp-"));
+                if left {
+                    let _ = std::fs::remove_file(p);
+                }
+                !left
+            });
+        }
+        assert_eq!(
+            after.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            before.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            "killed after {delay:?}: files appeared in the tree"
+        );
+    }
+    assert_eq!(
+        caught, 3,
+        "git pack-objects was not caught running three times"
+    );
+    assert_store_fsck_clean(&w);
+    // And the session still checkpoints to the same bytes.
+    w.ok(&["--session", &s, "checkpoint", "-o", "agent.stella.bundle"]);
+    assert!(std::fs::read(&output).unwrap() == reference);
+}
+
+#[test]
+fn a_transcript_path_naming_dev_zero_is_skipped_not_read_forever() {
+    let w = World::new();
+    let mut start = claude_fixture(&w, "SessionStart-startup.json");
+    start["transcript_path"] = "/dev/zero".into();
+    assert_eq!(claude_hook(&w, &start), "");
+    let (said, transcripts) = checkpoint_of_host_session(&w);
+    assert_eq!(
+        said,
+        "warning: transcript '/dev/zero' was not taken: it is not a regular file; the artifact carries no copy of it\n"
+            .to_owned()
+            + &checkpoint_says(&w)
+    );
+    assert_eq!(transcripts, serde_json::json!({}));
+    // Named by hand, it is an error at once.
+    w.ok(&["--session", SID, "turn", "begin"]);
+    let mut cmd = w.stella();
+    cmd.args(["--session", SID, "step", "--transcript", "/dev/zero"]);
+    let out = finishes_within(cmd, Duration::from_secs(5));
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: the transcript '/dev/zero' was not taken\ncaused by: it is not a regular file\n"
+    );
+}
+
+#[test]
+fn a_transcript_path_naming_a_fifo_is_skipped_without_hanging() {
+    let w = World::new();
+    let fifo = w.base().join(format!("{SID}.jsonl"));
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut start = claude_fixture(&w, "SessionStart-startup.json");
+    start["transcript_path"] = fifo.to_str().unwrap().into();
+    assert_eq!(claude_hook(&w, &start), "");
+    let (said, transcripts) = checkpoint_of_host_session(&w);
+    assert_eq!(
+        said,
+        format!(
+            "warning: transcript '{}' was not taken: it is not a regular file; the artifact carries no copy of it\n",
+            fifo.display()
+        ) + &checkpoint_says(&w)
+    );
+    assert_eq!(transcripts, serde_json::json!({}));
+}
+
+#[test]
+fn a_transcript_past_the_cap_is_skipped_and_the_stored_copy_travels() {
+    let w = World::new();
+    let (transcript, sample) = claude_transcript(&w);
+    std::fs::write(&transcript, &sample).unwrap();
+    assert_eq!(
+        claude_hook(&w, &claude_fixture(&w, "SessionStart-startup.json")),
+        ""
+    );
+    // The file grows past the cap (sparse: no disk is spent on it).
+    let cap = stella::session::turn::MAX_TRANSCRIPT_BYTES;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&transcript)
+        .unwrap()
+        .set_len(cap + 1)
+        .unwrap();
+    let warning = format!(
+        "stella: warning: the transcript '{}' was not stored: it holds {} bytes, more than the {cap} bytes a transcript may hold\n",
+        transcript.display(),
+        cap + 1
+    );
+    // The hooks go on without it: the turn begins and ends.
+    assert_eq!(
+        claude_hook(&w, &claude_fixture(&w, "UserPromptSubmit.json")),
+        warning
+    );
+    assert_eq!(claude_hook(&w, &claude_fixture(&w, "Stop.json")), warning);
+    let resume = w.ok(&["--session", SID, "resume"]);
+    assert!(resume.contains("no open turn"), "{resume}");
+    let (said, transcripts) = checkpoint_of_host_session(&w);
+    assert_eq!(
+        said,
+        format!(
+            "warning: transcript '{}' was not taken: it holds {} bytes, more than the {cap} bytes a transcript may hold; the artifact carries the copy the session stored last\n",
+            transcript.display(),
+            cap + 1
+        ) + &checkpoint_says(&w)
+    );
+    assert_eq!(
+        transcripts,
+        serde_json::json!({ format!("{SID}.jsonl"): sample.len() })
     );
 }

@@ -1,11 +1,13 @@
 //! `git stella replay`: a session carried to another machine, materialized or applied only over
 //! what it saw, a fork each time, its id kept where it is free; a hostile artifact, built with raw
 //! git plumbing, refused before it writes anything, and `--materialize` never writing through a
-//! link or over a file.
+//! link or over a file, stopping at a file written while it ran; a replay killed half-way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::common::*;
+use crate::kill::*;
 
 #[test]
 fn unsafe_paths_in_the_fingerprint_are_refused() {
@@ -448,4 +450,250 @@ fn a_replay_keeps_the_sessions_id_where_it_is_free() {
     assert!(home != "agent-a" && home != again, "{home}");
     // --as still names it.
     assert_eq!(b.ok(&["replay", "--as", "mine", art]), "mine");
+}
+
+#[test]
+fn a_replay_killed_while_git_imports_leaves_no_git_running_and_no_session() {
+    let a = World::new();
+    let s = session_holding_megabytes(&a, 8);
+    let artifact = a.base().join("agent.stella.bundle");
+    a.checkpoint_to(&s, &artifact);
+    let b = World::clone_of(&a);
+    for i in 0..8 {
+        std::fs::create_dir_all(b.repo.join("data")).unwrap();
+        std::fs::write(
+            b.repo.join(format!("data/blob-{i}.bin")),
+            noise(i as u64 + 7, 512 << 10),
+        )
+        .unwrap();
+    }
+    let store = b.store();
+    let replay = || {
+        let mut cmd = b.stella();
+        cmd.args(["replay", artifact.to_str().unwrap()]);
+        cmd
+    };
+    let mut caught = false;
+    for _ in 0..5 {
+        caught = kill_and_check(
+            replay(),
+            Duration::ZERO,
+            Some(&["fetch", "index-pack"]),
+            &store,
+        );
+        if caught {
+            break;
+        }
+        // It finished before git was caught: start again from no session.
+        for id in b.ok(&["session", "list"]).lines().skip(1) {
+            b.ok(&["session", "drop", id.split_whitespace().next().unwrap()]);
+        }
+    }
+    assert!(caught, "git was never caught importing");
+    assert_eq!(
+        b.ok(&["session", "list"]),
+        "",
+        "a killed replay started a session"
+    );
+    assert_store_fsck_clean(&b);
+    // The store still takes the artifact whole.
+    let id = b.ok(&["replay", artifact.to_str().unwrap()]);
+    assert_eq!(b.steps(&id), a.steps(&s) + 2);
+}
+
+/// A large file streams out of the store through `git cat-file` into the file it materializes:
+/// killed while it streams, the replay leaves the file absent (never part of it under its name)
+/// and no git running; run to its end, the file is whole.
+#[test]
+fn a_materialize_killed_while_a_large_file_streams_leaves_no_part_of_it() {
+    let a = World::new();
+    let big = noise(99, 24 << 20);
+    std::fs::write(a.repo.join("big.bin"), &big).unwrap();
+    let s = a.start();
+    a.ok(&["--session", &s, "read", "big.bin"]);
+    let artifact = a.base().join("agent.stella.bundle");
+    a.checkpoint_to(&s, &artifact);
+    let b = World::clone_of(&a);
+    let store = b.store();
+    let replay = || {
+        let mut cmd = b.stella();
+        cmd.args(["replay", "--materialize", artifact.to_str().unwrap()]);
+        cmd
+    };
+    let before = tree_files(&b.repo);
+    let mut caught = 0;
+    for _ in 0..10 {
+        if kill_and_check(replay(), Duration::ZERO, Some(&["cat-file"]), &store) {
+            caught += 1;
+        }
+        // Never a part of the file under its name: absent, or (had it finished) whole.
+        match std::fs::read(b.repo.join("big.bin")) {
+            Ok(bytes) => {
+                assert!(bytes == big, "a killed replay left part of big.bin");
+                std::fs::remove_file(b.repo.join("big.bin")).unwrap();
+            }
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+        }
+        assert_eq!(
+            tree_files(&b.repo).len(),
+            before.len(),
+            "a killed replay left a file in the tree"
+        );
+        for id in b.ok(&["session", "list"]).lines().skip(1) {
+            b.ok(&["session", "drop", id.split_whitespace().next().unwrap()]);
+        }
+        if caught == 3 {
+            break;
+        }
+    }
+    assert_eq!(
+        caught, 3,
+        "git cat-file was not caught streaming three times"
+    );
+    assert_store_fsck_clean(&b);
+    b.ok(&["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert!(std::fs::read(b.repo.join("big.bin")).unwrap() == big);
+}
+
+/// Replay `artifact` with `--materialize`: exit `exit`, stderr exactly `says`, and not one file
+/// of the tree created, changed or removed; no session started.
+fn materialize_refused(w: &World, artifact: &Path, exit: i32, says: &str) {
+    w.ok(&["init"]);
+    let before = tree_files(&w.repo);
+    let out = w.run(&["replay", "--materialize", artifact.to_str().unwrap()]);
+    assert_eq!(code(&out), exit, "{}", stderr(&out));
+    assert_eq!(stderr(&out), says);
+    assert!(
+        tree_files(&w.repo) == before,
+        "materialize wrote into the tree"
+    );
+    assert_eq!(w.ok(&["session", "list"]), "", "a session appeared");
+}
+
+#[test]
+fn materialize_of_a_malformed_artifact_writes_nothing_at_all() {
+    let w = World::new();
+    let forge = Forge::new(&w);
+    let (one, two) = (forge.blob(b"one\n"), forge.blob(b"two\n"));
+    let c = forge.tree(&[("100644", b"d.txt", &two)]);
+    // The first file is fine; the second has no files/ entry.
+    let files = forge.tree(&[("100644", b"a.txt", &one), ("40000", b"c", &c)]);
+    let fingerprint = format!(
+        "{}  a.txt\n{}  b.txt\n{}  c/d.txt\n",
+        b3(b"one\n"),
+        b3(b"bee\n"),
+        b3(b"two\n")
+    );
+    let a = forge.artifact(&manifest("1"), &fingerprint, Some(&files));
+    materialize_refused(
+        &w,
+        &a,
+        2,
+        "error: not a Stella artifact: its fingerprint names 'b.txt' but it holds no files/b.txt\n",
+    );
+    // The second file's bytes are not the ones its fingerprint names.
+    let files = forge.tree(&[
+        ("100644", b"a.txt", &one),
+        ("100644", b"b.txt", &one),
+        ("40000", b"c", &c),
+    ]);
+    let a = forge.artifact(&manifest("1"), &fingerprint, Some(&files));
+    materialize_refused(
+        &w,
+        &a,
+        2,
+        "error: not a Stella artifact: files/b.txt does not match its fingerprint\n",
+    );
+    // One path both a file and a folder: the file would be written, then its folder fail.
+    let files = forge.tree(&[("100644", b"a.txt", &one), ("100644", b"x", &two)]);
+    let fingerprint = format!(
+        "{}  a.txt\n{}  x\n{}  x/y\n",
+        b3(b"one\n"),
+        b3(b"two\n"),
+        b3(b"why\n")
+    );
+    let a = forge.artifact(&manifest("1"), &fingerprint, Some(&files));
+    materialize_refused(
+        &w,
+        &a,
+        1,
+        "refusing to materialize: 1 file holds someone's work\n  x: the artifact also names 'x/y' beneath it: one path cannot be both a file and a folder\nNothing was written. Commit or move those changes, or replay without --materialize.\n",
+    );
+}
+
+/// The `git` on PATH, found the way a shell finds it.
+fn real_git() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH")
+}
+
+#[test]
+fn materialize_leaves_a_file_written_while_it_ran_and_stops_there() {
+    use std::os::unix::fs::PermissionsExt;
+    let a = World::new();
+    a.write("a.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(a.repo.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    a.write("notes.txt", "the session's notes\n");
+    let s = a.start();
+    a.ok(&["--session", &s, "read", "a.sh", "notes.txt"]);
+    let artifact = a.base().join("agent.stella.bundle");
+    a.checkpoint_to(&s, &artifact);
+
+    // On B, neither file exists when materialize checks them; then, while git imports the
+    // artifact's objects, someone creates notes.txt.
+    let b = World::clone_of(&a);
+    b.ok(&["init"]);
+    let wrap = b.base().join("wrap");
+    std::fs::create_dir_all(&wrap).unwrap();
+    std::fs::write(
+        wrap.join("git"),
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in fetch|index-pack) printf 'theirs\\n' > \"$THEIR_FILE\";; esac; done\nexec '{}' \"$@\"\n",
+            real_git().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(wrap.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(wrap.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let out = b
+        .stella()
+        .env("PATH", path)
+        .env("THEIR_FILE", b.repo.join("notes.txt"))
+        .args(["replay", "--materialize", artifact.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "refusing to materialize: notes.txt changed while the artifact was being materialized
+Someone wrote it after it was checked: it was left as it is, and nothing after it was written.
+  written before it: a.sh
+No session was started. Look at what changed, then replay again.
+"
+    );
+    assert_eq!(
+        b.read("notes.txt"),
+        "theirs\n",
+        "their bytes were overwritten"
+    );
+    assert_eq!(b.read("a.sh"), "#!/bin/sh\necho hi\n");
+    let mode = std::fs::metadata(b.repo.join("a.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(mode & 0o100, 0, "the executable bit travels: {mode:o}");
+    assert_eq!(b.ok(&["session", "list"]), "");
+    // Nothing in the tree but the two files and Stella's own folder.
+    let names: Vec<String> = tree_files(&b.repo)
+        .into_iter()
+        .map(|(p, _)| p.strip_prefix(&b.repo).unwrap().display().to_string())
+        .filter(|p| !p.starts_with(".stella/"))
+        .collect();
+    assert_eq!(names, ["README", "a.sh", "notes.txt"]);
 }

@@ -176,16 +176,16 @@ impl Hook {
         paths::resolve_public(&self.root, &self.cwd, Path::new(path)).ok()
     }
 
-    /// Where a write to `path` lands: `Err` with why it is denied outright when that is in
-    /// `.git/` or `.stella/` (a write there on an agent's behalf could run code or switch the
-    /// guard off); `None` outside the workspace, or when it cannot be resolved.
-    fn target(&self, path: &str) -> Result<Option<RelPath>, String> {
+    /// Where a write to `path` lands: `Err` ([`paths::Error::Private`]) when that is in `.git/`
+    /// or `.stella/`, where it is denied outright (a write there on an agent's behalf could run
+    /// code or switch the guard off); `None` outside the workspace, or when it cannot be resolved.
+    fn target(&self, path: &str) -> Result<Option<RelPath>, paths::Error> {
         if path.is_empty() {
             return Ok(None);
         }
         match paths::resolve_public(&self.root, &self.cwd, Path::new(path)) {
             Ok(rel) => Ok(Some(rel)),
-            Err(e @ paths::Error::Private { .. }) => Err(paths::private_refusal(&e)),
+            Err(e @ paths::Error::Private { .. }) => Err(e),
             Err(_) => Ok(None),
         }
     }
@@ -257,7 +257,7 @@ impl Hook {
             };
             for (raw, intent) in wanted {
                 match self.target(raw) {
-                    Err(why) => return Ok(Some(why)),
+                    Err(private) => return Ok(Some(paths::private_refusal(&private))),
                     Ok(Some(rel)) => checks.push((rel, intent)),
                     Ok(None) => {}
                 }
