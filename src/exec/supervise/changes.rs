@@ -228,37 +228,8 @@ impl Supervisor<'_, '_> {
             );
             return Err(Answer::Fail(libc::EACCES));
         }
-        // A blind change of bytes HEAD lacks (someone's uncommitted edit, or an untracked
-        // file): kept first, unless git ignores the file (a build output, a package folder).
-        // Git is asked only about bytes HEAD lacks: a tool rewriting committed files (a
-        // formatter) never waits on it. A file git tracks although a rule ignores it (`git add
-        // -f`) is taken for ignored.
-        if !check.refused()
-            && !absent
-            && check.verdict == guard::Verdict::Allow(guard::Allow::Untracked)
-            && !self.ignores.in_ignored_folder(&path)
-        {
-            let ignores = &mut self.ignores;
-            let mut wanted = |p: &RelPath| !ignores.ignores(p);
-            match crate::keep::for_check(
-                &mut check,
-                &self.others,
-                &mut self.keep_budget,
-                &mut wanted,
-            ) {
-                Ok(Some(kept)) => {
-                    let line = format!("stella: {}\n", kept.line());
-                    if !notify::write_stderr_of(req.pid, line.as_bytes()) {
-                        let _ = self.err.write_all(line.as_bytes());
-                    }
-                    self.kept_files.push(kept);
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    let _ = writeln!(self.err, "stella: refusing to change {path}: {e}");
-                    return Err(Answer::Fail(libc::EACCES));
-                }
-            }
+        if !absent {
+            self.keep_blind(req, &path, &mut check)?;
         }
         if check.refused() {
             // The bytes the session saw, for the refusal's diff.
@@ -267,21 +238,7 @@ impl Supervisor<'_, '_> {
                 Some(Known::Moved(from)) => Some(from),
                 _ => None,
             };
-            if let Some(at) = seen_at {
-                check.entry = self
-                    .tree()
-                    .and_then(|tree| self.journal.lookup_at(tree, at))
-                    .ok()
-                    .flatten()
-                    .map(|mut e| {
-                        e.path = path.clone();
-                        e
-                    });
-            }
-            if own_read {
-                self.forget_read(&path);
-            }
-            self.refuse(req.pid, &check);
+            self.refuse_change(req, &path, seen_at, own_read, check);
             return Err(Answer::Fail(libc::EACCES));
         }
         let before = match check.disk {
@@ -290,6 +247,69 @@ impl Supervisor<'_, '_> {
             _ => Disk::probe(&path.under(&self.root)).digest(),
         };
         Ok(Some((path, before, tracked)))
+    }
+
+    /// A blind change of bytes HEAD lacks (someone's uncommitted edit, or an untracked file):
+    /// kept first, unless git ignores the file (a build output, a package folder). Git is asked
+    /// only about bytes HEAD lacks: a tool rewriting committed files (a formatter) never waits
+    /// on it. A file git tracks although a rule ignores it (`git add -f`) is taken for ignored.
+    /// `Err` with the answer that fails the change when what it would replace cannot be kept.
+    fn keep_blind(
+        &mut self,
+        req: &libc::seccomp_notif,
+        path: &RelPath,
+        check: &mut Check,
+    ) -> Result<(), Answer> {
+        if check.refused()
+            || check.verdict != guard::Verdict::Allow(guard::Allow::Untracked)
+            || self.ignores.in_ignored_folder(path)
+        {
+            return Ok(());
+        }
+        let ignores = &mut self.ignores;
+        let mut wanted = |p: &RelPath| !ignores.ignores(p);
+        match crate::keep::for_check(check, &self.others, &mut self.keep_budget, &mut wanted) {
+            Ok(Some(kept)) => {
+                let line = format!("stella: {}\n", kept.line());
+                if !notify::write_stderr_of(req.pid, line.as_bytes()) {
+                    let _ = self.err.write_all(line.as_bytes());
+                }
+                self.kept_files.push(kept);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                let _ = writeln!(self.err, "stella: refusing to change {path}: {e}");
+                Err(Answer::Fail(libc::EACCES))
+            }
+        }
+    }
+
+    /// Refuse the change `check` judged, telling the caller: with the bytes the session saw at
+    /// `seen_at` for the refusal's diff, and forgetting the tool's own read of `path` (`own_read`).
+    fn refuse_change(
+        &mut self,
+        req: &libc::seccomp_notif,
+        path: &RelPath,
+        seen_at: Option<&RelPath>,
+        own_read: bool,
+        mut check: Check,
+    ) {
+        if let Some(at) = seen_at {
+            check.entry = self
+                .tree()
+                .and_then(|tree| self.journal.lookup_at(tree, at))
+                .ok()
+                .flatten()
+                .map(|mut e| {
+                    e.path = path.clone();
+                    e
+                });
+        }
+        if own_read {
+            self.forget_read(path);
+        }
+        self.refuse(req.pid, &check);
     }
 
     /// What is on disk at the tracked `path` once no guarded command is writing it; `Err` when

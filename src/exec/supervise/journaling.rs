@@ -177,8 +177,61 @@ impl Supervisor<'_, '_> {
         due: &[Event],
         refused: Vec<crate::refusals::Record>,
     ) -> Result<(), Error> {
-        // What the session knew of each path when the command started, and which paths git
-        // ignores (those matter only when the session already tracks them).
+        self.learn_ignored(due)?;
+        let mut step = Gathered {
+            batch: if due.len() > BATCH_PATHS {
+                Some(self.journal.batch()?)
+            } else {
+                None
+            },
+            moved_to: due
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Moved { to, .. } => Some(to.clone()),
+                    _ => None,
+                })
+                .collect(),
+            edits: Vec::new(),
+            reads: 0,
+            writes: 0,
+        };
+        // Digests still being computed are waited for this long in all.
+        let deadline = Instant::now() + HASH_WAIT;
+        for event in due {
+            match event {
+                Event::Read { path, snap, .. } => {
+                    self.gather_read(&mut step, path, snap, deadline)?
+                }
+                Event::Moved { from, to } => {
+                    if !(self.skips(from) && self.skips(to)) {
+                        step.edits.push(record::moved(from, to));
+                        step.writes += 1;
+                    }
+                }
+                Event::Changed { path } => self.gather_changed(&mut step, path)?,
+                Event::Left { path, sig } => self.gather_left(&mut step, path, *sig)?,
+                Event::Wrote { path, snap } => {
+                    if !self.skips(path)
+                        && !self.holds(&step, path, snap.digest, snap.bytes.is_some())
+                    {
+                        let version = record::Version {
+                            digest: snap.digest,
+                            kept: self.keep(&step.batch, snap)?,
+                        };
+                        step.edits
+                            .push(record::wrote(path, version, self.replaced(path)));
+                        step.writes += 1;
+                    }
+                }
+            }
+        }
+        self.commit_step(step, refused)
+    }
+
+    /// Which of the paths `due` names, new to the session, git ignores: asked once per path
+    /// (those matter only when the session already tracks them), with what the session knew of
+    /// each when the command started looked up on the way.
+    fn learn_ignored(&mut self, due: &[Event]) -> Result<(), Error> {
         let mut new = Vec::new();
         let mut asked = HashSet::new();
         for event in due {
@@ -193,177 +246,184 @@ impl Supervisor<'_, '_> {
             let ignored = ignored_now.contains(&p);
             self.ignored.insert(p, ignored);
         }
-        let moved_to: HashSet<RelPath> = due
-            .iter()
-            .filter_map(|e| match e {
-                Event::Moved { to, .. } => Some(to.clone()),
-                _ => None,
-            })
-            .collect();
-        let skip = |sup: &Self, p: &RelPath| sup.ignored.get(p).copied().unwrap_or(false);
-        // Bytes the session already holds: nothing to record, unless a rename brought other
-        // knowledge there.
-        let holds = |sup: &Self, p: &RelPath, digest: Digest, kept: bool| {
-            !moved_to.contains(p)
-                && matches!(sup.start.get(p), Some(Some((seen, held)))
-                    if *seen == Seen::Digest(digest) && (*held || !kept))
-        };
-        let batch = if due.len() > BATCH_PATHS {
-            Some(self.journal.batch()?)
-        } else {
-            None
-        };
-        let mut edits = Vec::new();
-        let (mut n_reads, mut n_writes) = (0, 0);
-        // Digests still being computed are waited for this long in all.
-        let deadline = Instant::now() + HASH_WAIT;
-        for event in due {
-            match event {
-                Event::Read { path, snap, .. } => {
-                    let hashed;
-                    let snap = match snap {
-                        Taken::Snap(snap) => snap,
-                        // Unknown by the end of the command, or changed while hashed: the read
-                        // tells the session nothing.
-                        Taken::Hashing(id) => match self.hashing[*id]
-                            .wait(deadline.saturating_duration_since(Instant::now()))
-                        {
-                            Some(digest) => {
-                                hashed = Snapshot {
-                                    digest,
-                                    bytes: None,
-                                    exec: false,
-                                };
-                                &hashed
-                            }
-                            None => continue,
-                        },
-                        // Not read: known by its signature. Held with its bytes, there is
-                        // nothing to record; otherwise the bytes are taken now, if they still
-                        // are the same.
-                        Taken::Known { digest, exec } => {
-                            if skip(self, path) || holds(self, path, *digest, true) {
-                                continue;
-                            }
-                            hashed = match self.snapshot(path) {
-                                Ok(Some(now)) if now.digest == *digest => now,
-                                _ => Snapshot {
-                                    digest: *digest,
-                                    bytes: None,
-                                    exec: *exec,
-                                },
-                            };
-                            &hashed
-                        }
-                    };
-                    if skip(self, path) || holds(self, path, snap.digest, snap.bytes.is_some()) {
-                        continue;
+        Ok(())
+    }
+
+    /// Whether `path` is one git ignores and the session never tracked: nothing to record.
+    fn skips(&self, path: &RelPath) -> bool {
+        self.ignored.get(path).copied().unwrap_or(false)
+    }
+
+    /// Whether the session already holds `digest` at `path` (with its bytes, when `kept`):
+    /// nothing to record, unless a rename of this step brought other knowledge there.
+    fn holds(&self, step: &Gathered, path: &RelPath, digest: Digest, kept: bool) -> bool {
+        !step.moved_to.contains(path)
+            && matches!(self.start.get(path), Some(Some((seen, held)))
+                if *seen == Seen::Digest(digest) && (*held || !kept))
+    }
+
+    /// What a change of `path` replaced, as far as this command knows where it came from.
+    fn replaced(&self, path: &RelPath) -> Replaced {
+        Replaced::unkept(self.origins.get(path).copied().flatten())
+    }
+
+    /// Whether `path`, gone from disk, leaves an entry to remove: the session tracked it, this
+    /// step moved something there, or this command put it in the map before.
+    fn gone_from_map(&self, step: &Gathered, path: &RelPath) -> bool {
+        matches!(self.start.get(path), Some(Some(_)))
+            || step.moved_to.contains(path)
+            || self.recorded.contains(path)
+    }
+
+    /// A read of `path`, as `snap` took it: recorded unless the session holds those bytes.
+    fn gather_read(
+        &mut self,
+        step: &mut Gathered,
+        path: &RelPath,
+        snap: &Taken,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        let taken;
+        let snap = match snap {
+            Taken::Snap(snap) => snap,
+            // Unknown by the end of the command, or changed while hashed: the read tells the
+            // session nothing.
+            Taken::Hashing(id) => {
+                match self.hashing[*id].wait(deadline.saturating_duration_since(Instant::now())) {
+                    Some(digest) => {
+                        taken = Snapshot {
+                            digest,
+                            bytes: None,
+                            exec: false,
+                        };
+                        &taken
                     }
-                    let version = record::Version {
-                        digest: snap.digest,
-                        kept: self.keep(&batch, snap)?,
-                    };
-                    edits.push(record::read(path, version));
-                    n_reads += 1;
-                }
-                Event::Moved { from, to } => {
-                    if skip(self, from) && skip(self, to) {
-                        continue;
-                    }
-                    edits.push(record::moved(from, to));
-                    n_writes += 1;
-                }
-                Event::Changed { path } => {
-                    if skip(self, path) {
-                        continue;
-                    }
-                    let replaced = Replaced::unkept(self.origins.get(path).copied().flatten());
-                    match self.snapshot(path) {
-                        Ok(Some(snap)) if holds(self, path, snap.digest, snap.bytes.is_some()) => {}
-                        Ok(Some(snap)) => {
-                            let version = record::Version {
-                                digest: snap.digest,
-                                kept: self.keep(&batch, &snap)?,
-                            };
-                            edits.push(record::wrote(path, version, replaced));
-                            n_writes += 1;
-                        }
-                        // Gone: the entry goes too; a path the session never tracked leaves
-                        // nothing.
-                        Ok(None) if !path.under(&self.root).exists() => {
-                            let tracked = matches!(self.start.get(path), Some(Some(_)));
-                            if tracked || moved_to.contains(path) || self.recorded.contains(path) {
-                                edits.push(record::deleted(path));
-                                n_writes += 1;
-                            }
-                        }
-                        // A folder, a device, something unreadable: nothing the map can hold.
-                        _ => {}
-                    }
-                }
-                Event::Left { path, sig } => {
-                    if skip(self, path) {
-                        continue;
-                    }
-                    let replaced = Replaced::unkept(self.origins.get(path).copied().flatten());
-                    // The bytes it left, when the file still is as it left it: read now, and
-                    // checked against what `stat` said when it finished, before and after.
-                    let snap = match self.snapshot(path) {
-                        Ok(Some(snap)) if Signature::at(&path.under(&self.root)) == Some(*sig) => {
-                            Some(snap)
-                        }
-                        _ => None,
-                    };
-                    match snap {
-                        // Renamed or deleted since: its own later events say what became of it.
-                        None if !path.under(&self.root).exists() => {
-                            let tracked = matches!(self.start.get(path), Some(Some(_)));
-                            if tracked || moved_to.contains(path) || self.recorded.contains(path) {
-                                edits.push(record::deleted(path));
-                            } else {
-                                continue;
-                            }
-                        }
-                        Some(snap) => {
-                            if let Some(Known::Left(left)) = self.known.get_mut(path)
-                                && left.0 == *sig
-                            {
-                                left.1 = Some(snap.digest);
-                            }
-                            if holds(self, path, snap.digest, snap.bytes.is_some()) {
-                                continue;
-                            }
-                            let version = record::Version {
-                                digest: snap.digest,
-                                kept: self.keep(&batch, &snap)?,
-                            };
-                            edits.push(record::wrote(path, version, replaced));
-                        }
-                        // Changed again since: what it left cannot be known, so the next
-                        // change needs a re-read.
-                        None => edits.push(record::wrote_unsure(path, replaced)),
-                    }
-                    n_writes += 1;
-                }
-                Event::Wrote { path, snap } => {
-                    if skip(self, path) || holds(self, path, snap.digest, snap.bytes.is_some()) {
-                        continue;
-                    }
-                    let replaced = Replaced::unkept(self.origins.get(path).copied().flatten());
-                    let version = record::Version {
-                        digest: snap.digest,
-                        kept: self.keep(&batch, snap)?,
-                    };
-                    edits.push(record::wrote(path, version, replaced));
-                    n_writes += 1;
+                    None => return Ok(()),
                 }
             }
+            // Not read: known by its signature. Held with its bytes, there is nothing to
+            // record; otherwise the bytes are taken now, if they still are the same.
+            Taken::Known { digest, exec } => {
+                if self.skips(path) || self.holds(step, path, *digest, true) {
+                    return Ok(());
+                }
+                taken = match self.snapshot(path) {
+                    Ok(Some(now)) if now.digest == *digest => now,
+                    _ => Snapshot {
+                        digest: *digest,
+                        bytes: None,
+                        exec: *exec,
+                    },
+                };
+                &taken
+            }
+        };
+        if self.skips(path) || self.holds(step, path, snap.digest, snap.bytes.is_some()) {
+            return Ok(());
         }
+        let version = record::Version {
+            digest: snap.digest,
+            kept: self.keep(&step.batch, snap)?,
+        };
+        step.edits.push(record::read(path, version));
+        step.reads += 1;
+        Ok(())
+    }
+
+    /// A change of `path` the command made: what is there now, or its removal.
+    fn gather_changed(&mut self, step: &mut Gathered, path: &RelPath) -> Result<(), Error> {
+        if self.skips(path) {
+            return Ok(());
+        }
+        match self.snapshot(path) {
+            Ok(Some(snap)) if self.holds(step, path, snap.digest, snap.bytes.is_some()) => {}
+            Ok(Some(snap)) => {
+                let version = record::Version {
+                    digest: snap.digest,
+                    kept: self.keep(&step.batch, &snap)?,
+                };
+                step.edits
+                    .push(record::wrote(path, version, self.replaced(path)));
+                step.writes += 1;
+            }
+            // Gone: the entry goes too (a path the session never tracked leaves nothing).
+            Ok(None) if !path.under(&self.root).exists() && self.gone_from_map(step, path) => {
+                step.edits.push(record::deleted(path));
+                step.writes += 1;
+            }
+            // Gone, never tracked; a folder, a device, something unreadable: nothing the map
+            // can hold.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What the command left at `path` when it finished writing it (`sig`, what `stat` said
+    /// then): the bytes, when the file still is as it left it; else that they cannot be known.
+    fn gather_left(
+        &mut self,
+        step: &mut Gathered,
+        path: &RelPath,
+        sig: Signature,
+    ) -> Result<(), Error> {
+        if self.skips(path) {
+            return Ok(());
+        }
+        let replaced = self.replaced(path);
+        // Read now, and checked against what `stat` said when it finished, before and after.
+        let snap = match self.snapshot(path) {
+            Ok(Some(snap)) if Signature::at(&path.under(&self.root)) == Some(sig) => Some(snap),
+            _ => None,
+        };
+        match snap {
+            // Renamed or deleted since: its own later events say what became of it.
+            None if !path.under(&self.root).exists() => {
+                if !self.gone_from_map(step, path) {
+                    return Ok(());
+                }
+                step.edits.push(record::deleted(path));
+            }
+            Some(snap) => {
+                if let Some(Known::Left(left)) = self.known.get_mut(path)
+                    && left.0 == sig
+                {
+                    left.1 = Some(snap.digest);
+                }
+                if self.holds(step, path, snap.digest, snap.bytes.is_some()) {
+                    return Ok(());
+                }
+                let version = record::Version {
+                    digest: snap.digest,
+                    kept: self.keep(&step.batch, &snap)?,
+                };
+                step.edits.push(record::wrote(path, version, replaced));
+            }
+            // Changed again since: what it left cannot be known, so the next change needs a
+            // re-read.
+            None => step.edits.push(record::wrote_unsure(path, replaced)),
+        }
+        step.writes += 1;
+        Ok(())
+    }
+
+    /// Record what `step` gathered and the refusals `refused` as one step of the session, with
+    /// the files this command kept before changing them blind.
+    fn commit_step(
+        &mut self,
+        step: Gathered,
+        refused: Vec<crate::refusals::Record>,
+    ) -> Result<(), Error> {
+        let Gathered {
+            batch,
+            edits,
+            reads,
+            writes,
+            ..
+        } = step;
         if edits.is_empty() && refused.is_empty() && self.kept_files.is_empty() {
             return Ok(());
         }
-        let n_refused = refused.len();
-        let refused_note = match n_refused {
+        let refused_note = match refused.len() {
             0 => String::new(),
             n => format!(", {n} refused"),
         };
@@ -390,7 +450,7 @@ impl Supervisor<'_, '_> {
             .collect();
         let step = Step {
             summary: format!(
-                "{} ({n_reads} read, {n_writes} changed{refused_note})",
+                "{} ({reads} read, {writes} changed{refused_note})",
                 self.summary
             ),
             map: edits,
@@ -403,8 +463,19 @@ impl Supervisor<'_, '_> {
         // What this command put in the map: gone later, it is dropped from it again.
         self.recorded.extend(put);
         self.tip = Some(tip);
-        self.n_reads += n_reads;
-        self.n_writes += n_writes;
+        self.n_reads += reads;
+        self.n_writes += writes;
         Ok(())
     }
+}
+
+/// What one step being recorded gathers ([`Supervisor::record_due`]).
+pub(super) struct Gathered {
+    /// The step's objects, kept in memory and written as one pack (a large step).
+    batch: Option<journal::Batch>,
+    /// Where this step's renames lead: what the session held there before says nothing now.
+    moved_to: HashSet<RelPath>,
+    edits: Vec<MapEdit>,
+    reads: usize,
+    writes: usize,
 }
