@@ -13,11 +13,9 @@ use crate::workspace::{self, Settings, Workspace};
 
 /// A duration as people write it: a whole number and a unit, `s`, `m`, `h`, `d` or `w`
 /// (`90m`, `12h`, `30d`, `2w`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "'{text}' is not a duration: write a whole number and a unit, s, m, h, d or w (as in 30d)"
-        )
+pub fn parse_duration(text: &str) -> Result<Duration, BadDuration> {
+    let bad = || BadDuration {
+        text: text.to_owned(),
     };
     let text = text.trim();
     let unit = text.chars().last().ok_or_else(bad)?;
@@ -33,6 +31,30 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     n.checked_mul(seconds)
         .map(Duration::from_secs)
         .ok_or_else(bad)
+}
+
+/// Text that is not a duration ([`parse_duration`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{text}' is not a duration: write a whole number and a unit, s, m, h, d or w (as in 30d)")]
+pub struct BadDuration {
+    /// The text as given.
+    text: String,
+}
+
+/// What is wrong with the `stella.*` keys of git's config ([`git_on_error`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GitConfigError {
+    /// `stella.fsync` set in the user's repository, where Stella does not read it.
+    #[error(
+        "git config stella.fsync is read from the journal store's own config, not this repository's: git config --file \"$(git stella store-path)/config\" stella.fsync false"
+    )]
+    FsyncHere,
+    /// A `stella.*` key Stella does not read (its full name).
+    #[error("git config has an unknown key '{0}' (Stella reads only stella.hookOnError)")]
+    UnknownKey(String),
+    /// `stella.hookOnError` set to something other than `allow` or `deny` (the value).
+    #[error("git config stella.hookOnError is '{0}'; it must be 'allow' or 'deny'")]
+    BadOnError(String),
 }
 
 /// Why Stella's configuration cannot be used.
@@ -51,8 +73,8 @@ pub enum Error {
         source: toml::de::Error,
     },
     /// `git config stella.*` holds a key or value Stella does not read.
-    #[error("{0}")]
-    Git(String),
+    #[error(transparent)]
+    Git(#[from] GitConfigError),
 }
 
 /// The project's configuration, both halves checked: `.stella/config.toml` parsed, and `git
@@ -62,7 +84,7 @@ pub enum Error {
 pub(crate) fn check(ws: &Workspace) -> Result<Config, Error> {
     let config = Config::load(&ws.root)?;
     if let Ok(repo) = ws.user_config() {
-        git_on_error(&repo).map_err(Error::Git)?;
+        git_on_error(&repo)?;
     }
     Ok(config)
 }
@@ -217,7 +239,7 @@ pub(crate) fn on_error_choice(
     let Ok(repo) = workspace::open_user_repo(settings.git_env_overrides, cwd) else {
         return Ok(None);
     };
-    let from_git = git_on_error(&repo).map_err(Error::Git)?;
+    let from_git = git_on_error(&repo)?;
     let from_file = match repo.workdir() {
         Some(root) => Config::load(root)?.hooks.on_error,
         None => None,
@@ -227,25 +249,21 @@ pub(crate) fn on_error_choice(
 
 /// The `stella.*` git config, read strictly: `stella.hookOnError` (`allow` or `deny`) is its only
 /// key.
-pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, String> {
+pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, GitConfigError> {
     let config = repo.config_snapshot();
     if let Some(sections) = config.plumbing().sections_by_name("stella") {
         for section in sections {
             let sub = section.header().subsection_name().map(|s| s.to_string());
             for name in section.value_names() {
                 if sub.is_none() && name.eq_ignore_ascii_case("fsync") {
-                    return Err(
-                        "git config stella.fsync is read from the journal store's own config, not this repository's: git config --file \"$(git stella store-path)/config\" stella.fsync false".into(),
-                    );
+                    return Err(GitConfigError::FsyncHere);
                 }
                 if sub.is_some() || !name.eq_ignore_ascii_case("hookOnError") {
                     let full = match &sub {
                         Some(s) => format!("stella.{s}.{name}"),
                         None => format!("stella.{name}"),
                     };
-                    return Err(format!(
-                        "git config has an unknown key '{full}' (Stella reads only stella.hookOnError)"
-                    ));
+                    return Err(GitConfigError::UnknownKey(full));
                 }
             }
         }
@@ -254,9 +272,7 @@ pub fn git_on_error(repo: &gix::Repository) -> Result<Option<OnErrorSetting>, St
         None => Ok(None),
         Some(v) if v.eq_ignore_ascii_case(b"deny".as_slice()) => Ok(Some(OnErrorSetting::Deny)),
         Some(v) if v.eq_ignore_ascii_case(b"allow".as_slice()) => Ok(Some(OnErrorSetting::Allow)),
-        Some(v) => Err(format!(
-            "git config stella.hookOnError is '{v}'; it must be 'allow' or 'deny'"
-        )),
+        Some(v) => Err(GitConfigError::BadOnError(v.to_string())),
     }
 }
 

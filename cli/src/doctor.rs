@@ -197,7 +197,7 @@ fn config_checks(ctx: &Ctx<'_>, root: &std::path::Path, findings: &mut Vec<Findi
         findings.push(finding(
             Level::Error,
             "config",
-            why,
+            why.to_string(),
             Some("'git config --unset' the key, or set stella.hookOnError to allow or deny".into()),
         ));
     }

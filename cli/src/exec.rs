@@ -302,7 +302,7 @@ fn guarded(
             }
             plain(make())
         }
-        Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why),
+        Err(exec::Error::Unsupported(why)) => unguarded(ctx, make(), &why.to_string()),
         Err(exec::Error::Spawn { source, .. }) => Err(not_run(&program, &source)),
         // The command met damage in the session's journal: repaired here, and said.
         Err(exec::Error::Unrecorded { code, source, .. }) if source.is_damage() => {

@@ -58,7 +58,7 @@ pub struct Args {
 fn parse_expiry(text: &str) -> std::result::Result<Duration, String> {
     match text {
         "now" => Ok(Duration::ZERO),
-        _ => stella::config::parse_duration(text),
+        _ => stella::config::parse_duration(text).map_err(|e| e.to_string()),
     }
 }
 

@@ -206,7 +206,7 @@ pub struct PruneArgs {
 }
 
 fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String> {
-    stella::config::parse_duration(text)
+    stella::config::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Let go of the workspace's sessions idle longer than `age` (only list them with `dry_run`):

@@ -90,7 +90,7 @@ pub enum Error {
     Config(#[from] crate::config::Error),
     /// This machine cannot guard the command; nothing was started.
     #[error("this machine cannot guard the command: {0}")]
-    Unsupported(String),
+    Unsupported(#[from] Unsupported),
     /// The command could not be started (not found, not executable); nothing ran.
     #[error("could not run '{}'", .program.to_string_lossy())]
     Spawn {
@@ -129,11 +129,53 @@ pub enum Error {
 }
 
 /// Whether this machine can run the guard, and why not.
-pub fn support() -> Result<(), String> {
+pub fn support() -> Result<(), Unsupported> {
     #[cfg(shell_guard)]
     return sys::notify::kernel_support();
     #[cfg(not(shell_guard))]
-    Err("the shell guard is built for x86_64 and aarch64 Linux only".into())
+    Err(Unsupported::Platform)
+}
+
+/// Why this machine, or the container or sandbox it runs in, cannot run the shell guard.
+#[derive(Debug, thiserror::Error)]
+pub enum Unsupported {
+    /// Stella was built for a system the filter is not written for.
+    #[error("the shell guard is built for x86_64 and aarch64 Linux only")]
+    Platform,
+    /// The kernel lacks seccomp user notification (or refused the filter as invalid).
+    #[error("the kernel offers no seccomp user notification ({0})")]
+    NoUserNotification(io::Error),
+    /// The kernel has user notification but not the "continue" answer the guard gives.
+    #[error("Linux {release} is older than 5.5, which the guard needs to let a checked call go on")]
+    OldKernel {
+        /// The kernel's release, as `uname` says it.
+        release: String,
+    },
+    /// Another seccomp supervisor already watches this process.
+    #[error(
+        "the process already runs under another seccomp supervisor, and a process can have only one ({0})"
+    )]
+    Supervised(io::Error),
+    /// The container or sandbox forbids installing a filter.
+    #[error("the container or sandbox forbids installing a seccomp filter ({0})")]
+    Forbidden(io::Error),
+    /// Installing the filter failed otherwise.
+    #[error("{0}")]
+    Filter(io::Error),
+    /// Ptrace rules keep the guard from reading the paths a command names.
+    #[error(
+        "this process may not read the memory of the commands it starts ({0}); see kernel.yama.ptrace_scope"
+    )]
+    MemoryUnreadable(io::Error),
+    /// A trial command under the guard could not be started or served.
+    #[error("{}", crate::report::Report::of(.0.as_ref()).one_line())]
+    Trial(Box<Error>),
+    /// Serving or waiting for the trial command failed.
+    #[error("{0}")]
+    TrialIo(io::Error),
+    /// The trial command ran under the guard and failed.
+    #[error("a trial command under the guard failed ({0})")]
+    TrialFailed(ExitStatus),
 }
 
 /// What a guarded command did.

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::Command;
 
-use super::{Error, Report, support};
+use super::{Error, Report, Unsupported, support};
 use crate::ids::SessionId;
 use crate::session::Context;
 
@@ -17,13 +17,13 @@ pub fn run(
     _label: Option<&str>,
     _err: &mut dyn Write,
 ) -> Result<Report, Error> {
-    Err(Error::Unsupported(support().err().unwrap_or_else(|| {
-        "the shell guard needs Linux on x86_64 or aarch64".into()
-    })))
+    Err(Error::Unsupported(
+        support().err().unwrap_or(Unsupported::Platform),
+    ))
 }
 
 /// Whether the guard runs here: never.
-pub fn probe() -> Result<(), String> {
+pub fn probe() -> Result<(), Unsupported> {
     support()?;
-    Err("the shell guard needs Linux on x86_64 or aarch64".into())
+    Err(Unsupported::Platform)
 }

@@ -41,7 +41,9 @@ use super::signatures::{Signature, Signatures, Stat};
 use super::sys::filter;
 use super::sys::notify::{self, Answer, Listener, Received};
 use super::sys::signals::{self, Forward, IgnoreInterrupts};
-use super::{BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, exit_code, support};
+use super::{
+    BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, Unsupported, exit_code, support,
+};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
 /// stderr), journaling what it read and wrote as it goes (from its first second on, a step
@@ -57,7 +59,7 @@ pub fn run(
     let line = command_line(&command);
     let _span = tracing::debug_span!("shell_guard", session = %id, command = %short(label.unwrap_or(&line.to_string_lossy()), 72)).entered();
     tracing::debug_span!("config_check").in_scope(|| crate::config::check(&context.ws))?;
-    support().map_err(Error::Unsupported)?;
+    support()?;
     let program_name = command.get_program().to_owned();
     let summary = format!(
         "exec {}",
@@ -211,7 +213,7 @@ fn spawn(mut command: Command) -> Result<(std::process::Child, Listener), Error>
                 {
                     Error::Nested
                 }
-                Ok(Received::Failed(e)) => Error::Unsupported(why_not(&e)),
+                Ok(Received::Failed(e)) => Error::Unsupported(why_not(e)),
                 _ => Error::Spawn {
                     program: program_name,
                     source,
@@ -238,13 +240,13 @@ fn spawn(mut command: Command) -> Result<(std::process::Child, Listener), Error>
 
 /// Try the guard for real on `true`: whether this machine, inside whatever container or sandbox
 /// it runs, lets a command run under it.
-pub fn probe() -> Result<(), String> {
+pub fn probe() -> Result<(), Unsupported> {
     support()?;
     let mut command = Command::new("true");
     command.stdin(Stdio::null()).stdout(Stdio::null());
     let (mut child, listener) = spawn(command).map_err(|e| match e {
         Error::Unsupported(why) => why,
-        other => crate::report::Report::of(&other).one_line(),
+        other => Unsupported::Trial(Box::new(other)),
     })?;
     // The guard must read the paths a command names out of its memory: where ptrace rules
     // forbid that (`kernel.yama.ptrace_scope` 2 or 3), every checked call would be refused.
@@ -259,33 +261,25 @@ pub fn probe() -> Result<(), String> {
             }
             Answer::Continue
         })
-        .map_err(|e| e.to_string())?;
-    let status = child.wait().map_err(|e| e.to_string())?;
+        .map_err(Unsupported::TrialIo)?;
+    let status = child.wait().map_err(Unsupported::TrialIo)?;
     if let Some(e) = unreadable {
-        return Err(format!(
-            "this process may not read the memory of the commands it starts ({e}); see kernel.yama.ptrace_scope"
-        ));
+        return Err(Unsupported::MemoryUnreadable(e));
     }
     if status.success() {
         Ok(())
     } else {
-        Err(format!("a trial command under the guard failed ({status})"))
+        Err(Unsupported::TrialFailed(status))
     }
 }
 
-/// Why the filter could not be installed, in words.
-fn why_not(e: &io::Error) -> String {
+/// Why the filter could not be installed.
+fn why_not(e: io::Error) -> Unsupported {
     match e.raw_os_error() {
-        Some(libc::EBUSY) => format!(
-            "the process already runs under another seccomp supervisor, and a process can have only one ({e})"
-        ),
-        Some(libc::EACCES | libc::EPERM) => {
-            format!("the container or sandbox forbids installing a seccomp filter ({e})")
-        }
-        Some(libc::EINVAL | libc::ENOSYS) => {
-            format!("the kernel offers no seccomp user notification ({e})")
-        }
-        _ => e.to_string(),
+        Some(libc::EBUSY) => Unsupported::Supervised(e),
+        Some(libc::EACCES | libc::EPERM) => Unsupported::Forbidden(e),
+        Some(libc::EINVAL | libc::ENOSYS) => Unsupported::NoUserNotification(e),
+        _ => Unsupported::Filter(e),
     }
 }
 

@@ -157,7 +157,7 @@ pub(crate) fn receive(sock: RawFd) -> io::Result<Received> {
 }
 
 /// Whether this kernel can run the guard: user notification and the "continue" answer (5.5).
-pub(crate) fn kernel_support() -> Result<(), String> {
+pub(crate) fn kernel_support() -> Result<(), crate::exec::Unsupported> {
     let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
     // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32.
     let rc = unsafe {
@@ -169,16 +169,13 @@ pub(crate) fn kernel_support() -> Result<(), String> {
         )
     };
     if rc != 0 {
-        let e = io::Error::last_os_error();
-        return Err(format!(
-            "the kernel offers no seccomp user notification ({e})"
+        return Err(crate::exec::Unsupported::NoUserNotification(
+            io::Error::last_os_error(),
         ));
     }
     let release = kernel_release();
     if !release_at_least(&release, (5, 5)) {
-        return Err(format!(
-            "Linux {release} is older than 5.5, which the guard needs to let a checked call go on"
-        ));
+        return Err(crate::exec::Unsupported::OldKernel { release });
     }
     Ok(())
 }
