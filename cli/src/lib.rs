@@ -56,6 +56,7 @@ ends with a short diff of what changed.
     };
 }
 
+mod artifact_arg;
 mod checkpoint;
 pub mod ctx;
 mod demo;
