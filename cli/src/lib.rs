@@ -76,6 +76,7 @@ mod mcp;
 #[cfg(feature = "mcp")]
 pub mod mcp_server;
 pub mod output;
+mod prune;
 mod read;
 mod recover;
 mod replay;
