@@ -58,6 +58,7 @@ ends with a short diff of what changed.
 
 mod artifact_arg;
 mod checkpoint;
+mod content_arg;
 pub mod ctx;
 mod demo;
 mod diff;
