@@ -70,6 +70,7 @@ mod gc;
 mod guard;
 mod hook;
 mod hooks;
+mod host_arg;
 mod init;
 mod inspect;
 mod log;
