@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::ctx::Ctx;
 use crate::env;
 use crate::error::Result;
+use crate::host_arg::HostParser;
 use crate::output::print_json;
 use stella::hosts::install;
 use stella::hosts::registry::{Finding, HOSTS, Level, Look, Scope, Seen, Spec, Wiring};
@@ -40,7 +41,7 @@ pub struct Args {
     pub json: bool,
     /// Also fail unless this host has Stella's hooks here or in your user settings: a CI job's
     /// check that its agent will run guarded (repeat for more hosts)
-    #[arg(long, value_name = "HOST", value_parser = super::hooks::HostParser::any())]
+    #[arg(long, value_name = "HOST", value_parser = HostParser::any())]
     pub agent: Vec<&'static Spec>,
 }
 

@@ -6,6 +6,7 @@ use std::process::{Command, ExitCode};
 use crate::ctx::Ctx;
 use crate::env;
 use crate::error::{CliError, Kind, Result};
+use crate::host_arg::HostParser;
 use stella::exec;
 use stella::hosts::registry::{Shell, Spec};
 use stella::hosts::{self, OnError};
@@ -74,7 +75,7 @@ pub struct Args {
     /// Run an agent host's shell command: the one argument is the host's shell snippet, run with
     /// bash -c in the host's session (claude-code: from CLAUDE_CODE_SESSION_ID; the others:
     /// --session, as their hooks write it), created when missing
-    #[arg(long, value_name = "HOST", value_parser = super::hooks::HostParser::routed())]
+    #[arg(long, value_name = "HOST", value_parser = HostParser::routed())]
     pub host: Option<&'static Spec>,
     /// The command and its arguments
     #[arg(

@@ -7,6 +7,7 @@ use serde_json::json;
 use crate::ctx::Ctx;
 use crate::error::{CliError, Result};
 use crate::output::print_json;
+use crate::prune::{json_pruned, print_pruned, prune};
 use stella::text::format_time;
 
 /// Repack the store and prune what no session reaches
@@ -74,7 +75,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
             &json!({
                 "dry_run": args.dry_run,
                 "stores": stores,
-                "sessions": super::session_cmd::json_pruned(&pruned),
+                "sessions": json_pruned(&pruned),
                 "expired": expired
                     .iter()
                     .map(|d: &stella::journal::Dropped| json!({
@@ -134,9 +135,9 @@ fn collect(
     let config =
         stella::hosts::Config::load(context.root()).map_err(|e| CliError::from_error(&e))?;
     if let Some(age) = config.retention.sessions_older_than {
-        *pruned = super::session_cmd::prune(&context, age, args.dry_run)?;
+        *pruned = prune(&context, age, args.dry_run)?;
         if !args.json {
-            super::session_cmd::print_pruned(pruned, args.dry_run, &args.date, out)?;
+            print_pruned(pruned, args.dry_run, &args.date, out)?;
         }
     }
     let now = gix::date::Time::now_utc().seconds;

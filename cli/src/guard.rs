@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
+use crate::content_arg::read_content;
 use crate::ctx::{Ctx, print_refusals};
 use crate::error::Result;
 use crate::output::print_json;
@@ -65,7 +66,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         Intent::Delete
     } else {
         let content = match &args.content {
-            Some(f) => Some(Digest::of(&super::wrote::read_content(f)?)),
+            Some(f) => Some(Digest::of(&read_content(f)?)),
             None => None,
         };
         Intent::Write { content }

@@ -56,7 +56,9 @@ ends with a short diff of what changed.
     };
 }
 
+mod artifact_arg;
 mod checkpoint;
+mod content_arg;
 pub mod ctx;
 mod demo;
 mod diff;
@@ -68,6 +70,7 @@ mod gc;
 mod guard;
 mod hook;
 mod hooks;
+mod host_arg;
 mod init;
 mod inspect;
 mod log;
@@ -75,6 +78,7 @@ mod mcp;
 #[cfg(feature = "mcp")]
 pub mod mcp_server;
 pub mod output;
+mod prune;
 mod read;
 mod recover;
 mod replay;

@@ -2,6 +2,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::artifact_arg::source_err;
 use crate::ctx::{Ctx, parse_session_id};
 use crate::error::Result;
 use crate::output::print_mismatches;
@@ -165,9 +166,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
         progress: ctx.progress,
     };
     let source = stella::artifact::Source::from_arg(&ctx.cwd, &args.file);
-    let outcome = context
-        .replay(source, &options)
-        .map_err(super::inspect::source_err)?;
+    let outcome = context.replay(source, &options).map_err(source_err)?;
     match &outcome {
         Outcome::Started(r) => tracing::info!(
             session = %r.id,

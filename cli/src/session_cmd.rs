@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::ctx::{Ctx, parse_session_id};
 use crate::error::{CliError, Result};
 use crate::output::print_json;
+use crate::prune::{json_pruned, print_pruned, prune};
 use crate::session_meta::{Meta, meta};
 use stella::journal::Tip;
 use stella::session::Context;
@@ -207,54 +208,6 @@ pub struct PruneArgs {
 
 fn parse_age(text: &str) -> std::result::Result<std::time::Duration, String> {
     stella::config::parse_duration(text).map_err(|e| e.to_string())
-}
-
-/// Let go of the workspace's sessions idle longer than `age` (only list them with `dry_run`):
-/// each with its last step's time.
-pub(crate) fn prune(
-    context: &stella::session::Context,
-    age: std::time::Duration,
-    dry_run: bool,
-) -> Result<Vec<(stella::ids::SessionId, gix::date::Time)>> {
-    let now = gix::date::Time::now_utc().seconds;
-    let old = stella::retention::sessions_older_than(&context.journal(), age, now)?;
-    let mut pruned = Vec::with_capacity(old.len());
-    for (id, tip) in old {
-        if !dry_run {
-            context.prune_session(&id)?;
-        }
-        pruned.push((id, tip.time));
-    }
-    Ok(pruned)
-}
-
-/// One line per pruned session, as [`prune`] returned them.
-pub(crate) fn print_pruned(
-    pruned: &[(stella::ids::SessionId, gix::date::Time)],
-    dry_run: bool,
-    date: &super::term::Dates,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let verb = if dry_run { "would drop" } else { "dropped" };
-    let now = gix::date::Time::now_utc().seconds;
-    for (id, last) in pruned {
-        writeln!(
-            out,
-            "{verb} session {id} (last step {})",
-            date.show(*last, now)
-        )?;
-    }
-    Ok(())
-}
-
-/// Pruned sessions in JSON: `[{session, last_step}]`.
-pub(crate) fn json_pruned(
-    pruned: &[(stella::ids::SessionId, gix::date::Time)],
-) -> serde_json::Value {
-    pruned
-        .iter()
-        .map(|(id, last)| json!({"session": id.as_str(), "last_step": format_time(*last)}))
-        .collect()
 }
 
 /// One line of `session list`.

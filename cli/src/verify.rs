@@ -2,6 +2,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::artifact_arg::open_artifact;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::error::artifact_err;
@@ -37,7 +38,7 @@ pub struct Args {
 pub fn run(ctx: &mut Ctx<'_>, args: &Args, out: &mut dyn Write) -> Result {
     let root = stella::workspace::discover_root(&ctx.settings, &ctx.cwd)?;
     // The tree is re-hashed while the rest of the artifact is checked; the verdict waits for both.
-    let (opened, mismatches) = super::inspect::open_artifact(ctx, &args.file, |head| {
+    let (opened, mismatches) = open_artifact(ctx, &args.file, |head| {
         stella::session::replay::verify_in(&root, head)
     })?;
     let head = opened.head;

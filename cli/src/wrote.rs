@@ -2,8 +2,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::content_arg::read_content;
 use crate::ctx::Ctx;
-use crate::env;
 use crate::error::{CliError, Result};
 
 /// Record writes or deletes that already happened
@@ -50,19 +50,4 @@ pub fn run(ctx: &mut Ctx<'_>, args: &Args, _out: &mut dyn Write) -> Result {
         ));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Read a `--content` argument: a file, or stdin for `-`.
-pub fn read_content(file: &std::path::Path) -> Result<Vec<u8>> {
-    if file == std::path::Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut env::stdin().lock(), &mut buf)?;
-        Ok(buf)
-    } else {
-        std::fs::read(file).map_err(|e| {
-            let mut err = CliError::new(format!("could not read '{}'", file.display()));
-            err.causes.push(e.to_string());
-            err
-        })
-    }
 }

@@ -2,7 +2,8 @@
 //! (the command line, arguments, the environment, output and exit codes, is the `git-stella`
 //! package in `cli/`, and reads the environment in one file: clippy holds every other file of
 //! both packages to that); a host is named only by its own module; the library's modules import
-//! each other without a circle, as docs/contributing.md draws them.
+//! each other without a circle, as docs/contributing.md draws them; and no command of the command
+//! line imports from another, since what two share lies in a module beneath both.
 
 use std::path::{Path, PathBuf};
 
@@ -323,4 +324,105 @@ fn floors_or_circle(
     graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 ) -> Vec<String> {
     floors(graph).err().unwrap_or_default()
+}
+
+/// The command line's commands: the modules `cli/src/lib.rs` dispatches to (`m::run(ctx, a, out)`).
+fn command_modules(lib: &str) -> std::collections::BTreeSet<String> {
+    lib.lines()
+        .filter(|line| line.contains("=> "))
+        .filter_map(|line| line.split_once("::run(ctx"))
+        .filter_map(|(before, _)| before.rsplit(' ').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The lines of `text` (a file of `module`, whose code names the crate's root as one of `roots`)
+/// that name another of `commands`: `crate::m::…`, `use crate::m`, `crate::{m, …}`. Comments are
+/// left out; `super::` is a root only outside the file's test module, where it names the file.
+fn borrowings(
+    text: &str,
+    module: &str,
+    roots: &[String],
+    commands: &std::collections::BTreeSet<String>,
+) -> Vec<(usize, String)> {
+    let test_start = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("#[cfg(test)]"))
+        .unwrap_or(usize::MAX);
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        let roots = roots
+            .iter()
+            .filter(|r| i < test_start || r.starts_with("crate::"));
+        let names = roots.flat_map(|r| named_after(line, r));
+        if names
+            .into_iter()
+            .any(|n| n != module && commands.contains(&n))
+        {
+            found.push((i + 1, line.trim().to_owned()));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_command_imports_from_another() {
+    let src = repo_root().join("cli/src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let commands = command_modules(&lib);
+    for (name, is_command) in [
+        ("inspect", true),
+        ("session_cmd", true),
+        ("hooks", true),
+        ("gc", true),
+        ("ctx", false),
+        ("output", false),
+        ("mcp_server", false),
+    ] {
+        assert_eq!(
+            commands.contains(name),
+            is_command,
+            "{name}: the commands found in cli/src/lib.rs are {commands:?}"
+        );
+    }
+    let mut files = Vec::new();
+    all_sources(&src, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
+        let module = first.strip_suffix(".rs").unwrap_or(first);
+        // The root dispatches to every command; the binaries are crates of their own.
+        if matches!(module, "lib" | "main" | "bin") {
+            continue;
+        }
+        let depth = rel.components().count() - usize::from(rel.ends_with("mod.rs"));
+        let roots = ["crate::".to_owned(), "super::".repeat(depth)];
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, code) in borrowings(&text, module, &roots, &commands) {
+            found.push(format!("{}:{line}: {code}", file.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a command imports from another command (or a shared module from a command); move what they share into a module beneath both:\n  {}",
+        found.join("\n  ")
+    );
+    // The check finds a borrowing however it is written, and not a test module's own `super::`.
+    let roots = ["crate::".to_owned(), "super::".to_owned()];
+    let planted = "use crate::inspect::open;\nlet x = super::gc::run();\nuse crate::{ctx, hooks};\nuse super::output;\n#[cfg(test)]\nmod tests {\n    use super::inspect;\n    use crate::wrote::x;\n}\n";
+    let lines: Vec<usize> = borrowings(planted, "verify", &roots, &commands)
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    assert_eq!(lines, vec![1, 2, 3, 8]);
 }
