@@ -316,8 +316,8 @@ fn guarded(
             );
             Err(e)
         }
-        // Damage met before the command started (reading the session's last step): repaired
-        // once this fails, as for any command.
+        // Damage met reading the session's ref before the command started, or by a check while
+        // it ran (that change was refused): repaired once this fails, as for any command.
         Err(exec::Error::Journal(source)) if source.is_damage() => Err(CliError::from(
             context.repair_on_damage(Some(id), source.into()),
         )),
