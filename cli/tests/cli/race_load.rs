@@ -360,11 +360,20 @@ fn cli_mcp_and_shell_guard_writers_lose_nothing_under_load() {
         (Kind::Shell, "sh1"),
         (Kind::Shell, "sh2"),
     ];
-    let writes = run(&w, &writers, false);
-    let (lost, _) = check(&w, &writes);
-    eprintln!("{}; {} lost", summary(&writes), lost.len());
-    assert!(lost.is_empty(), "{}; lost: {lost:#?}", summary(&writes));
-    // The writers met: some of them were refused, and many got through.
+    // The writers must meet: some of them refused, many through. In a few seconds on a quiet
+    // machine they now and then never collide, so another round runs (each checked whole) until
+    // they did, up to four.
+    let mut writes = Vec::new();
+    for _ in 0..4 {
+        let round = run(&w, &writers, false);
+        let (lost, _) = check(&w, &round);
+        eprintln!("{}; {} lost", summary(&round), lost.len());
+        assert!(lost.is_empty(), "{}; lost: {lost:#?}", summary(&round));
+        writes.extend(round);
+        if writes.iter().any(|x| !x.done) {
+            break;
+        }
+    }
     assert!(
         writes.iter().filter(|x| x.done).count() >= 10,
         "{}",
