@@ -66,12 +66,17 @@ impl Supervisor<'_, '_> {
             return None;
         }
         // Opened where the call was placed, when it was placed by its names.
-        if let Some((rel, _)) = &self.change_dir
-            && rel.as_os_str().as_bytes() == path.as_bytes()
-        {
-            return self.change_dir.take().map(|(_, dir)| dir);
+        if self.placed(path).is_some() {
+            return self.change_dir.take().map(|p| p.dir);
         }
         act::folder(self.root_dir.as_ref()?, path)
+    }
+
+    /// `path` as `locate` placed it for the call being answered, if it did.
+    pub(super) fn placed(&self, path: &RelPath) -> Option<&Placed> {
+        self.change_dir
+            .as_ref()
+            .filter(|p| p.rel.as_os_str().as_bytes() == path.as_bytes())
     }
 
     /// Hold `dir` against every other Stella writer. `Ok(None)` when the caller is Stella itself

@@ -56,8 +56,12 @@ impl Supervisor<'_, '_> {
             // output).
             (None, Some(rel), Some(root_fd)) if change => {
                 match folder_beneath(rel, follow, root_fd) {
-                    Some(dir) => {
-                        self.change_dir = Some((rel.clone(), dir));
+                    Some((dir, present)) => {
+                        self.change_dir = Some(Placed {
+                            rel: rel.clone(),
+                            dir,
+                            present,
+                        });
                         Some(rel.clone())
                     }
                     None => None,
@@ -217,13 +221,15 @@ impl Supervisor<'_, '_> {
 
 /// `rel`'s folder, opened beneath the root (`root_fd`) with no symbolic link on the way, for a
 /// change of its last name, which is a file, a folder, nothing yet, or, when the call does not
-/// follow it (`follow`), a link. `None` where only the long way can say where the change lands.
-fn folder_beneath(rel: &Path, follow: bool, root_fd: &OwnedFd) -> Option<OwnedFd> {
+/// follow it (`follow`), a link; with whether the name is there. `None` where only the long way
+/// can say where the change lands.
+fn folder_beneath(rel: &Path, follow: bool, root_fd: &OwnedFd) -> Option<(OwnedFd, bool)> {
     let name = rel.file_name()?;
     let dir = act::folder_of(root_fd, rel.as_os_str())?;
     match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) if follow && Stat::is_link(&st) => None,
-        Ok(_) | Err(rustix::io::Errno::NOENT) => Some(dir),
+        Ok(_) => Some((dir, true)),
+        Err(rustix::io::Errno::NOENT) => Some((dir, false)),
         Err(_) => None,
     }
 }

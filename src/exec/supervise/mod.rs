@@ -571,9 +571,8 @@ struct Supervisor<'a, 'j> {
     root_dir: Option<OwnedFd>,
     /// What `stat` said of the path the last read's resolution named (`locate`).
     stat_hint: Option<(u64, Stat)>,
-    /// The folder of the path the call being answered changes, opened as it was placed
-    /// (`locate`), for the hold the change takes there.
-    change_dir: Option<(PathBuf, OwnedFd)>,
+    /// Where the call being answered changes a path, as `locate` placed it by its names.
+    change_dir: Option<Placed>,
     /// Whether each process sees files as the supervisor does, looked up once per process.
     views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
@@ -748,6 +747,14 @@ impl Supervisor<'_, '_> {
             }
         }
     }
+}
+
+/// A change's path placed by its names ([`Supervisor::locate`]): its folder, opened beneath the
+/// workspace, for the hold the change takes there, and whether its last name was there.
+struct Placed {
+    rel: PathBuf,
+    dir: OwnedFd,
+    present: bool,
 }
 
 /// The part of Stella's data folder a guarded command may not change: all of it, unless the

@@ -27,7 +27,10 @@ impl Supervisor<'_, '_> {
         if flags & libc::O_CREAT != 0
             && flags & libc::O_EXCL != 0
             && let Located::Inside(path) = &located
-            && std::fs::symlink_metadata(path.under(&self.root)).is_ok()
+            && self.placed(path).map_or_else(
+                || std::fs::symlink_metadata(path.under(&self.root)).is_ok(),
+                |p| p.present,
+            )
         {
             return Answer::Continue;
         }
