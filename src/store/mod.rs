@@ -226,11 +226,16 @@ impl Store {
                 // Stale ref locks are cleared under the store flock; never wait on one.
                 "core.filesRefLockTimeout=0",
             ]);
-        let repo = gix::open_opts(&self.dir, options).map_err(|e| Error::Git {
+        let mut repo = gix::open_opts(&self.dir, options).map_err(|e| Error::Git {
             op: "open",
             store: self.dir.clone(),
             source: e,
         })?;
+        // One object database for reads and writes: each maps every pack and index it reads,
+        // and a command that reads 100,000 files for the first time had them all mapped twice
+        // (gix opens its own lazily, so the one it opened never reads a file).
+        repo.objects = gix::OdbHandle::new(self.objects.clone(), gix::hash::Kind::Sha1)
+            .with_write_passthrough();
         Ok(self.repo.get_or_init(|| repo))
     }
 
@@ -394,6 +399,44 @@ mod tests {
                 &data[..]
             );
         }
+    }
+
+    /// Reads and writes share one object database: a pack read through both is mapped into
+    /// memory once, and an object written through the repository reads back through the
+    /// read handle.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn reads_and_writes_share_one_object_database() {
+        use gix::objs::FindExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open_or_init(&tmp.path().join("store.git")).unwrap();
+        let data = b"one mapping\n";
+        store
+            .write_pack([(gix::objs::Kind::Blob, &data[..])].into_iter())
+            .unwrap();
+        let id =
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(store.objects().find_blob(&id, &mut buf).unwrap().data, data);
+        let repo = store.repo().unwrap();
+        assert_eq!(&repo.find_object(id).unwrap().data[..], data);
+        let pack = std::fs::read_dir(tmp.path().join("store.git/objects/pack"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "pack"))
+            .unwrap();
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mapped = maps
+            .lines()
+            .filter(|l| l.ends_with(pack.to_str().unwrap()))
+            .count();
+        assert_eq!(mapped, 1, "{maps}");
+        let loose = repo.write_blob(b"written loose\n").unwrap().detach();
+        assert_eq!(
+            store.objects().find_blob(&loose, &mut buf).unwrap().data,
+            b"written loose\n"
+        );
     }
 
     /// The slots are counted from the pack folder's names alone: twice the indexes on disk, at
