@@ -99,35 +99,35 @@ impl Supervisor<'_, '_> {
         })
     }
 
-    /// Journal, as one step, the events that are due (all of them when `all`): a read once a
-    /// tool's own read could no longer be in question, everything else at once, each path's
-    /// events in order; and the refusals so far.
+    /// Journal the events that are due (all of them when `all`): a read once a tool's own read
+    /// could no longer be in question, everything else at once, each path's events in order;
+    /// and the refusals so far. In steps of at most [`STEP_EVENTS`] events, one after another:
+    /// a step is built in memory, and a command that read 100,000 files for the first time
+    /// would otherwise hold a step of all of them.
     pub(super) fn flush(&mut self, all: bool) -> Result<(), Error> {
-        let mut due = Vec::new();
-        let mut later = Vec::new();
-        let mut blocked: HashSet<RelPath> = HashSet::new();
-        for event in std::mem::take(&mut self.log) {
-            let waits = match &event {
-                Event::Read { at, snap, .. } => {
-                    (!all && at.elapsed() < TOOL_READ)
-                        || matches!(snap, Taken::Hashing(id) if !all && self.hashing[*id].ready().is_none())
-                }
-                // Still being written: what it left is not known yet.
-                Event::Changed { path } => {
-                    !all && matches!(self.known.get(path), Some(Known::Writing))
-                }
-                _ => false,
-            } || event.paths().iter().flatten().any(|p| blocked.contains(*p));
-            if waits {
-                blocked.extend(event.paths().into_iter().flatten().cloned());
-                later.push(event);
-            } else {
-                due.push(event);
-            }
+        let mut steps = 0;
+        while self.flush_step(all, steps)? {
+            steps += 1;
         }
+        Ok(())
+    }
+
+    /// One step of [`Supervisor::flush`], after `steps` full ones; whether it was full, with
+    /// more due.
+    fn flush_step(&mut self, all: bool, steps: usize) -> Result<bool, Error> {
+        let log = std::mem::take(&mut self.log);
+        let (due, later, full) = split_due(log, STEP_EVENTS, |event| match event {
+            Event::Read { at, snap, .. } => {
+                (!all && at.elapsed() < TOOL_READ)
+                    || matches!(snap, Taken::Hashing(id) if !all && self.hashing[*id].ready().is_none())
+            }
+            // Still being written: what it left is not known yet.
+            Event::Changed { path } => !all && matches!(self.known.get(path), Some(Known::Writing)),
+            _ => false,
+        });
         self.log = later;
         if due.is_empty() && self.refusals.is_empty() && self.kept_files.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         // Within what is due, a path's last reading or writing is what counts, up to a rename.
         let mut last: HashSet<&RelPath> = HashSet::new();
@@ -155,12 +155,15 @@ impl Supervisor<'_, '_> {
         let large = due.len() > BATCH_PATHS;
         match self.record_due(&due, refused.clone()) {
             Ok(()) => {
-                self.flush_every = if large {
-                    (self.flush_every * 2).min(FLUSH_MAX)
-                } else {
-                    FLUSH_EVERY
-                };
-                Ok(())
+                // Once per turn, however many steps it took.
+                if !full {
+                    self.flush_every = if large || steps > 0 {
+                        (self.flush_every * 2).min(FLUSH_MAX)
+                    } else {
+                        FLUSH_EVERY
+                    };
+                }
+                Ok(full)
             }
             // Kept, in order, for the next try.
             Err(e) => {
@@ -469,6 +472,32 @@ impl Supervisor<'_, '_> {
     }
 }
 
+/// Split `log` into what is due now (at most `cap` events) and what waits, each in order: an
+/// event waits when `waits` says so, or when an earlier event of one of its paths waits; once
+/// `cap` are due, everything after waits too. Whether the cap left events waiting.
+fn split_due(
+    log: Vec<Event>,
+    cap: usize,
+    mut waits: impl FnMut(&Event) -> bool,
+) -> (Vec<Event>, Vec<Event>, bool) {
+    let mut due = Vec::new();
+    let mut later = Vec::new();
+    let mut blocked: HashSet<RelPath> = HashSet::new();
+    let mut full = false;
+    for event in log {
+        if due.len() >= cap {
+            full = true;
+            later.push(event);
+        } else if waits(&event) || event.paths().iter().flatten().any(|p| blocked.contains(*p)) {
+            blocked.extend(event.paths().into_iter().flatten().cloned());
+            later.push(event);
+        } else {
+            due.push(event);
+        }
+    }
+    (due, later, full)
+}
+
 /// What one step being recorded gathers ([`Supervisor::record_due`]).
 pub(super) struct Gathered {
     /// The step's objects, kept in memory and written as one pack (a large step).
@@ -478,4 +507,48 @@ pub(super) struct Gathered {
     edits: Vec<MapEdit>,
     reads: usize,
     writes: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn changed(path: &str) -> Event {
+        Event::Changed {
+            path: RelPath::from_bytes(path.as_bytes()).unwrap(),
+        }
+    }
+
+    fn names(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| String::from_utf8_lossy(e.paths()[0].unwrap().as_bytes()).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_step_takes_at_most_its_cap_and_the_rest_waits_in_order() {
+        let log = ["a", "b", "c", "d", "e"].map(changed).into();
+        let (due, later, full) = split_due(log, 3, |_| false);
+        assert_eq!(names(&due), ["a", "b", "c"]);
+        assert_eq!(names(&later), ["d", "e"]);
+        assert!(full);
+        let (due, later, full) = split_due(later, 3, |_| false);
+        assert_eq!(names(&due), ["d", "e"]);
+        assert!(later.is_empty() && !full);
+    }
+
+    #[test]
+    fn a_path_whose_event_waits_keeps_its_later_events_waiting() {
+        let log = ["a", "b", "a", "c"].map(changed).into();
+        // Only the first event of `a` waits of itself.
+        let mut a_seen = 0;
+        let (due, later, full) = split_due(log, 10, |e| {
+            a_seen += usize::from(e.paths()[0].unwrap().as_bytes() == b"a");
+            a_seen == 1 && e.paths()[0].unwrap().as_bytes() == b"a"
+        });
+        assert_eq!(names(&due), ["b", "c"]);
+        assert_eq!(names(&later), ["a", "a"]);
+        assert!(!full);
+    }
 }

@@ -432,6 +432,9 @@ const FLUSH_EVERY: Duration = Duration::from_millis(500);
 /// doubles after each large step up to this, and is back at [`FLUSH_EVERY`] after a small one.
 const FLUSH_MAX: Duration = Duration::from_secs(8);
 
+/// At most this many events go into one step ([`Supervisor::flush`]).
+const STEP_EVENTS: usize = 10_000;
+
 /// How close before its own change a process's read of the same path counts as the tool reading
 /// what it rewrites rather than a read the agent acted on: tools read and write within
 /// milliseconds, while an agent reads, thinks for seconds, then writes.
