@@ -9,8 +9,12 @@ use std::path::{Component, Path, PathBuf};
 
 /// A path inside the workspace, relative to its root, with `/` separators and only normal
 /// components.
+///
+/// Shared, not copied, when cloned: the shell guard keeps a path in several tables (what the
+/// command did with it, its signature, what the session knew of it), for each of the 100,000
+/// files a command may read.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RelPath(Vec<u8>);
+pub struct RelPath(std::sync::Arc<[u8]>);
 
 impl RelPath {
     /// Validate bytes read from a journal or an artifact.
@@ -21,7 +25,7 @@ impl RelPath {
         bytes
             .split(|b| *b == b'/')
             .all(|c| !c.is_empty() && c != b"." && c != b"..")
-            .then(|| RelPath(bytes.to_vec()))
+            .then(|| RelPath(bytes.into()))
     }
 
     pub(crate) fn as_bytes(&self) -> &[u8] {
@@ -41,7 +45,7 @@ impl RelPath {
     /// The folder holding the path (`None` for a path at the root).
     pub(crate) fn parent(&self) -> Option<RelPath> {
         let at = self.0.iter().rposition(|b| *b == b'/')?;
-        Some(RelPath(self.0[..at].to_vec()))
+        Some(RelPath(self.0[..at].into()))
     }
 }
 

@@ -458,15 +458,58 @@ pub struct Journal<'s> {
     forgot: std::cell::RefCell<Option<(ObjectId, Option<std::rc::Rc<Forgot>>)>>,
 }
 
-/// Trees by id, up to a bound on the bytes held.
+/// Trees by id, up to a bound on the memory held: two generations, the newest taking what is
+/// read, the older one what was read before the newest filled up. A tree found in the older one
+/// moves to the newest; when the newest fills, the older one is dropped and the newest takes its
+/// place. So the trees every lookup passes through (the root, `map`, the fan-out) stay, while a
+/// step's thousands of entry trees, read once, pass through and go.
 #[derive(Default)]
 struct TreeCache {
-    trees: std::collections::HashMap<ObjectId, Vec<u8>>,
+    newest: std::collections::HashMap<ObjectId, Vec<u8>>,
+    older: std::collections::HashMap<ObjectId, Vec<u8>>,
+    /// What `newest` holds, in bytes, each tree counted with [`TREE_COST`].
     bytes: usize,
 }
 
-/// What [`TreeCache`] holds at most.
-const TREE_CACHE_BYTES: usize = 64 << 20;
+/// What one generation of [`TreeCache`] holds at most, in bytes: a command under the shell
+/// guard that reads 100,000 files for the first time would otherwise hold every tree its steps
+/// wrote.
+const TREE_GENERATION_BYTES: usize = 4 << 20;
+
+/// What a cached tree costs beyond its bytes: its id, the `Vec`, the table's slot and the
+/// allocator's header.
+const TREE_COST: usize = 80;
+
+impl TreeCache {
+    /// Tree `id`'s bytes into `buf`, when the cache holds them.
+    fn get(&mut self, id: &ObjectId, buf: &mut Vec<u8>) -> bool {
+        if let Some(data) = self.newest.get(id) {
+            buf.clear();
+            buf.extend_from_slice(data);
+            return true;
+        }
+        let Some(data) = self.older.remove(id) else {
+            return false;
+        };
+        buf.clear();
+        buf.extend_from_slice(&data);
+        self.insert(*id, data);
+        true
+    }
+
+    fn insert(&mut self, id: ObjectId, data: Vec<u8>) {
+        let cost = data.len() + TREE_COST;
+        if cost > TREE_GENERATION_BYTES {
+            return;
+        }
+        if self.bytes + cost > TREE_GENERATION_BYTES {
+            self.older = std::mem::take(&mut self.newest);
+            self.bytes = 0;
+        }
+        self.bytes += cost;
+        self.newest.insert(id, data);
+    }
+}
 
 impl<'s> Journal<'s> {
     /// The journals of the sessions in `store`, with nothing read yet.
@@ -566,19 +609,13 @@ impl<'s> Journal<'s> {
         Ok(None)
     }
 
-    /// Tree `id`'s bytes into `buf`, from the cache when it was read before.
+    /// Tree `id`'s bytes into `buf`, from the cache when it was read lately.
     fn cached_tree(&self, id: &ObjectId, buf: &mut Vec<u8>) -> Result<(), Error> {
-        if let Some(data) = self.trees.borrow().trees.get(id) {
-            buf.clear();
-            buf.extend_from_slice(data);
+        if self.trees.borrow_mut().get(id, buf) {
             return Ok(());
         }
         self.read_tree(id, buf)?;
-        let mut cache = self.trees.borrow_mut();
-        if cache.bytes + buf.len() <= TREE_CACHE_BYTES {
-            cache.bytes += buf.len();
-            cache.trees.insert(*id, buf.clone());
-        }
+        self.trees.borrow_mut().insert(*id, buf.clone());
         Ok(())
     }
 
@@ -737,6 +774,43 @@ impl<'s> Journal<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tree_cache_keeps_what_is_read_again_and_lets_the_rest_go() {
+        let id = |n: u32| {
+            let mut bytes = [0u8; 20];
+            bytes[..4].copy_from_slice(&n.to_be_bytes());
+            ObjectId::from_bytes_or_panic(&bytes)
+        };
+        let tree = vec![7u8; 1000];
+        let mut cache = TreeCache::default();
+        let mut buf = Vec::new();
+        cache.insert(id(0), tree.clone());
+        // Ten generations' worth of trees read once, the first one read again between them.
+        let many = 10 * TREE_GENERATION_BYTES / (tree.len() + TREE_COST);
+        for n in 1..=many as u32 {
+            cache.insert(id(n), tree.clone());
+            if n % 100 == 0 {
+                assert!(cache.get(&id(0), &mut buf), "lost after {n} trees");
+            }
+        }
+        assert_eq!(buf, tree);
+        let held: usize = [&cache.newest, &cache.older]
+            .iter()
+            .flat_map(|g| g.values())
+            .map(|t| t.len() + TREE_COST)
+            .sum();
+        assert!(held <= 2 * TREE_GENERATION_BYTES, "holds {held} bytes");
+        assert!(
+            !cache.get(&id(1), &mut buf),
+            "a tree read once long ago is kept"
+        );
+        // Too big for a generation: not kept, and nothing else is let go for it.
+        let before = cache.newest.len();
+        cache.insert(id(u32::MAX), vec![0; TREE_GENERATION_BYTES]);
+        assert!(!cache.get(&id(u32::MAX), &mut buf));
+        assert_eq!(cache.newest.len(), before);
+    }
 
     #[test]
     fn state_round_trips() {

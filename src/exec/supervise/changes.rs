@@ -648,14 +648,14 @@ impl Supervisor<'_, '_> {
     }
 
     /// What the session knew of `path` when the command started (its digest, and whether its
-    /// bytes are kept), asked once per path: from the signatures' mark when the session held the
+    /// bytes are kept), asked once per path it knew: from the signatures' mark when the session held the
     /// file unchanged, else from the journal.
     pub(super) fn at_start(
         &mut self,
         path: &RelPath,
     ) -> Result<Option<(Seen, bool)>, journal::Error> {
         if let Some(seen) = self.start.get(path) {
-            return Ok(*seen);
+            return Ok(Some(*seen));
         }
         let (journal, tree) = (self.journal, self.tree());
         self.signatures
@@ -670,7 +670,11 @@ impl Supervisor<'_, '_> {
                 seen
             }
         };
-        self.start.insert(path.clone(), seen);
+        // A path the session did not know is asked again if need be (a lookup in the cached
+        // map): a command reading 100,000 new files would otherwise keep an entry for each.
+        if let Some(seen) = seen {
+            self.start.insert(path.clone(), seen);
+        }
         Ok(seen)
     }
 

@@ -49,6 +49,10 @@ impl Supervisor<'_, '_> {
         if self.pruned.elapsed() >= TOOL_READ {
             self.pruned = Instant::now();
             self.last_read.retain(|_, r| r.at.elapsed() < TOOL_READ);
+            // And the room they took: a burst of reads would otherwise keep its table's size.
+            if self.last_read.capacity() > 4 * self.last_read.len() + 1024 {
+                self.last_read.shrink_to_fit();
+            }
         }
         // A command shorter than a tool's read window is one step, journaled when it ends.
         if self.flushed.elapsed() < self.flush_every || self.started.elapsed() < TOOL_READ {
@@ -232,9 +236,11 @@ impl Supervisor<'_, '_> {
     }
 
     /// Which of the paths `due` names, new to the session, git ignores: asked once per path
-    /// (those matter only when the session already tracks them), with what the session knew of
-    /// each when the command started looked up on the way.
+    /// and step (those matter only when the session already tracks them), with what the
+    /// session knew of each when the command started looked up on the way. Forgotten with the
+    /// step: a command reading 100,000 new files would otherwise keep an answer for each.
     fn learn_ignored(&mut self, due: &[Event]) -> Result<(), Error> {
+        self.ignored.clear();
         let mut new = Vec::new();
         let mut asked = HashSet::new();
         for event in due {
@@ -261,7 +267,7 @@ impl Supervisor<'_, '_> {
     /// nothing to record, unless a rename of this step brought other knowledge there.
     fn holds(&self, step: &Gathered, path: &RelPath, digest: Digest, kept: bool) -> bool {
         !step.moved_to.contains(path)
-            && matches!(self.start.get(path), Some(Some((seen, held)))
+            && matches!(self.start.get(path), Some((seen, held))
                 if *seen == Seen::Digest(digest) && (*held || !kept))
     }
 
@@ -273,7 +279,7 @@ impl Supervisor<'_, '_> {
     /// Whether `path`, gone from disk, leaves an entry to remove: the session tracked it, this
     /// step moved something there, or this command put it in the map before.
     fn gone_from_map(&self, step: &Gathered, path: &RelPath) -> bool {
-        matches!(self.start.get(path), Some(Some(_)))
+        self.start.contains_key(path)
             || step.moved_to.contains(path)
             || self.recorded.contains(path)
     }

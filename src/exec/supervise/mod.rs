@@ -511,9 +511,11 @@ struct Supervisor<'a, 'j> {
     settle: Vec<RelPath>,
     /// The folders of what it writes, watched for the moment it finishes writing.
     watch: Option<super::watch::Watch>,
-    /// What the session knew of each path the command's steps concern when it started, and
-    /// whether git ignores the path, asked once per path.
-    start: HashMap<RelPath, Option<(Seen, bool)>>,
+    /// What the session knew, when the command started, of each path the command's steps
+    /// concern that it knew then ([`Supervisor::at_start`]).
+    start: HashMap<RelPath, (Seen, bool)>,
+    /// Whether git ignores each path the step being recorded concerns that the session did not
+    /// know ([`Supervisor::learn_ignored`]).
     ignored: HashMap<RelPath, bool>,
     /// The session, and the summary of the command's steps.
     id: &'a SessionId,
