@@ -16,19 +16,76 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    /// Store what is in memory as one pack, and start over empty.
-    fn flush(&mut self, store: &Store) -> Result<(), Error> {
+    /// What is in memory, taken out: the batch starts over empty.
+    fn take(&mut self) -> gix::odb::memory::Storage {
         let objects = self.repo.objects.take_object_memory().unwrap_or_default();
         self.repo.objects.enable_object_memory();
-        if objects.is_empty() {
-            return Ok(());
-        }
-        Ok(store.write_pack(
-            objects
-                .iter()
-                .map(|(_, (kind, data))| (*kind, data.as_slice())),
-        )?)
+        objects
     }
+}
+
+/// Store `objects` (a batch's, taken out) as one pack.
+fn write_pack(store: &Store, objects: &gix::odb::memory::Storage) -> Result<(), Error> {
+    if objects.is_empty() {
+        return Ok(());
+    }
+    Ok(store.write_pack(level_order(objects).into_iter())?)
+}
+
+/// `objects` in the order a walk from their commits reaches them, level by level (the commit,
+/// its tree, the trees that one names, and so on), then whatever no walk reaches. The next
+/// steps read back this step's fan-out trees, a few here and a few there: found side by side
+/// near the pack's start rather than spread over all of it, they cost a command under the
+/// shell guard a few pages of each pack mapped, not every page.
+fn level_order(objects: &gix::odb::memory::Storage) -> Vec<(gix::objs::Kind, &[u8])> {
+    use gix::objs::Kind;
+    let mut order: Vec<ObjectId> = Vec::with_capacity(objects.len());
+    let mut placed: std::collections::HashSet<ObjectId> = std::collections::HashSet::new();
+    for (id, (kind, _)) in objects.iter() {
+        if *kind == Kind::Commit && placed.insert(*id) {
+            order.push(*id);
+        }
+    }
+    let mut at = 0;
+    while at < order.len() {
+        let id = order[at];
+        at += 1;
+        let (kind, data) = &objects[&id];
+        let mut place = |next: ObjectId| {
+            if objects.contains_key(&next) && placed.insert(next) {
+                order.push(next);
+            }
+        };
+        match kind {
+            Kind::Commit => {
+                if let Ok(commit) = gix::objs::CommitRef::from_bytes(data, gix::hash::Kind::Sha1) {
+                    place(commit.tree());
+                }
+            }
+            Kind::Tree => {
+                for entry in
+                    gix::objs::TreeRefIter::from_bytes(data, gix::hash::Kind::Sha1).flatten()
+                {
+                    place(entry.oid.to_owned());
+                }
+            }
+            Kind::Blob | Kind::Tag => {}
+        }
+    }
+    let mut ordered: Vec<(Kind, &[u8])> = order
+        .iter()
+        .map(|id| {
+            let (kind, data) = &objects[id];
+            (*kind, data.as_slice())
+        })
+        .collect();
+    ordered.extend(
+        objects
+            .iter()
+            .filter(|(id, _)| !placed.contains(*id))
+            .map(|(_, (kind, data))| (*kind, data.as_slice())),
+    );
+    ordered
 }
 
 impl<'s> Journal<'s> {
@@ -61,7 +118,7 @@ impl<'s> Journal<'s> {
             self.note_writers(id, step)?;
             let tree = self.git("write a tree", editor.write())?.detach();
             let commit = self.write_commit(repo, tree, parent, &step.summary, 1, tracked)?;
-            self.sync_step(commit, tree, None)?;
+            self.sync_step(commit, None)?;
             Ok(commit)
         })?;
         self.tip(id)
@@ -165,8 +222,16 @@ impl<'s> Journal<'s> {
         Ok(Batch { repo })
     }
 
-    /// Keep `bytes` as a blob of the step `batch` will record.
+    /// Keep `bytes` as a blob of the step `batch` will record; like [`Journal::write_blob`], a
+    /// blob the store holds already is trusted only once it reads back whole (the step would
+    /// otherwise name a file an earlier crash left broken, and the pack would lack it).
     pub(crate) fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
+        let id = self.git(
+            "write a blob",
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+                .map_err(gix::Error::from_error),
+        )?;
+        self.store.remove_leftover(&id)?;
         Ok(self
             .git("write a blob", batch.repo.write_blob(bytes))?
             .detach())
@@ -200,12 +265,19 @@ impl<'s> Journal<'s> {
                 let Some(b) = batch.as_deref_mut() else {
                     return Ok(commit);
                 };
-                b.flush(self.store)?;
+                let objects = b.take();
                 // gix writes nothing for an object the store holds already, so the pack lacks
                 // those: loose files an earlier process left, maybe never synced, maybe broken
                 // by a crash. They are checked and synced as a step written loose has them.
-                let (new, old) = (self.tree_of(commit)?, self.tree_of(tip)?);
-                match self.sync_step(commit, new, Some(old)) {
+                // Listed before the pack is written, this step's own trees read from memory.
+                let old = self.tree_of(tip)?;
+                let synced = self
+                    .step_objects(commit, Some(old), Some(&objects))
+                    .and_then(|ids| {
+                        write_pack(self.store, &objects)?;
+                        Ok(self.store.sync_objects(&ids)?)
+                    });
+                match synced {
                     Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
                     r => return r.map(|()| commit),
                 }
@@ -314,21 +386,45 @@ impl<'s> Journal<'s> {
         )?;
         // Objects kept in memory go to disk as one pack, which git syncs as it writes it.
         if !in_memory {
-            self.sync_step(commit, new_tree, Some(current.tree))?;
+            self.sync_step(commit, Some(current.tree))?;
         }
         Ok(commit)
     }
 
-    /// Sync what step `commit` added to the store (the commit, the trees that changed and the
-    /// blobs they now name) before the session's ref is moved to it.
-    fn sync_step(
+    /// Sync what step `commit` added to the store on top of tree `old` (the step before's)
+    /// before the session's ref is moved to it.
+    fn sync_step(&self, commit: ObjectId, old: Option<ObjectId>) -> Result<(), Error> {
+        let ids = self.step_objects(commit, old, None)?;
+        Ok(self.store.sync_objects(&ids)?)
+    }
+
+    /// The objects step `commit` added to the store, to sync before the session's ref is moved
+    /// to it: the commit, the trees that changed from tree `old` (the step before's) and the
+    /// blobs they now name; of a step kept in `memory`, those it does not hold (objects the
+    /// store held already), its trees read from there.
+    fn step_objects(
         &self,
         commit: ObjectId,
-        new: ObjectId,
         old: Option<ObjectId>,
-    ) -> Result<(), Error> {
+        memory: Option<&gix::odb::memory::Storage>,
+    ) -> Result<Vec<ObjectId>, Error> {
         let mut ids = vec![commit];
-        match self.new_objects(new, old, &mut ids) {
+        let listed = match memory.and_then(|m| m.get(&commit)) {
+            Some((_, data)) => {
+                let new = self.object(
+                    "read a step",
+                    &commit,
+                    gix::objs::CommitRef::from_bytes(data, gix::hash::Kind::Sha1)
+                        .map_err(gix::Error::from_error),
+                )?;
+                self.new_objects(new.tree(), old, memory, &mut ids)
+            }
+            None => {
+                let new = self.tree_of(commit)?;
+                self.new_objects(new, old, memory, &mut ids)
+            }
+        };
+        match listed {
             // A tree of this step that does not read back is a file an earlier crash left
             // broken, which gix took for the tree it was writing: remove it, record nothing.
             Err(Error::Damaged { object, source }) => {
@@ -339,14 +435,19 @@ impl<'s> Journal<'s> {
             }
             r => r?,
         }
-        Ok(self.store.sync_objects(&ids)?)
+        if let Some(memory) = memory {
+            ids.retain(|id| !memory.contains_key(id));
+        }
+        Ok(ids)
     }
 
-    /// The objects of tree `new` that `old` does not hold at the same place.
+    /// The objects of tree `new` that `old` does not hold at the same place; the trees `memory`
+    /// holds read from there.
     fn new_objects(
         &self,
         new: ObjectId,
         old: Option<ObjectId>,
+        memory: Option<&gix::odb::memory::Storage>,
         out: &mut Vec<ObjectId>,
     ) -> Result<(), Error> {
         if Some(new) == old {
@@ -362,7 +463,13 @@ impl<'s> Journal<'s> {
                 before.insert(e.filename.to_vec(), e.oid.to_owned());
             }
         }
-        self.cached_tree(&new, &mut buf)?;
+        match memory.and_then(|m| m.get(&new)) {
+            Some((_, data)) => {
+                buf.clear();
+                buf.extend_from_slice(data);
+            }
+            None => self.cached_tree(&new, &mut buf)?,
+        }
         let mut entries = Vec::new();
         for e in gix::objs::TreeRefIter::from_bytes(&buf, gix::hash::Kind::Sha1) {
             let e = Self::entry(&new, e)?;
@@ -374,7 +481,7 @@ impl<'s> Journal<'s> {
                 continue;
             }
             if is_tree {
-                self.new_objects(id, was, out)?;
+                self.new_objects(id, was, memory, out)?;
             } else {
                 out.push(id);
             }
@@ -549,5 +656,133 @@ impl<'s> Journal<'s> {
             self.git("edit a tree", r)?;
         }
         Ok(tracked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::record::{self, Version};
+
+    fn p(s: &str) -> RelPath {
+        RelPath::from_bytes(s.as_bytes()).unwrap()
+    }
+
+    /// A session `s` in a new store in `tmp`.
+    fn started(tmp: &std::path::Path) -> (Store, SessionId) {
+        let store = Store::open_or_init(&tmp.join("store")).unwrap();
+        let id = SessionId::parse("s").unwrap();
+        let file = layout::SessionFile {
+            id: id.to_string(),
+            ..Default::default()
+        };
+        Journal::new(&store)
+            .start(&id, &file, None, &Step::default())
+            .unwrap();
+        (store, id)
+    }
+
+    /// Record reads of `files` as one step written as one pack.
+    fn record_files(store: &Store, id: &SessionId, files: &[(RelPath, Vec<u8>)]) -> Tip {
+        let journal = Journal::new(store);
+        let batch = journal.batch().unwrap();
+        let map = files
+            .iter()
+            .map(|(path, bytes)| {
+                let blob = journal.write_blob_in(&batch, bytes).unwrap();
+                record::read(path, Version::kept(Digest::of(bytes), blob, false))
+            })
+            .collect();
+        let step = Step {
+            summary: "reads".into(),
+            map,
+            root: Vec::new(),
+        };
+        journal.record_batch(id, &step, batch).unwrap()
+    }
+
+    fn git(store: &Store, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(store.dir())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A large step's pack holds its commit, then its trees level by level, then its blobs:
+    /// what later steps read back of it lies together at its start.
+    #[test]
+    fn a_large_step_is_one_pack_trees_before_blobs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (store, id) = started(tmp.path());
+        let files: Vec<(RelPath, Vec<u8>)> = (0..200)
+            .map(|i| (p(&format!("d/f{i}")), format!("file {i}\n").into_bytes()))
+            .collect();
+        let tip = record_files(&store, &id, &files);
+        let journal = Journal::new(&store);
+        for (path, bytes) in &files {
+            let entry = journal.lookup(&id, path).unwrap().expect("recorded");
+            assert_eq!(journal.blob(entry.bytes.unwrap().0).unwrap(), *bytes);
+        }
+        let packs: Vec<_> = std::fs::read_dir(store.dir().join("objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+            .collect();
+        assert_eq!(packs.len(), 1, "{packs:?}");
+        let listing = git(&store, &["verify-pack", "-v", packs[0].to_str().unwrap()]);
+        // In offset order: the commit, the trees, the blobs (`verify-pack` lists by offset).
+        let kinds: Vec<&str> = listing
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .filter(|k| ["commit", "tree", "blob"].contains(k))
+            .collect();
+        let first_blob = kinds.iter().position(|k| *k == "blob").unwrap();
+        assert_eq!(kinds[0], "commit");
+        assert!(
+            kinds[1..first_blob].iter().all(|k| *k == "tree"),
+            "{kinds:?}"
+        );
+        assert!(
+            kinds[first_blob..].iter().all(|k| *k == "blob"),
+            "{kinds:?}"
+        );
+        assert!(listing.contains(&tip.commit.to_string()));
+        git(&store, &["fsck", "--strict", "--no-dangling"]);
+    }
+
+    /// A broken loose blob an earlier crash left, named by a large step: the step writes the
+    /// blob afresh and reads back whole.
+    #[test]
+    fn a_large_step_naming_a_broken_leftover_writes_it_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, id) = started(tmp.path());
+        let files: Vec<(RelPath, Vec<u8>)> = (0..100)
+            .map(|i| (p(&format!("f{i}")), format!("file {i}\n").into_bytes()))
+            .collect();
+        let broken =
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &files[7].1)
+                .unwrap();
+        let hex = broken.to_string();
+        let loose = tmp.path().join("store/objects").join(&hex[..2]);
+        std::fs::create_dir_all(&loose).unwrap();
+        let loose = loose.join(&hex[2..]);
+        // A name on disk without its bytes, from before this process opened the store.
+        std::fs::write(&loose, b"x").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&loose)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+            .unwrap();
+        let store = Store::open_or_init(&tmp.path().join("store")).unwrap();
+        record_files(&store, &id, &files);
+        let journal = Journal::new(&store);
+        let entry = journal.lookup(&id, &files[7].0).unwrap().expect("recorded");
+        assert_eq!(journal.blob(entry.bytes.unwrap().0).unwrap(), files[7].1);
+        git(&store, &["fsck", "--strict", "--no-dangling"]);
     }
 }
