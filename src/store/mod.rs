@@ -439,6 +439,62 @@ mod tests {
         );
     }
 
+    /// Objects of every size, compressible or not, go into a pack git reads whole, and read
+    /// back as they went in (each is deflated with a window sized to it).
+    #[test]
+    fn a_pack_holds_objects_of_every_size_as_git_reads_them() {
+        use gix::objs::FindExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open_or_init(&tmp.path().join("store.git")).unwrap();
+        let mut objects = Vec::new();
+        for len in [
+            0, 1, 100, 250, 255, 256, 511, 512, 513, 4095, 8192, 40_000, 300_000,
+        ] {
+            let mut noise = vec![0u8; len];
+            getrandom::fill(&mut noise).unwrap();
+            let text: Vec<u8> = (0..len).map(|i| b"ab\n"[i % 3]).collect();
+            objects.push(noise);
+            objects.push(text);
+        }
+        store
+            .write_pack(
+                objects
+                    .iter()
+                    .map(|o| (gix::objs::Kind::Blob, o.as_slice()))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+            .unwrap();
+        let mut buf = Vec::new();
+        for o in &objects {
+            let id =
+                gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, o).unwrap();
+            assert_eq!(
+                store.objects().find_blob(&id, &mut buf).unwrap().data,
+                &o[..]
+            );
+        }
+        let fsck = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(store.dir())
+            .args(["fsck", "--strict", "--full"])
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{fsck:?}");
+        // Random bytes are stored, not coded: the pack is barely larger than what went in.
+        let pack: u64 = std::fs::read_dir(tmp.path().join("store.git/objects/pack"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum();
+        let noise: usize = objects.iter().step_by(2).map(Vec::len).sum();
+        assert!(
+            pack < noise as u64 * 101 / 100 + 4096,
+            "{pack} for {noise} random bytes"
+        );
+    }
+
     /// The slots are counted from the pack folder's names alone: twice the indexes on disk, at
     /// least 1,024, however many packs a store has gathered.
     #[test]

@@ -60,6 +60,7 @@ impl Store {
             out: Some(std::io::BufWriter::with_capacity(1 << 20, stdin)),
             hasher: gix::hash::hasher(gix::hash::Kind::Sha1),
             left: count,
+            deflate: zlib_rs::Deflate::new(PACK_COMPRESSION, true, 15),
             z: Vec::new(),
             dir: self.dir.clone(),
             fsync: self.fsync(),
@@ -79,6 +80,7 @@ pub(crate) struct PackWriter {
     out: Option<std::io::BufWriter<std::process::ChildStdin>>,
     hasher: gix::hash::Hasher,
     left: u32,
+    deflate: zlib_rs::Deflate,
     z: Vec<u8>,
     dir: PathBuf,
     fsync: bool,
@@ -94,7 +96,6 @@ const PACK_COMPRESSION: i32 = 2;
 impl PackWriter {
     /// Add one whole object; its id.
     pub(crate) fn add(&mut self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId, Error> {
-        use std::io::Write;
         if self.left == 0 {
             return Err(self.io_err(std::io::Error::other("more objects than the pack counts")));
         }
@@ -108,12 +109,24 @@ impl PackWriter {
         self.emit(&entry_header(kind, data.len() as u64))?;
         let mut z = std::mem::take(&mut self.z);
         z.clear();
-        let level = gix_zlib::Compression::new(PACK_COMPRESSION).expect("a zlib level");
-        let mut deflate = gix_zlib::stream::deflate::Write::new(&mut z, level);
-        let deflated = deflate.write_all(data).and_then(|()| deflate.flush());
-        drop(deflate);
-        deflated.map_err(|e| self.io_err(e))?;
-        let emitted = self.emit(&z);
+        z.resize(zlib_rs::compress_bound(data.len()), 0);
+        // One compressor for every object, reset between them: a new one allocates and clears
+        // its window and tables (zlib-rs: 64 KiB, 64 KiB, 128 KiB) and clears its hash table
+        // again, which for a step's thousands of small objects cost more than deflating them.
+        self.deflate.reset();
+        let emitted = match self
+            .deflate
+            .compress(data, &mut z, zlib_rs::DeflateFlush::Finish)
+        {
+            Ok(zlib_rs::Status::StreamEnd) => {
+                let n = self.deflate.total_out() as usize;
+                self.emit(&z[..n])
+            }
+            done => Err(self.io_err(std::io::Error::other(format!(
+                "could not deflate an object of {} bytes: {done:?}",
+                data.len()
+            )))),
+        };
         self.z = z;
         emitted?;
         Ok(id)
