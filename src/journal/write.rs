@@ -130,8 +130,12 @@ impl<'s> Journal<'s> {
     /// cut its name can be on disk without its bytes (see `Store::remove_leftover`), and gix
     /// would take that file for the blob and write nothing.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Error> {
+        self.write_blob_into(self.repo()?, bytes)
+    }
+
+    /// [`Journal::write_blob`] through `repo` (the store's, or a batch's in memory).
+    fn write_blob_into(&self, repo: &gix::Repository, bytes: &[u8]) -> Result<ObjectId, Error> {
         use gix::objs::Write;
-        let repo = self.repo()?;
         let id = self.git(
             "write a blob",
             gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
@@ -226,15 +230,7 @@ impl<'s> Journal<'s> {
     /// blob the store holds already is trusted only once it reads back whole (the step would
     /// otherwise name a file an earlier crash left broken, and the pack would lack it).
     pub(crate) fn write_blob_in(&self, batch: &Batch, bytes: &[u8]) -> Result<ObjectId, Error> {
-        let id = self.git(
-            "write a blob",
-            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
-                .map_err(gix::Error::from_error),
-        )?;
-        self.store.remove_leftover(&id)?;
-        Ok(self
-            .git("write a blob", batch.repo.write_blob(bytes))?
-            .detach())
+        self.write_blob_into(&batch.repo, bytes)
     }
 
     /// Record one step whose objects (and the blobs written into `batch` before) are stored as
@@ -701,6 +697,28 @@ mod tests {
         journal.record_batch(id, &step, batch).unwrap()
     }
 
+    /// `n` small files named `<prefix>f<i>`.
+    fn numbered(prefix: &str, n: usize) -> Vec<(RelPath, Vec<u8>)> {
+        (0..n)
+            .map(|i| {
+                (
+                    p(&format!("{prefix}f{i}")),
+                    format!("file {i}\n").into_bytes(),
+                )
+            })
+            .collect()
+    }
+
+    /// Each of `files` is in session `id`'s map with its bytes, and git finds the store whole.
+    fn assert_kept(store: &Store, id: &SessionId, files: &[(RelPath, Vec<u8>)]) {
+        let journal = Journal::new(store);
+        for (path, bytes) in files {
+            let entry = journal.lookup(id, path).unwrap().expect("recorded");
+            assert_eq!(journal.blob(entry.bytes.unwrap().0).unwrap(), *bytes);
+        }
+        git(store, &["fsck", "--strict", "--no-dangling"]);
+    }
+
     fn git(store: &Store, args: &[&str]) -> String {
         let out = std::process::Command::new("git")
             .arg("--git-dir")
@@ -718,15 +736,9 @@ mod tests {
     fn a_large_step_is_one_pack_trees_before_blobs() {
         let tmp = tempfile::tempdir().unwrap();
         let (store, id) = started(tmp.path());
-        let files: Vec<(RelPath, Vec<u8>)> = (0..200)
-            .map(|i| (p(&format!("d/f{i}")), format!("file {i}\n").into_bytes()))
-            .collect();
+        let files = numbered("d/", 200);
         let tip = record_files(&store, &id, &files);
-        let journal = Journal::new(&store);
-        for (path, bytes) in &files {
-            let entry = journal.lookup(&id, path).unwrap().expect("recorded");
-            assert_eq!(journal.blob(entry.bytes.unwrap().0).unwrap(), *bytes);
-        }
+        assert_kept(&store, &id, &files);
         let packs: Vec<_> = std::fs::read_dir(store.dir().join("objects/pack"))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -751,7 +763,6 @@ mod tests {
             "{kinds:?}"
         );
         assert!(listing.contains(&tip.commit.to_string()));
-        git(&store, &["fsck", "--strict", "--no-dangling"]);
     }
 
     /// A broken loose blob an earlier crash left, named by a large step: the step writes the
@@ -760,9 +771,7 @@ mod tests {
     fn a_large_step_naming_a_broken_leftover_writes_it_again() {
         let tmp = tempfile::tempdir().unwrap();
         let (_, id) = started(tmp.path());
-        let files: Vec<(RelPath, Vec<u8>)> = (0..100)
-            .map(|i| (p(&format!("f{i}")), format!("file {i}\n").into_bytes()))
-            .collect();
+        let files = numbered("", 100);
         let broken =
             gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &files[7].1)
                 .unwrap();
@@ -780,9 +789,6 @@ mod tests {
             .unwrap();
         let store = Store::open_or_init(&tmp.path().join("store")).unwrap();
         record_files(&store, &id, &files);
-        let journal = Journal::new(&store);
-        let entry = journal.lookup(&id, &files[7].0).unwrap().expect("recorded");
-        assert_eq!(journal.blob(entry.bytes.unwrap().0).unwrap(), files[7].1);
-        git(&store, &["fsck", "--strict", "--no-dangling"]);
+        assert_kept(&store, &id, &files);
     }
 }
