@@ -22,6 +22,11 @@ impl Batch {
         self.repo.objects.enable_object_memory();
         objects
     }
+
+    /// Put back what [`Batch::take`] took (nothing was written in between).
+    fn give_back(&mut self, objects: gix::odb::memory::Storage) {
+        self.repo.objects.set_object_memory(objects);
+    }
 }
 
 /// Store `objects` (a batch's, taken out) as one pack.
@@ -267,12 +272,15 @@ impl<'s> Journal<'s> {
                 // by a crash. They are checked and synced as a step written loose has them.
                 // Listed before the pack is written, this step's own trees read from memory.
                 let old = self.tree_of(tip)?;
-                let synced = self
-                    .step_objects(commit, Some(old), Some(&objects))
-                    .and_then(|ids| {
-                        write_pack(self.store, &objects)?;
-                        Ok(self.store.sync_objects(&ids)?)
-                    });
+                let synced = match self.step_objects(commit, Some(old), Some(&objects)) {
+                    Ok(ids) => write_pack(self.store, &objects)
+                        .and_then(|()| Ok(self.store.sync_objects(&ids)?)),
+                    // Back in memory for the next try: the bytes kept before are in no pack yet.
+                    Err(e) => {
+                        b.give_back(objects);
+                        Err(e)
+                    }
+                };
                 match synced {
                     Err(Error::Store(store::Error::Leftover { .. })) if tries < 64 => tries += 1,
                     r => return r.map(|()| commit),
@@ -765,6 +773,46 @@ mod tests {
         assert!(listing.contains(&tip.commit.to_string()));
     }
 
+    /// A broken loose tree an earlier crash left, which a large step names (gix takes the file
+    /// for the tree and writes nothing): the step writes the tree afresh, and keeps the bytes it
+    /// was given before it found the broken one.
+    #[test]
+    fn a_large_step_naming_a_broken_leftover_tree_keeps_everything() {
+        let files = numbered("", 100);
+        // The same step in another store, to learn the trees it writes (they hold no time).
+        let scratch = tempfile::tempdir().unwrap();
+        let (store, id) = started(scratch.path());
+        let tip = record_files(&store, &id, &files);
+        let trees = git(&store, &["ls-tree", "-r", "-t", &tip.commit.to_string()]);
+        let entry_tree = trees
+            .lines()
+            .find(|l| l.contains(" tree ") && l.matches('/').count() == 3)
+            .and_then(|l| l.split_whitespace().nth(2))
+            .expect("an entry's tree")
+            .to_owned();
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, id) = started(tmp.path());
+        plant_broken(tmp.path(), &entry_tree);
+        let store = Store::open_or_init(&tmp.path().join("store")).unwrap();
+        record_files(&store, &id, &files);
+        assert_kept(&store, &id, &files);
+    }
+
+    /// A loose object named `hex` in the store in `tmp`, its name on disk without its bytes,
+    /// from before this process opens the store.
+    fn plant_broken(tmp: &std::path::Path, hex: &str) {
+        let loose = tmp.join("store/objects").join(&hex[..2]);
+        std::fs::create_dir_all(&loose).unwrap();
+        let loose = loose.join(&hex[2..]);
+        std::fs::write(&loose, b"x").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&loose)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+            .unwrap();
+    }
+
     /// A broken loose blob an earlier crash left, named by a large step: the step writes the
     /// blob afresh and reads back whole.
     #[test]
@@ -775,18 +823,7 @@ mod tests {
         let broken =
             gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &files[7].1)
                 .unwrap();
-        let hex = broken.to_string();
-        let loose = tmp.path().join("store/objects").join(&hex[..2]);
-        std::fs::create_dir_all(&loose).unwrap();
-        let loose = loose.join(&hex[2..]);
-        // A name on disk without its bytes, from before this process opened the store.
-        std::fs::write(&loose, b"x").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&loose)
-            .unwrap()
-            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
-            .unwrap();
+        plant_broken(tmp.path(), &broken.to_string());
         let store = Store::open_or_init(&tmp.path().join("store")).unwrap();
         record_files(&store, &id, &files);
         assert_kept(&store, &id, &files);
