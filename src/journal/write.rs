@@ -266,12 +266,12 @@ impl<'s> Journal<'s> {
                 let Some(b) = batch.as_deref_mut() else {
                     return Ok(commit);
                 };
+                let old = self.tree_of(tip)?;
                 let objects = b.take();
                 // gix writes nothing for an object the store holds already, so the pack lacks
                 // those: loose files an earlier process left, maybe never synced, maybe broken
                 // by a crash. They are checked and synced as a step written loose has them.
                 // Listed before the pack is written, this step's own trees read from memory.
-                let old = self.tree_of(tip)?;
                 let synced = match self.step_objects(commit, Some(old), Some(&objects)) {
                     Ok(ids) => write_pack(self.store, &objects)
                         .and_then(|()| Ok(self.store.sync_objects(&ids)?)),

@@ -495,6 +495,44 @@ mod tests {
         );
     }
 
+    /// `git index-pack` failing while a pack streams into it (here: the pack folder is a file,
+    /// as good as a full disk) is an error that says what git said, never a closed pipe, which
+    /// the command line would take for a reader that went away and end quietly.
+    #[test]
+    fn a_pack_git_stops_reading_fails_with_what_git_said() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("store.git");
+        let store = Store::open_or_init(&dir).unwrap();
+        let packs = dir.join("objects").join("pack");
+        std::fs::remove_dir_all(&packs).unwrap();
+        std::fs::write(&packs, b"not a folder").unwrap();
+        let mut objects = Vec::new();
+        for _ in 0..64 {
+            let mut noise = vec![0u8; 64 << 10];
+            getrandom::fill(&mut noise).unwrap();
+            objects.push(noise);
+        }
+        let err = store
+            .write_pack(
+                objects
+                    .iter()
+                    .map(|o| (gix::objs::Kind::Blob, o.as_slice()))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::GitCommand { .. }), "{err:?}");
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+        while let Some(e) = next {
+            let io = e.downcast_ref::<std::io::Error>();
+            assert!(
+                io.is_none_or(|io| io.kind() != std::io::ErrorKind::BrokenPipe),
+                "{err:?}"
+            );
+            next = e.source();
+        }
+    }
+
     /// The slots are counted from the pack folder's names alone: twice the indexes on disk, at
     /// least 1,024, however many packs a store has gathered.
     #[test]

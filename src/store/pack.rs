@@ -166,7 +166,23 @@ impl PackWriter {
         use std::io::Write;
         self.hasher.update(bytes);
         let out = self.out.as_mut().expect("open until finished");
-        out.write_all(bytes).map_err(|e| self.io_err(e))
+        out.write_all(bytes).map_err(|e| self.stopped_reading(e))
+    }
+
+    /// A write to `git index-pack` failed, `e`: it stopped reading (a full disk, a store it
+    /// cannot write). What it said is the error, not the pipe it left: a closed pipe means "the
+    /// reader went away, stop quietly" to the command line, and this must not be quiet.
+    fn stopped_reading(&mut self, e: std::io::Error) -> Error {
+        drop(self.out.take());
+        match self.child.take().map(std::process::Child::wait_with_output) {
+            Some(Ok(output)) if !output.status.success() => Error::GitCommand {
+                args: "index-pack --stdin".into(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            },
+            _ => self.io_err(std::io::Error::other(format!(
+                "git index-pack stopped reading the pack: {e}"
+            ))),
+        }
     }
 
     fn io_err(&self, source: std::io::Error) -> Error {
