@@ -423,10 +423,11 @@ impl<'s> Journal<'s> {
                 )?;
                 self.new_objects(new.tree(), old, memory, &mut ids)
             }
-            None => {
-                let new = self.tree_of(commit)?;
-                self.new_objects(new, old, memory, &mut ids)
-            }
+            // Read inside the listing: a commit gix took for one it was writing may be a file a
+            // crash left empty, and is removed below like a broken tree.
+            None => self
+                .tree_of(commit)
+                .and_then(|new| self.new_objects(new, old, memory, &mut ids)),
         };
         match listed {
             // A tree of this step that does not read back is a file an earlier crash left
