@@ -636,12 +636,7 @@ fn the_time_budget_ends_a_hook_that_waits_too_long() {
     let store = std::path::PathBuf::from(w.ok(&["store-path"]));
     let lock = store.parent().unwrap().join("store.lock");
     // Another process holds the store's writer lock for longer than the budget.
-    let mut holder = Command::new("flock")
-        .arg(&lock)
-        .args(["sleep", "30"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut holder = hold_lock(&lock);
     let mut cmd = hook_cmd(&w, &w.repo);
     cmd.env("STELLA_HOOK_TIMEOUT_MS", "500");
     let started = std::time::Instant::now();

@@ -612,12 +612,26 @@ pub fn hold_owner_lock(w: &World) -> std::process::Child {
         .unwrap()
         .to_owned();
     std::fs::remove_file(id_dir.join("owner")).unwrap();
-    let holder = Command::new("flock")
-        .arg(id_dir.join("owner.lock"))
-        .args(["sleep", "30"])
+    hold_lock(&id_dir.join("owner.lock"))
+}
+
+/// Another process holding `lock` (flock) until it is killed. Returns once the lock is held, so
+/// a test never races the holder on a busy machine; killing the returned child lets it go.
+pub fn hold_lock(lock: &Path) -> std::process::Child {
+    use std::io::BufRead as _;
+    // `-o`: the command does not inherit the locked descriptor, so the lock ends with `flock`.
+    let mut holder = Command::new("flock")
+        .arg("-o")
+        .arg(lock)
+        .args(["sh", "-c", "echo held; exec sleep 30"])
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "held\n", "flock did not take {}", lock.display());
     holder
 }
 
