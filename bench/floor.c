@@ -68,14 +68,11 @@ static struct sock_filter program[] = {
     TRAP(__NR_open_by_handle_at),
     TRAP(__NR_chdir),
     TRAP(__NR_fchdir),
+    TRAP(__NR_chroot),
     TRAP(__NR_setns),
     TRAP(__NR_unshare),
     TRAP(__NR_pivot_root),
-    TRAP(__NR_clone),
-    TRAP(__NR_clone3),
 #ifdef __x86_64__
-    TRAP(__NR_fork),
-    TRAP(__NR_vfork),
     TRAP(__NR_creat),
     TRAP(__NR_unlink),
     TRAP(__NR_rename),
@@ -196,7 +193,8 @@ int main(int argc, char **argv) {
   if (child == 0) {
     struct sock_fprog prog = {sizeof program / sizeof program[0], program};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("prctl");
-    int fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    int fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
     if (fd < 0) die("seccomp");
     char byte = 'F';
     struct iovec iov = {&byte, 1};

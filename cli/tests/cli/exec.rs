@@ -348,6 +348,20 @@ fn a_pipeline_of_processes_is_one_step() {
 }
 
 #[test]
+fn a_shell_forks_while_its_children_end() {
+    let Some((w, s)) = setup() else { return };
+    // dash takes SIGCHLD without SA_RESTART: a fork the guard held would fail with EINTR
+    // ("Cannot fork") whenever a child ended while it waited, as here every time.
+    let out = sh(
+        &w,
+        &s,
+        "for i in $(seq 300); do (true) & done; wait; cat a.txt > /dev/null",
+    );
+    assert_eq!((code(&out), stderr(&out).as_str()), (0, ""));
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
+}
+
+#[test]
 fn a_statically_linked_writer_is_guarded_too() {
     let Some((w, s)) = setup() else { return };
     // Raw system calls, no libc wrapper to interpose: the guard is in the kernel.

@@ -309,3 +309,59 @@ fn recover_follows_a_rename_back_to_the_old_name() {
     assert_eq!(w.ok(&["recover", "g", "--show", &v2]), "v2");
     assert_eq!(w.read("g"), "v3\n");
 }
+
+#[test]
+fn a_thread_number_taken_again_is_another_thread() {
+    let w = World::new();
+    if !guarded_here(&w) {
+        return;
+    }
+    let s = w.start();
+    w.write("d1/f", "one\n");
+    w.write("d2/f", "two\n");
+    // Process A reads `f` in d1 and ends; process B, started in d2, is given A's number (as
+    // root: `ns_last_pid`) and reads `f` there. What the guard remembered of A's working folder
+    // must not be B's: B read d2/f.
+    let script = r#"
+import os, sys
+os.chdir("d2")
+open("/dev/null").close()  # a call after the chdir: the guard knows it is done
+for attempt in range(50):
+    a = os.fork()
+    if a == 0:
+        os.chdir("../d1")
+        open("f").read()
+        os._exit(0)
+    os.waitpid(a, 0)
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+            last.write(str(a - 1))
+    except OSError as e:
+        print("cannot choose a process number:", e, file=sys.stderr)
+        sys.exit(5)
+    b = os.fork()
+    if b == 0:
+        if os.getpid() == a:
+            open("f").read()
+            os._exit(0)
+        os._exit(3)
+    _, status = os.waitpid(b, 0)
+    if os.waitstatus_to_exitcode(status) == 0:
+        sys.exit(0)
+sys.exit(4)
+"#;
+    let out = w.run(&["--session", &s, "exec", "--", "python3", "-c", script]);
+    match code(&out) {
+        0 => {}
+        4 | 5 => {
+            skipped(&format!(
+                "no process here could be given a number again: {}",
+                stderr(&out)
+            ));
+            return;
+        }
+        other => panic!("exit {other}: {}", stderr(&out)),
+    }
+    let status = w.ok(&["--session", &s, "status"]);
+    assert!(status.contains("unchanged  d2/f"), "{status}");
+}

@@ -57,12 +57,11 @@ impl Supervisor<'_, '_> {
         let (Located::Inside(path), true) = (located, self.carries_out) else {
             return None;
         };
-        let process = self.process_of(pid);
-        if !*self
-            .views
-            .entry(process)
-            .or_insert_with(|| act::same_view(pid))
-        {
+        let same = match self.threads.get(pid) {
+            Some(t) => *t.view.get_or_insert_with(|| act::same_view(pid)),
+            None => act::same_view(pid),
+        };
+        if !same {
             return None;
         }
         // Opened where the call was placed, when it was placed by its names.

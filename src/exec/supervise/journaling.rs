@@ -28,10 +28,9 @@ impl Supervisor<'_, '_> {
         if let Some((signal, told)) = &mut self.ending {
             // To the command and every process of it: each the guard has seen, and each
             // descended from it now (a child forked but not yet seen making a call; a shell
-            // waiting for its child would otherwise leave the child running). A fork is a call
-            // the supervisor answers, so none is under way while it is here; one answered just
-            // before may still be creating its child, which the next tick passes it on to.
-            let mut pids: HashSet<u32> = self.processes.values().copied().collect();
+            // waiting for its child would otherwise leave the child running). A child a fork
+            // is creating right now is passed it on to by the next tick.
+            let mut pids: HashSet<u32> = self.threads.processes().collect();
             pids.extend(descendants(pid));
             pids.retain(|p| still_guarded(*p));
             pids.insert(pid);

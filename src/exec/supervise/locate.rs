@@ -21,6 +21,9 @@ impl Supervisor<'_, '_> {
         change: bool,
     ) -> Located {
         self.stat_hint = None;
+        // Every process seen is known, for the signals passed on to the command; the thread is
+        // held before its memory is read, so the validity check below vouches for the hold too.
+        let process = self.process_of(req.pid);
         let raw = match notify::read_path(req.pid, addr) {
             Ok(p) => p,
             Err(e) => return Located::Unknown(e),
@@ -34,8 +37,6 @@ impl Supervisor<'_, '_> {
             return Located::Elsewhere;
         }
         let raw = PathBuf::from(raw);
-        // Every process seen is known, for the signals passed on to the command.
-        let process = self.process_of(req.pid);
         let cwd = (raw.is_relative() && matches!(dirfd, None | Some(libc::AT_FDCWD)))
             .then(|| self.cwd_of(req.pid, change))
             .flatten();
@@ -177,28 +178,36 @@ impl Supervisor<'_, '_> {
     /// Let go of every remembered working folder and every folder held for reads: a call may
     /// have moved one.
     pub(super) fn forget_folders(&mut self) {
-        self.cwds.clear();
+        self.threads.forget_folders();
         self.folders.clear();
     }
 
     /// Thread `tid`'s working folder, read from `/proc`; `None` when it is gone or unreadable.
     ///
-    /// For a read (not `fresh`), what was read for `tid` before, unless a call came since that
-    /// could move a working folder, rename one, or start a thread that may take a dead thread's
-    /// number ([`filter::Call::Cwd`], [`filter::Call::Start`], a rename); a folder read while a call that moves one may still be under way
-    /// is not remembered. A change always reads it: the supervisor carries changes out itself,
-    /// in the folder this names.
+    /// For a read (not `fresh`), what was read for `tid` before, while that thread lives
+    /// ([`threads`]) and no call came since that could move a working folder or rename one
+    /// ([`filter::Call::Cwd`], a rename); a folder read while a call that moves one may still be
+    /// under way is not remembered. A change always reads it: the supervisor carries changes
+    /// out itself, in the folder this names.
     pub(super) fn cwd_of(&mut self, tid: u32, fresh: bool) -> Option<Rc<Path>> {
-        if !fresh && let Some(cwd) = self.cwds.get(&tid) {
-            return Some(cwd.clone());
+        if !fresh && let Some(cwd) = self.threads.get(tid).and_then(|t| t.cwd.clone()) {
+            return Some(cwd);
         }
         let cwd = std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?;
         if !cwd.is_absolute() || cwd.as_os_str().as_bytes().ends_with(b" (deleted)") {
             return None;
         }
         let cwd: Rc<Path> = cwd.into();
-        if self.unsettled.is_empty() {
-            self.cwds.insert(tid, cwd.clone());
+        // A thread that ended after its call (a subshell's `cd`) has nothing under way.
+        self.unsettled.retain(|(_, held)| {
+            !held
+                .as_ref()
+                .is_some_and(|fd| notify::ended(fd.as_raw_fd()))
+        });
+        if self.unsettled.is_empty()
+            && let Some(t) = self.threads.get(tid)
+        {
+            t.cwd = Some(cwd.clone());
         }
         Some(cwd)
     }

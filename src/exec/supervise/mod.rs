@@ -29,6 +29,7 @@ mod ignores;
 mod journaling;
 mod locate;
 mod reads;
+mod threads;
 
 use ignores::{Ignores, ignored};
 
@@ -121,10 +122,8 @@ pub fn run(
         data_rel: data_rel(&data_dir, &context.ws.root),
         data_dir,
         carries_out: notify::adds_fds(),
-        // The command's own process is its thread group's first thread.
-        processes: HashMap::from([(child.id(), child.id())]),
+        threads: threads::Threads::new(child.id()),
         ending: None,
-        cwds: HashMap::new(),
         unsettled: Vec::new(),
         root_dir: rustix::fs::open(
             &context.ws.root,
@@ -135,7 +134,6 @@ pub fn run(
         stat_hint: None,
         change_dir: None,
         folders: HashMap::new(),
-        views: HashMap::new(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
         ignores: Ignores::new(&context.ws.root),
@@ -539,17 +537,16 @@ struct Supervisor<'a, 'j> {
     /// How long to wait from one step to the next, from [`FLUSH_EVERY`] to [`FLUSH_MAX`].
     flush_every: Duration,
     started: Instant,
-    /// The process of each thread seen so far.
-    processes: HashMap<u32, u32>,
+    /// The live threads seen so far: each one's process, working folder and view.
+    threads: threads::Threads,
     /// A signal that asked to end the command, once one came, and the processes it was passed
     /// on to so far.
     ending: Option<(rustix::process::Signal, HashSet<u32>)>,
-    /// Each thread's working folder, while nothing can have moved it ([`Supervisor::cwd_of`]).
-    cwds: HashMap<u32, Rc<Path>>,
     /// Workspace folders held open (`O_PATH`) for reads in them ([`Supervisor::stat_in_folder`]).
     folders: HashMap<PathBuf, OwnedFd>,
-    /// Threads whose call that moves a working folder may not be done yet.
-    unsettled: Vec<u32>,
+    /// Threads whose call that moves a working folder may not be done yet, each held (a pidfd)
+    /// where it can be: once a thread has ended, its call is done too.
+    unsettled: Vec<(u32, Option<OwnedFd>)>,
     /// Which process was told of which refusal.
     told: HashSet<(RelPath, u32)>,
     /// Which processes were told that they may not change Stella's own state.
@@ -578,8 +575,6 @@ struct Supervisor<'a, 'j> {
     stat_hint: Option<(u64, Stat)>,
     /// Where the call being answered changes a path, as `locate` placed it by its names.
     change_dir: Option<Placed>,
-    /// Whether each process sees files as the supervisor does, looked up once per process.
-    views: HashMap<u32, bool>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
     kept: u64,
     /// What the command may still keep of files it changes blind ([`crate::keep`]).
@@ -628,17 +623,14 @@ impl Supervisor<'_, '_> {
 
     /// The process (thread group) of thread `tid`, looked up once per thread.
     fn process_of(&mut self, tid: u32) -> u32 {
-        *self
-            .processes
-            .entry(tid)
-            .or_insert_with(|| notify::tgid(tid))
+        self.threads.process_of(tid)
     }
 
     fn handle(&mut self, listener: &Listener, req: &libc::seccomp_notif) -> Answer {
         self.change_dir = None;
         // A thread's calls come one after another: this one says its last has been carried out.
         if !self.unsettled.is_empty() {
-            self.unsettled.retain(|t| *t != req.pid);
+            self.unsettled.retain(|(t, _)| *t != req.pid);
         }
         let Some(call) = filter::decode(req.data.nr) else {
             return Answer::Continue;
@@ -727,13 +719,8 @@ impl Supervisor<'_, '_> {
             // remembered.
             filter::Call::Cwd => {
                 self.forget_folders();
-                self.unsettled.push(req.pid);
-                Answer::Continue
-            }
-            // A new thread takes its number as the call runs; numbers come round again only
-            // after every other one (`pid_max`).
-            filter::Call::Start => {
-                self.cwds.clear();
+                self.unsettled
+                    .push((req.pid, notify::thread_pidfd(req.pid).ok()));
                 Answer::Continue
             }
             filter::Call::Link { to } => {

@@ -37,13 +37,10 @@ pub(crate) enum Call {
     OpenByHandle {
         flags: usize,
     },
-    /// A call that can move a thread's working folder (`chdir`, `fchdir`, `setns`, `unshare`,
-    /// `pivot_root`): what the supervisor remembers of each thread's working folder no longer
-    /// holds.
+    /// A call that can move a thread's working folder or root (`chdir`, `fchdir`, `chroot`,
+    /// `setns`, `unshare`, `pivot_root`): what the supervisor remembers of each thread's
+    /// working folder no longer holds.
     Cwd,
-    /// A call that starts a thread or process (`clone`, `clone3`, `fork`, `vfork`), whose number
-    /// may have been a thread's that is gone: the same.
-    Start,
 }
 
 /// The calls the supervisor sees, by number on this architecture.
@@ -74,7 +71,6 @@ pub(crate) fn decode(nr: i32) -> Option<Call> {
                 flags: None,
             }),
             libc::SYS_link => Some(Call::Link { to: (None, 1) }),
-            libc::SYS_fork | libc::SYS_vfork => Some(Call::Start),
             _ => None,
         };
         if c.is_some() {
@@ -108,10 +104,10 @@ pub(crate) fn decode(nr: i32) -> Option<Call> {
         libc::SYS_open_by_handle_at => Some(Call::OpenByHandle { flags: 2 }),
         libc::SYS_chdir
         | libc::SYS_fchdir
+        | libc::SYS_chroot
         | libc::SYS_setns
         | libc::SYS_unshare
         | libc::SYS_pivot_root => Some(Call::Cwd),
-        libc::SYS_clone | libc::SYS_clone3 => Some(Call::Start),
         _ => None,
     }
 }
@@ -160,9 +156,11 @@ enum Label {
 /// The program: foreign architectures and `io_uring` (whose operations bypass seccomp) get
 /// `ENOSYS`; opens of folders and `O_PATH` opens pass in the kernel, as does `unlinkat` of a
 /// folder; every other open, every call that can replace, truncate, rename, link or unlink a
-/// file, and every call that can move a working folder or start a thread ([`Call::Cwd`],
-/// [`Call::Start`]), is sent
-/// to the supervisor; everything else passes.
+/// file, and every call that can move a working folder or root ([`Call::Cwd`]), is sent to the
+/// supervisor; everything else passes. Calls that start threads and processes pass: trapped,
+/// a `fork` fails with EINTR when a signal comes while it waits, which no program expects
+/// (what is remembered per thread is checked against the thread itself instead,
+/// `supervise::threads`).
 pub(crate) fn program() -> Vec<sock_filter> {
     use Label::*;
     use Op::*;
@@ -182,11 +180,10 @@ pub(crate) fn program() -> Vec<sock_filter> {
         libc::SYS_open_by_handle_at,
         libc::SYS_chdir,
         libc::SYS_fchdir,
+        libc::SYS_chroot,
         libc::SYS_setns,
         libc::SYS_unshare,
         libc::SYS_pivot_root,
-        libc::SYS_clone,
-        libc::SYS_clone3,
     ] {
         ops.push(JumpIfEq(nr as u32, Notify));
     }
@@ -196,8 +193,6 @@ pub(crate) fn program() -> Vec<sock_filter> {
         libc::SYS_unlink,
         libc::SYS_rename,
         libc::SYS_link,
-        libc::SYS_fork,
-        libc::SYS_vfork,
     ] {
         ops.push(JumpIfEq(nr as u32, Notify));
     }

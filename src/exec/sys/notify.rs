@@ -41,12 +41,24 @@ unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd) -> io::Result<(
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return fail(sock);
         }
-        let fd = libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-            prog as *const libc::sock_fprog,
+        let install = |flags: libc::c_ulong| {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                prog as *const libc::sock_fprog,
+            )
+        };
+        // Once the supervisor holds a call, only a fatal signal ends the caller's wait: another
+        // signal would fail the call with EINTR (a shell's `fork` while a child exits), which
+        // no program expects of an open or a fork. Linux 5.19+; before, the call is installed
+        // without it (EINVAL).
+        let mut fd = install(
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
         );
+        if fd < 0 && *libc::__errno_location() == libc::EINVAL {
+            fd = install(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
+        }
         if fd < 0 {
             return fail(sock);
         }
@@ -552,6 +564,55 @@ pub(crate) fn pidfd(pid: u32) -> io::Result<OwnedFd> {
     }
     // SAFETY: a fresh descriptor we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// A pidfd of thread `tid` itself (`PIDFD_THREAD`, Linux 6.9), or, where the kernel cannot
+/// hold a single thread, of the process `tid` leads; an error when `tid` is neither.
+pub(crate) fn thread_pidfd(tid: u32) -> io::Result<OwnedFd> {
+    let open = |flags: libc::c_int| {
+        // SAFETY: pidfd_open takes a pid and flags.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as libc::pid_t, flags) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor we own.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    };
+    match open(PIDFD_THREAD) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => open(0),
+        held => held,
+    }
+}
+
+/// `PIDFD_THREAD` (`O_EXCL`), which the libc crate does not name yet.
+const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
+
+/// Whether the thread or process `pidfd` holds has ended (its pidfd is readable); a `poll` that
+/// fails says it has, so nothing is trusted that cannot be checked.
+pub(crate) fn ended(pidfd: RawFd) -> bool {
+    let mut one = [readable(pidfd)];
+    !poll_now(&mut one) || one[0].revents != 0
+}
+
+/// [`ended`] for each of `pidfds`, asked in one `poll`.
+pub(crate) fn which_ended(pidfds: &[RawFd]) -> Vec<bool> {
+    let mut fds: Vec<libc::pollfd> = pidfds.iter().map(|fd| readable(*fd)).collect();
+    let polled = poll_now(&mut fds);
+    fds.iter().map(|fd| !polled || fd.revents != 0).collect()
+}
+
+fn readable(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// `poll` without waiting; whether it worked.
+fn poll_now(fds: &mut [libc::pollfd]) -> bool {
+    // SAFETY: a valid array of pollfds of its length.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) >= 0 }
 }
 
 /// The thread group (process) of thread `tid`; `tid` itself when /proc cannot say.
