@@ -628,6 +628,7 @@ impl Supervisor<'_, '_> {
 
     fn handle(&mut self, listener: &Listener, req: &libc::seccomp_notif) -> Answer {
         self.change_dir = None;
+        self.threads.new_call();
         // A thread's calls come one after another: this one says its last has been carried out.
         if !self.unsettled.is_empty() {
             self.unsettled.retain(|(t, _)| *t != req.pid);

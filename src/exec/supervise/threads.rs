@@ -31,6 +31,9 @@ pub(super) struct Threads {
     processes: HashSet<u32>,
     /// When the table is this large, the records of ended threads are let go.
     sweep_at: usize,
+    /// The thread checked alive during the call being answered: it cannot end while it waits
+    /// for the answer, so one check a call does.
+    checked: Option<u32>,
 }
 
 /// The table's size below which ended threads are never swept.
@@ -43,7 +46,13 @@ impl Threads {
             by_tid: HashMap::new(),
             processes: HashSet::from([pid]),
             sweep_at: SWEEP_FROM,
+            checked: None,
         }
+    }
+
+    /// A new call is being answered: its thread is checked again at its first [`Threads::get`].
+    pub(super) fn new_call(&mut self) {
+        self.checked = None;
     }
 
     /// The record of thread `tid`, which is making the call being answered: what was
@@ -51,10 +60,11 @@ impl Threads {
     /// (a kernel before 6.9 holds only a process's first thread; out of descriptors): nothing
     /// about it is remembered, and each call looks it up again.
     pub(super) fn get(&mut self, tid: u32) -> Option<&mut Thread> {
-        if self
-            .by_tid
-            .get(&tid)
-            .is_some_and(|t| notify::ended(t.alive.as_raw_fd()))
+        if self.checked != Some(tid)
+            && self
+                .by_tid
+                .get(&tid)
+                .is_some_and(|t| notify::ended(t.alive.as_raw_fd()))
         {
             self.by_tid.remove(&tid);
         }
@@ -77,6 +87,7 @@ impl Threads {
                 },
             );
         }
+        self.checked = Some(tid);
         self.by_tid.get_mut(&tid)
     }
 
@@ -144,6 +155,7 @@ mod tests {
         );
         child.kill().unwrap();
         child.wait().unwrap();
+        threads.new_call();
         // Its number is free now: nothing remembered of it is trusted any more.
         assert!(threads.get(tid).is_none());
         assert!(threads.processes().any(|p| p == tid));
@@ -156,6 +168,7 @@ mod tests {
         for _ in 0..SWEEP_FROM {
             let mut child = std::process::Command::new("true").spawn().unwrap();
             // Held while it lives, then reaped.
+            threads.new_call();
             let held = threads.get(child.id()).is_some();
             child.wait().unwrap();
             if held {
@@ -164,6 +177,7 @@ mod tests {
         }
         assert!(!ended.is_empty());
         // The next new thread sweeps: only the live one stays.
+        threads.new_call();
         let me = threads.get(std::process::id()).is_some();
         assert_eq!(threads.by_tid.len(), usize::from(me));
         assert_eq!(threads.sweep_at, SWEEP_FROM);
