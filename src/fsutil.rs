@@ -694,9 +694,35 @@ pub(crate) fn remove_empty_folder_beneath(root: &Path, rel: &RelPath) -> io::Res
     }
 }
 
+/// Whether `fd` is the writing end of a pipe (or a socket) that nobody reads any more, as a
+/// command's stdout is under `git stella log | head` once `head` has gone. A write that failed
+/// with a broken pipe failed because of that reader only when this holds: a pipe of Stella's own
+/// (to a `git` it runs) that broke is a failure like any other.
+pub fn reader_gone(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use rustix::event::{PollFd, PollFlags};
+    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::OUT)];
+    let zero = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    rustix::event::poll(&mut fds, Some(&zero)).is_ok()
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pipe_whose_reader_closed_is_told_from_one_still_read() {
+        let (reader, writer) = rustix::pipe::pipe().unwrap();
+        assert!(!reader_gone(writer.as_fd()));
+        drop(reader);
+        assert!(reader_gone(writer.as_fd()));
+        // A regular file is never a closed pipe.
+        let file = tempfile::tempfile().unwrap();
+        assert!(!reader_gone(file.as_fd()));
+    }
 
     #[test]
     fn exact_reads_the_size_and_refuses_a_file_that_is_shorter_or_longer() {

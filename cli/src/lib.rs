@@ -511,8 +511,12 @@ pub fn main_with(
     match result {
         Ok(code) => code,
         // A closed pipe (`git stella log | head`) ends quietly.
-        Err(e) if e.kind == Kind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(e) if e.kind == Kind::BrokenPipe && stdout_reader_gone() => ExitCode::SUCCESS,
+        Err(mut e) => {
+            // A broken pipe of Stella's own (to a `git` it runs): a failure like any other.
+            if e.kind == Kind::BrokenPipe {
+                e.kind = Kind::Failed;
+            }
             let code = e.exit_status(cli.command.caller());
             if cli.command.json() {
                 e.print_json(err, if code == 1 { "refused" } else { "error" }, code);
@@ -522,6 +526,13 @@ pub fn main_with(
             ExitCode::from(code)
         }
     }
+}
+
+/// Whether this process's stdout is a pipe nobody reads any more: only then is a broken pipe
+/// the reader's doing ([`stella::fsutil::reader_gone`]).
+fn stdout_reader_gone() -> bool {
+    use std::os::fd::AsFd;
+    stella::fsutil::reader_gone(env::stdout().as_fd())
 }
 
 /// Repair the store of the workspace around `cwd` after a command failed with `found`, damage

@@ -155,3 +155,22 @@ fn version_names_the_commit_and_the_build_date() {
         format!("git-stella {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn output_into_a_pipe_nobody_reads_ends_quietly() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "s"]);
+    for _ in 0..3 {
+        // As `git stella session list | head -0`: the reader is gone before the first line.
+        let mut child = w
+            .stella()
+            .args(["session", "list"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!((code(&out), stderr(&out)), (0, String::new()));
+    }
+}
