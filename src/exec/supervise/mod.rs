@@ -59,21 +59,45 @@ pub fn run(
 ) -> Result<Report, Error> {
     let line = command_line(&command);
     let _span = tracing::debug_span!("shell_guard", session = %id, command = %short(label.unwrap_or(&line.to_string_lossy()), 72)).entered();
-    tracing::debug_span!("config_check").in_scope(|| crate::config::check(&context.ws))?;
-    support()?;
     let program_name = command.get_program().to_owned();
+    let (ours, theirs) = UnixStream::pair().map_err(|source| Error::Spawn {
+        program: program_name.clone(),
+        source,
+    })?;
+    // Checked on a thread of its own while the command starts, on the other core: the child
+    // waits for the answer before its program runs, and an invalid configuration runs nothing.
+    let config = ConfigCheck::start(context, &ours);
+    let prepared = || {
+        support()?;
+        // The session's step only: what it holds is read when a call first needs it (a
+        // command that touches no file of the workspace never reads it).
+        Ok::<_, Error>(context.journal().tip_step(id)?)
+    };
+    let start = match prepared() {
+        Ok(start) => start,
+        // An invalid configuration is said first, as when it was checked first.
+        Err(e) => return Err(config.outcome().err().map_or(e, Error::Config)),
+    };
     let summary = format!(
         "exec {}",
         short(label.unwrap_or(&line.to_string_lossy()), 72)
     );
     let journal = context.journal();
-    // The session's step only: what it holds is read when a call first needs it (a command
-    // that touches no file of the workspace never reads it).
-    let start = journal.tip_step(id)?;
     command.env(SESSION_ENV, id.as_str());
     let _quiet = IgnoreInterrupts::new();
     let _ended = Forward::new();
-    let (mut child, listener) = tracing::debug_span!("spawn").in_scope(|| spawn(command))?;
+    let spawned = tracing::debug_span!("spawn").in_scope(|| spawn(command, ours, theirs, true));
+    let (mut child, listener) = match (config.outcome(), spawned) {
+        (Ok(()), spawned) => spawned?,
+        // The child ran nothing (it waits for the word to, and was told not to).
+        (Err(invalid), spawned) => {
+            if let Ok((mut child, _)) = spawned {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            return Err(Error::Config(invalid));
+        }
+    };
     // Held while the command runs: `gc` and `session prune` leave a live session alone.
     let _lease = journal.lease(id).inspect_err(
         |e| tracing::warn!(error = %e, "the running command holds no lease on its session"),
@@ -190,15 +214,81 @@ fn peak_memory(phase: &str) {
     }
 }
 
-/// Start `command` with the filter installed, and take its listener.
-fn spawn(mut command: Command) -> Result<(std::process::Child, Listener), Error> {
+/// Stella's configuration ([`crate::config::check`]), checked on a thread while the command
+/// starts; the thread tells the child over the spawn's socket whether its program may run
+/// ([`notify::let_go`]), whatever happens to the thread.
+enum ConfigCheck {
+    Running(std::thread::JoinHandle<Result<(), crate::config::Error>>),
+    Done(Result<(), crate::config::Error>),
+}
+
+impl ConfigCheck {
+    fn start(context: &Context, ours: &UnixStream) -> ConfigCheck {
+        let ws = context.ws.clone();
+        let thread = ours.try_clone().ok().and_then(|gate| {
+            std::thread::Builder::new()
+                .name("config check".into())
+                .spawn(move || {
+                    // Said however the check ends, a panic included: a child nobody answers
+                    // would wait forever, and its parent with it.
+                    let mut word = Word { gate, go: false };
+                    // Silent: the command line holds stderr's lock on its own thread, so an
+                    // event logged here would wait for it forever (the child with it).
+                    let checked = tracing::subscriber::with_default(
+                        tracing::subscriber::NoSubscriber::default(),
+                        || crate::config::check(&ws),
+                    )
+                    .map(drop);
+                    word.go = checked.is_ok();
+                    checked
+                })
+                .ok()
+        });
+        match thread {
+            Some(thread) => ConfigCheck::Running(thread),
+            // No thread: checked here, and the word given here.
+            None => {
+                let checked = crate::config::check(&context.ws).map(drop);
+                notify::let_go(ours.as_raw_fd(), checked.is_ok());
+                ConfigCheck::Done(checked)
+            }
+        }
+    }
+
+    /// What the check found, waiting for it.
+    fn outcome(self) -> Result<(), crate::config::Error> {
+        match self {
+            ConfigCheck::Running(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            ConfigCheck::Done(checked) => checked,
+        }
+    }
+}
+
+/// The word a [`ConfigCheck`] gives the child when it is dropped: "go" only when set.
+struct Word {
+    gate: UnixStream,
+    go: bool,
+}
+
+impl Drop for Word {
+    fn drop(&mut self) {
+        notify::let_go(self.gate.as_raw_fd(), self.go);
+    }
+}
+
+/// Start `command` with the filter installed, and take its listener, over the socket pair
+/// `ours` and `theirs`; `gated`: the child waits for [`notify::let_go`] before its program.
+fn spawn(
+    mut command: Command,
+    ours: UnixStream,
+    theirs: UnixStream,
+    gated: bool,
+) -> Result<(std::process::Child, Listener), Error> {
     let program_name = command.get_program().to_owned();
-    let (ours, theirs) = UnixStream::pair().map_err(|source| Error::Spawn {
-        program: program_name.clone(),
-        source,
-    })?;
     let child_sock = theirs.as_raw_fd();
-    notify::install_on_spawn(&mut command, child_sock);
+    notify::install_on_spawn(&mut command, child_sock, gated);
     let spawned = command.spawn();
     drop(theirs);
     let mut child = match spawned {
@@ -242,7 +332,13 @@ pub fn probe() -> Result<(), Unsupported> {
     support()?;
     let mut command = Command::new("true");
     command.stdin(Stdio::null()).stdout(Stdio::null());
-    let (mut child, listener) = spawn(command).map_err(|e| match e {
+    let pair = UnixStream::pair().map_err(|source| {
+        Unsupported::Trial(Box::new(Error::Spawn {
+            program: "true".into(),
+            source,
+        }))
+    })?;
+    let (mut child, listener) = spawn(command, pair.0, pair.1, false).map_err(|e| match e {
         Error::Unsupported(why) => why,
         other => Unsupported::Trial(Box::new(other)),
     })?;

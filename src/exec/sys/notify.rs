@@ -15,12 +15,47 @@ use libc::{c_int, seccomp_notif, seccomp_notif_resp, sock_filter};
 use super::filter;
 
 /// Have the child `command` starts install the filter on itself and send its listener over
-/// `sock` (see [`receive`]) before it runs the program.
-pub(crate) fn install_on_spawn(command: &mut Command, sock: RawFd) {
+/// `sock` (see [`receive`]) before it runs the program. `gated`: then it waits, before the
+/// program, for the parent's word over `sock` ([`let_go`]), and runs nothing unless told to.
+pub(crate) fn install_on_spawn(command: &mut Command, sock: RawFd, gated: bool) {
     let program = Program::new();
     // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
     unsafe {
-        command.pre_exec(move || install_in_child(&program.fprog(), sock));
+        command.pre_exec(move || {
+            install_in_child(&program.fprog(), sock)?;
+            if gated { wait_for_go(sock) } else { Ok(()) }
+        });
+    }
+}
+
+/// Tell a gated child ([`install_on_spawn`]) over `sock` to run its program (`go`) or not.
+pub(crate) fn let_go(sock: RawFd, go: bool) {
+    let byte = [if go { GO } else { STOP }];
+    // SAFETY: a valid buffer of one byte. A child gone already needs no word.
+    unsafe { libc::send(sock, byte.as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
+}
+
+const GO: u8 = b'g';
+const STOP: u8 = b's';
+
+/// In the child: wait for the parent's word; anything but "go" (a "stop", the parent gone)
+/// ends the child before its program runs.
+///
+/// # Safety
+/// Call only in a freshly forked child.
+unsafe fn wait_for_go(sock: RawFd) -> io::Result<()> {
+    let mut byte = [0u8; 1];
+    loop {
+        // SAFETY: a valid buffer of one byte.
+        let n = unsafe { libc::recv(sock, byte.as_mut_ptr().cast(), 1, 0) };
+        if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return if n == 1 && byte[0] == GO {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(libc::ECANCELED))
+        };
     }
 }
 
