@@ -31,6 +31,11 @@ pub(super) struct Threads {
     processes: HashSet<u32>,
     /// When the table is this large, the records of ended threads are let go.
     sweep_at: usize,
+    /// At most this many threads are held (a descriptor each): past it, a new thread is looked
+    /// up at each call, and the table is swept again every [`SWEEP_FROM`] such calls.
+    max_held: usize,
+    /// Calls from threads not held since the table was last swept full.
+    unheld: usize,
     /// The thread checked alive during the call being answered: it cannot end while it waits
     /// for the answer, so one check a call does.
     checked: Option<u32>,
@@ -39,6 +44,10 @@ pub(super) struct Threads {
 /// The table's size below which ended threads are never swept.
 const SWEEP_FROM: usize = 256;
 
+/// How many threads are held at most: descriptors the supervisor needs for files stay free
+/// under the common limit of 1,024.
+const MAX_HELD: usize = 512;
+
 impl Threads {
     /// The command's own process, `pid`, is known from the start.
     pub(super) fn new(pid: u32) -> Threads {
@@ -46,6 +55,8 @@ impl Threads {
             by_tid: HashMap::new(),
             processes: HashSet::from([pid]),
             sweep_at: SWEEP_FROM,
+            max_held: MAX_HELD,
+            unheld: 0,
             checked: None,
         }
     }
@@ -70,7 +81,14 @@ impl Threads {
         }
         if !self.by_tid.contains_key(&tid) {
             if self.by_tid.len() >= self.sweep_at {
-                self.sweep();
+                self.unheld += 1;
+                if self.by_tid.len() < self.max_held || self.unheld >= SWEEP_FROM {
+                    self.unheld = 0;
+                    self.sweep();
+                }
+            }
+            if self.by_tid.len() >= self.max_held {
+                return None;
             }
             // Held before anything is read of it: a caller still waiting for its answer (the
             // caller checks that after) is the thread this pidfd holds.
@@ -128,7 +146,7 @@ impl Threads {
                 self.by_tid.remove(tid);
             }
         }
-        self.sweep_at = (2 * self.by_tid.len()).max(SWEEP_FROM);
+        self.sweep_at = (2 * self.by_tid.len()).max(SWEEP_FROM).min(self.max_held);
     }
 }
 
@@ -181,5 +199,40 @@ mod tests {
         let me = threads.get(std::process::id()).is_some();
         assert_eq!(threads.by_tid.len(), usize::from(me));
         assert_eq!(threads.sweep_at, SWEEP_FROM);
+    }
+
+    #[test]
+    fn no_more_than_so_many_threads_are_held() {
+        let mut children: Vec<_> = (0..4)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut threads = Threads::new(std::process::id());
+        threads.max_held = 3;
+        threads.sweep_at = 3;
+        for child in &children[..3] {
+            threads.new_call();
+            assert!(threads.get(child.id()).is_some());
+        }
+        // Full of live threads: the fourth is not held, but its process is still known.
+        threads.new_call();
+        assert!(threads.get(children[3].id()).is_none());
+        assert_eq!(threads.process_of(children[3].id()), children[3].id());
+        // One ends: once swept, there is room again.
+        children[0].kill().unwrap();
+        children[0].wait().unwrap();
+        for _ in 0..SWEEP_FROM {
+            threads.new_call();
+            let _ = threads.get(children[3].id());
+        }
+        assert!(threads.get(children[3].id()).is_some());
+        for child in &mut children[1..] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
     }
 }
