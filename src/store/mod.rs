@@ -456,15 +456,7 @@ mod tests {
             objects.push(noise);
             objects.push(text);
         }
-        store
-            .write_pack(
-                objects
-                    .iter()
-                    .map(|o| (gix::objs::Kind::Blob, o.as_slice()))
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-            )
-            .unwrap();
+        write_blobs(&store, &objects).unwrap();
         let mut buf = Vec::new();
         for o in &objects {
             let id =
@@ -495,6 +487,15 @@ mod tests {
         );
     }
 
+    /// `objects`, as blobs, in one pack.
+    fn write_blobs(store: &Store, objects: &[Vec<u8>]) -> Result<(), Error> {
+        let blobs: Vec<_> = objects
+            .iter()
+            .map(|o| (gix::objs::Kind::Blob, o.as_slice()))
+            .collect();
+        store.write_pack(blobs.into_iter())
+    }
+
     /// `git index-pack` failing while a pack streams into it (here: the pack folder is a file,
     /// as good as a full disk) is an error that says what git said, never a closed pipe, which
     /// the command line would take for a reader that went away and end quietly.
@@ -512,15 +513,7 @@ mod tests {
             getrandom::fill(&mut noise).unwrap();
             objects.push(noise);
         }
-        let err = store
-            .write_pack(
-                objects
-                    .iter()
-                    .map(|o| (gix::objs::Kind::Blob, o.as_slice()))
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-            )
-            .unwrap_err();
+        let err = write_blobs(&store, &objects).unwrap_err();
         assert!(matches!(err, Error::GitCommand { .. }), "{err:?}");
         let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&err);
         while let Some(e) = next {

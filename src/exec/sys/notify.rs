@@ -592,8 +592,12 @@ pub(crate) fn base_dir(pid: u32, dirfd: Option<c_int>) -> io::Result<PathBuf> {
 
 /// Open a pidfd for `pid`, readable once it exits.
 pub(crate) fn pidfd(pid: u32) -> io::Result<OwnedFd> {
+    pidfd_open(pid, 0)
+}
+
+fn pidfd_open(pid: u32, flags: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, flags) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -604,17 +608,8 @@ pub(crate) fn pidfd(pid: u32) -> io::Result<OwnedFd> {
 /// A pidfd of thread `tid` itself (`PIDFD_THREAD`, Linux 6.9), or, where the kernel cannot
 /// hold a single thread, of the process `tid` leads; an error when `tid` is neither.
 pub(crate) fn thread_pidfd(tid: u32) -> io::Result<OwnedFd> {
-    let open = |flags: libc::c_int| {
-        // SAFETY: pidfd_open takes a pid and flags.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as libc::pid_t, flags) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor we own.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-    };
-    match open(PIDFD_THREAD) {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => open(0),
+    match pidfd_open(tid, PIDFD_THREAD) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => pidfd_open(tid, 0),
         held => held,
     }
 }
