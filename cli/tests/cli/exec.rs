@@ -980,3 +980,35 @@ fn the_signatures_file_never_hangs_the_guard_nor_is_written_through_a_link() {
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(status(&w, &s).contains("unchanged  c.txt"));
 }
+
+#[test]
+fn a_guard_killed_as_its_command_starts_leaves_no_child_waiting() {
+    let Some((w, s)) = setup() else { return };
+    // Killed at every moment of its start: while the configuration is checked, the child waits
+    // for the word to run its program; a child whose parent died must not wait forever.
+    for i in 0..40u64 {
+        let mut guard = w
+            .stella()
+            .args(["--session", &s, "exec", "--", "sh", "-c", "true"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(500 * (i % 20)));
+        let _ = guard.kill();
+        let _ = guard.wait();
+    }
+    let waiting = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|c| String::from_utf8_lossy(c).contains(&s))
+            .count()
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while waiting() > 0 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(waiting(), 0, "a child of a killed guard is still there");
+}

@@ -19,11 +19,16 @@ use super::filter;
 /// program, for the parent's word over `sock` ([`let_go`]), and runs nothing unless told to.
 pub(crate) fn install_on_spawn(command: &mut Command, sock: RawFd, gated: bool) {
     let program = Program::new();
+    let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
     unsafe {
         command.pre_exec(move || {
             install_in_child(&program.fprog(), sock)?;
-            if gated { wait_for_go(sock) } else { Ok(()) }
+            if gated {
+                wait_for_go(sock, parent)
+            } else {
+                Ok(())
+            }
         });
     }
 }
@@ -38,12 +43,34 @@ pub(crate) fn let_go(sock: RawFd, go: bool) {
 const GO: u8 = b'g';
 const STOP: u8 = b's';
 
-/// In the child: wait for the parent's word; anything but "go" (a "stop", the parent gone)
-/// ends the child before its program runs.
+/// In the child: wait for the parent's word; anything but "go" (a "stop") ends the child
+/// before its program runs. A parent killed meanwhile kills the child too: the child holds a
+/// copy of the parent's end of the socket until its `exec`, so it would never see it close.
+///
+/// # Safety
+/// Call only in a freshly forked child of `parent`.
+unsafe fn wait_for_go(sock: RawFd, parent: libc::pid_t) -> io::Result<()> {
+    // SAFETY: plain system calls with valid arguments.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        let waited = wait_for_word(sock);
+        // Only while it waits: the command itself outlives a supervisor that dies (its guarded
+        // calls then fail).
+        libc::prctl(libc::PR_SET_PDEATHSIG, 0);
+        waited
+    }
+}
+
+/// The parent's word over `sock`: `Ok` for "go".
 ///
 /// # Safety
 /// Call only in a freshly forked child.
-unsafe fn wait_for_go(sock: RawFd) -> io::Result<()> {
+unsafe fn wait_for_word(sock: RawFd) -> io::Result<()> {
     let mut byte = [0u8; 1];
     loop {
         // SAFETY: a valid buffer of one byte.
