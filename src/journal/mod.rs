@@ -540,7 +540,7 @@ impl<'s> Journal<'s> {
         self.object(
             op,
             id,
-            find(self.store.objects()).map_err(gix::Error::from_error),
+            find(self.store.objects()?).map_err(gix::Error::from_error),
         )
     }
 

@@ -412,14 +412,7 @@ impl Journal<'_> {
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
         use gix::objs::FindExt;
         let mut buf = Vec::new();
-        let blob = self.object(
-            "read a blob",
-            &id,
-            self.store
-                .objects()
-                .find_blob(&id, &mut buf)
-                .map_err(gix::Error::from_error),
-        )?;
+        let blob = self.find("read a blob", &id, |o| o.find_blob(&id, &mut buf))?;
         Ok(blob.data.to_vec())
     }
 

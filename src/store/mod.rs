@@ -103,11 +103,13 @@ pub enum Error {
 /// which a write needs for its reflog settings, and gix's tree editing) is opened on first use:
 /// opening it was a fifth of the guard's time, and the guard only reads.
 pub struct Store {
-    objects: gix::odb::Handle,
+    /// Opened on first use too: a command that reads no object (a guarded `true`, a hook that
+    /// finds nothing to check) neither lists the packs nor tears their handles down at exit.
+    objects: std::cell::OnceCell<gix::odb::Handle>,
     refs: gix::refs::file::Store,
     repo: std::cell::OnceCell<gix::Repository>,
     /// How many pack indexes it can hold ([`slots`]), for the repository opened on it too.
-    slots: gix::odb::store::init::Slots,
+    slots: std::cell::OnceCell<gix::odb::store::init::Slots>,
     dir: PathBuf,
     lock_path: PathBuf,
     /// When this process opened the store: a loose object older than that was not written by
@@ -173,21 +175,6 @@ impl Store {
     }
 
     fn open(dir: &Path) -> Result<Store, Error> {
-        let slots = slots(dir);
-        let objects = gix::odb::at_opts(
-            dir.join("objects"),
-            gix::hash::Kind::Sha1,
-            None,
-            gix::odb::store::init::Options {
-                slots,
-                ..Default::default()
-            },
-        )
-        .map_err(|source| Error::Io {
-            op: "open the objects of",
-            path: dir.to_owned(),
-            source,
-        })?;
         // Read-only: every write goes through `repo()`, with the store's reflog settings.
         let refs = gix::refs::file::Store::at_opts(
             dir.to_owned(),
@@ -198,19 +185,41 @@ impl Store {
             },
         );
         Ok(Store {
-            objects,
+            objects: std::cell::OnceCell::new(),
             refs,
             repo: std::cell::OnceCell::new(),
-            slots,
+            slots: std::cell::OnceCell::new(),
             dir: dir.to_owned(),
             lock_path: lock_path(dir),
             opened: std::time::SystemTime::now(),
         })
     }
 
-    /// The object database, for reads.
-    pub(crate) fn objects(&self) -> &gix::odb::Handle {
-        &self.objects
+    /// How many pack indexes the store's handles hold ([`slots`]), counted once.
+    fn slots(&self) -> gix::odb::store::init::Slots {
+        *self.slots.get_or_init(|| slots(&self.dir))
+    }
+
+    /// The object database, for reads, opened on first use.
+    pub(crate) fn objects(&self) -> Result<&gix::odb::Handle, Error> {
+        if let Some(objects) = self.objects.get() {
+            return Ok(objects);
+        }
+        let objects = gix::odb::at_opts(
+            self.dir.join("objects"),
+            gix::hash::Kind::Sha1,
+            None,
+            gix::odb::store::init::Options {
+                slots: self.slots(),
+                ..Default::default()
+            },
+        )
+        .map_err(|source| Error::Io {
+            op: "open the objects of",
+            path: self.dir.clone(),
+            source,
+        })?;
+        Ok(self.objects.get_or_init(|| objects))
     }
 
     /// The store as a repository, opened on first use.
@@ -220,7 +229,7 @@ impl Store {
         }
         // Isolated: a broken ~/.gitconfig or a system config must not break Stella.
         let options = gix::open::Options::isolated()
-            .object_store_slots(self.slots)
+            .object_store_slots(self.slots())
             .config_overrides([
                 "core.logAllRefUpdates=always",
                 // Stale ref locks are cleared under the store flock; never wait on one.
@@ -234,7 +243,7 @@ impl Store {
         // One object database for reads and writes: each maps every pack and index it reads,
         // and a command that reads 100,000 files for the first time had them all mapped twice
         // (gix opens its own lazily, so the one it opened never reads a file).
-        repo.objects = gix::OdbHandle::new(self.objects.clone(), gix::hash::Kind::Sha1)
+        repo.objects = gix::OdbHandle::new(self.objects()?.clone(), gix::hash::Kind::Sha1)
             .with_write_passthrough();
         Ok(self.repo.get_or_init(|| repo))
     }
@@ -388,14 +397,24 @@ mod tests {
             let (id, data) = ids.last().unwrap();
             let mut buf = Vec::new();
             assert_eq!(
-                store.objects().find_blob(id, &mut buf).unwrap().data,
+                store
+                    .objects()
+                    .unwrap()
+                    .find_blob(id, &mut buf)
+                    .unwrap()
+                    .data,
                 &data[..]
             );
         }
         for (id, data) in &ids {
             let mut buf = Vec::new();
             assert_eq!(
-                store.objects().find_blob(id, &mut buf).unwrap().data,
+                store
+                    .objects()
+                    .unwrap()
+                    .find_blob(id, &mut buf)
+                    .unwrap()
+                    .data,
                 &data[..]
             );
         }
@@ -417,7 +436,15 @@ mod tests {
         let id =
             gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data).unwrap();
         let mut buf = Vec::new();
-        assert_eq!(store.objects().find_blob(&id, &mut buf).unwrap().data, data);
+        assert_eq!(
+            store
+                .objects()
+                .unwrap()
+                .find_blob(&id, &mut buf)
+                .unwrap()
+                .data,
+            data
+        );
         let repo = store.repo().unwrap();
         assert_eq!(&repo.find_object(id).unwrap().data[..], data);
         let pack = std::fs::read_dir(tmp.path().join("store.git/objects/pack"))
@@ -434,7 +461,12 @@ mod tests {
         assert_eq!(mapped, 1, "{maps}");
         let loose = repo.write_blob(b"written loose\n").unwrap().detach();
         assert_eq!(
-            store.objects().find_blob(&loose, &mut buf).unwrap().data,
+            store
+                .objects()
+                .unwrap()
+                .find_blob(&loose, &mut buf)
+                .unwrap()
+                .data,
             b"written loose\n"
         );
     }
@@ -462,7 +494,12 @@ mod tests {
             let id =
                 gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, o).unwrap();
             assert_eq!(
-                store.objects().find_blob(&id, &mut buf).unwrap().data,
+                store
+                    .objects()
+                    .unwrap()
+                    .find_blob(&id, &mut buf)
+                    .unwrap()
+                    .data,
                 &o[..]
             );
         }
