@@ -86,6 +86,21 @@ pub fn run(
     command.env(SESSION_ENV, id.as_str());
     let _quiet = IgnoreInterrupts::new();
     let _ended = Forward::new();
+    // Taken before the spawn, while the configuration is checked on the other core: the child
+    // waits for that check before its program runs, and these need no child.
+    // Held while the command runs: `gc` and `session prune` leave a live session alone.
+    let _lease = journal.lease(id).inspect_err(
+        |e| tracing::warn!(error = %e, "the running command holds no lease on its session"),
+    );
+    // Resolved once (a canonicalize): the supervisor keeps it absolute and relative to the root.
+    let data_dir = protected_data_dir(&context.ws.data_dir, &context.ws.root);
+    let watch = super::watch::Watch::new();
+    let root_dir = rustix::fs::open(
+        &context.ws.root,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok();
     let spawned = tracing::debug_span!("spawn").in_scope(|| spawn(command, ours, theirs, true));
     let (mut child, listener) = match (config.outcome(), spawned) {
         (Ok(()), spawned) => spawned?,
@@ -98,12 +113,6 @@ pub fn run(
             return Err(Error::Config(invalid));
         }
     };
-    // Held while the command runs: `gc` and `session prune` leave a live session alone.
-    let _lease = journal.lease(id).inspect_err(
-        |e| tracing::warn!(error = %e, "the running command holds no lease on its session"),
-    );
-    // Resolved once (a canonicalize): the supervisor keeps it absolute and relative to the root.
-    let data_dir = protected_data_dir(&context.ws.data_dir, &context.ws.root);
     let mut sup = Supervisor {
         root: context.ws.root.clone(),
         others: guard::Others::new(&journal, id, &context.ws),
@@ -120,7 +129,7 @@ pub fn run(
         touched_set: HashSet::new(),
         recorded: HashSet::new(),
         settle: Vec::new(),
-        watch: super::watch::Watch::new(),
+        watch,
         start: HashMap::new(),
         ignored: HashMap::new(),
         id,
@@ -149,12 +158,7 @@ pub fn run(
         threads: threads::Threads::new(child.id()),
         ending: None,
         unsettled: Vec::new(),
-        root_dir: rustix::fs::open(
-            &context.ws.root,
-            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .ok(),
+        root_dir,
         stat_hint: None,
         change_dir: None,
         folders: HashMap::new(),

@@ -92,8 +92,13 @@ impl Threads {
             }
             // Held before anything is read of it: a caller still waiting for its answer (the
             // caller checks that after) is the thread this pidfd holds.
-            let alive = notify::thread_pidfd(tid).ok()?;
-            let process = notify::tgid(tid);
+            // A process's first thread is held by the process's pidfd, which only such a
+            // thread has (its number is not taken again while the process lives): its process
+            // is itself, with no look in `/proc`.
+            let (alive, process) = match notify::leader_pidfd(tid) {
+                Some(alive) => (alive, tid),
+                None => (notify::thread_pidfd(tid).ok()?, notify::tgid(tid)),
+            };
             self.processes.insert(process);
             self.by_tid.insert(
                 tid,

@@ -641,6 +641,12 @@ pub(crate) fn thread_pidfd(tid: u32) -> io::Result<OwnedFd> {
     }
 }
 
+/// A pidfd of the process `tid` leads (its first thread, whose number is the process's);
+/// `None` when `tid` is another thread of its process, or gone.
+pub(crate) fn leader_pidfd(tid: u32) -> Option<OwnedFd> {
+    pidfd_open(tid, 0).ok()
+}
+
 /// `PIDFD_THREAD` (`O_EXCL`), which the libc crate does not name yet.
 const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
 
