@@ -83,10 +83,191 @@ pub enum Error {
 /// allows.
 pub(crate) fn check(ws: &Workspace) -> Result<Config, Error> {
     let config = Config::load(&ws.root)?;
-    if let Ok(repo) = ws.user_config() {
-        git_on_error(&repo)?;
-    }
+    check_git_config(ws)?;
     Ok(config)
+}
+
+/// Where a passing check of `git config stella.*` is remembered in `.stella/private`: the
+/// fingerprint of everything the configuration was read from ([`fingerprint`]).
+const GIT_CONFIG_CHECKED: &str = "git-config-checked";
+
+/// `git config stella.*` checked ([`git_on_error`]). Reading git's configuration as git does
+/// (the system's, the user's, the repository's, the environment's) is most of a check, and the
+/// shell guard's command waits for it: a pass is remembered with the fingerprint of every file
+/// and variable it was read from, and while the fingerprint is the same nothing is read again.
+/// Remembered only when the configuration came from those files alone (no `include`), none of
+/// them changed in the two seconds before the check (a change in the same tick of the clock
+/// would not move its times), and the environment is known ([`Settings::git_config_env`]).
+fn check_git_config(ws: &Workspace) -> Result<(), GitConfigError> {
+    let started = std::time::SystemTime::now();
+    let print = match remembered(ws) {
+        Remembered::Pass => return Ok(()),
+        Remembered::Not(print) => print,
+    };
+    let Ok(repo) = ws.user_config() else {
+        return Ok(());
+    };
+    git_on_error(&repo)?;
+    if let Some(print) = print
+        && print.settled(started)
+        && read_only_from(&repo, &print.files)
+    {
+        // A failure costs only the next command a full check.
+        let _ = crate::fsutil::write_atomic(
+            &ws.private_dir().join(GIT_CONFIG_CHECKED),
+            print.digest.to_string().as_bytes(),
+            0o600,
+        );
+    }
+    Ok(())
+}
+
+/// [`check`] when git's configuration passed before and nothing it is read from changed since
+/// (a few `stat`s, no thread needed); `None` when it must be read.
+pub(crate) fn check_if_remembered(ws: &Workspace) -> Option<Result<Config, Error>> {
+    match remembered(ws) {
+        Remembered::Pass => Some(Config::load(&ws.root)),
+        Remembered::Not(_) => None,
+    }
+}
+
+/// Whether a pass of `ws`'s git configuration is remembered for what it is read from now.
+enum Remembered {
+    Pass,
+    /// Not: with the fingerprint to remember a pass by, when one can be taken.
+    Not(Option<Fingerprint>),
+}
+
+fn remembered(ws: &Workspace) -> Remembered {
+    let Some(print) = fingerprint(ws) else {
+        return Remembered::Not(None);
+    };
+    let kept = crate::fsutil::read_optional(&ws.private_dir().join(GIT_CONFIG_CHECKED));
+    if kept
+        .ok()
+        .flatten()
+        .is_some_and(|b| b == print.digest.to_string().as_bytes())
+    {
+        Remembered::Pass
+    } else {
+        Remembered::Not(Some(print))
+    }
+}
+
+/// What git's configuration of a workspace is read from, as one digest: the variables it can
+/// come from or be found by, and each file it can be in, by its identity, size and times (or
+/// its absence), with Stella's version.
+struct Fingerprint {
+    digest: crate::digest::Digest,
+    /// The files it covers.
+    files: Vec<PathBuf>,
+    /// The latest time any of them was changed.
+    newest: Option<std::time::SystemTime>,
+}
+
+impl Fingerprint {
+    /// Whether nothing it covers changed in the two seconds before `started`, far longer than
+    /// the tick of a file system's times.
+    fn settled(&self, started: std::time::SystemTime) -> bool {
+        self.newest
+            .is_none_or(|t| t + Duration::from_secs(2) <= started)
+    }
+}
+
+/// The [`Fingerprint`] of `ws`'s git configuration; `None` where it cannot be taken safely: the
+/// environment unknown, git's environment overrides in play, or `.git` not a folder (a linked
+/// worktree or a submodule, whose configuration is found through other files).
+fn fingerprint(ws: &Workspace) -> Option<Fingerprint> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let env = ws
+        .git_config_env
+        .as_deref()
+        .filter(|_| !ws.git_env_overrides)?;
+    let git_dir = ws.root.join(".git");
+    let mut var = |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let mut files = Vec::new();
+    for source in [
+        gix::config::Source::System,
+        gix::config::Source::Git,
+        gix::config::Source::User,
+    ] {
+        files.extend(source.storage_location(&mut var));
+    }
+    files.push(git_dir.join("config"));
+    files.push(git_dir.join("config.worktree"));
+    let mut text: Vec<u8> =
+        format!("stella {} git config check 1\n", env!("CARGO_PKG_VERSION")).into_bytes();
+    let mut sorted: Vec<&(std::ffi::OsString, std::ffi::OsString)> = env.iter().collect();
+    sorted.sort();
+    for (name, value) in sorted {
+        for part in [name, value] {
+            text.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            text.extend_from_slice(part.as_bytes());
+        }
+    }
+    // The repository folder by identity and owner only: its times move with every file git
+    // makes in it.
+    let dir = std::fs::metadata(&git_dir).ok().filter(|m| m.is_dir())?;
+    let fields = [
+        dir.dev(),
+        dir.ino(),
+        u64::from(dir.mode()),
+        u64::from(dir.uid()),
+    ];
+    text.extend(fields.iter().flat_map(|f| f.to_le_bytes()));
+    let mut newest = None;
+    for path in &files {
+        text.extend_from_slice(path.as_os_str().as_bytes());
+        text.push(0);
+        match std::fs::metadata(path) {
+            Ok(m) => {
+                let fields = [
+                    m.dev(),
+                    m.ino(),
+                    u64::from(m.mode()),
+                    u64::from(m.uid()),
+                    m.size(),
+                    m.mtime() as u64,
+                    m.mtime_nsec() as u64,
+                    m.ctime() as u64,
+                    m.ctime_nsec() as u64,
+                ];
+                text.extend(fields.iter().flat_map(|f| f.to_le_bytes()));
+                let at = |s: i64, ns: i64| {
+                    std::time::UNIX_EPOCH
+                        + Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32)
+                };
+                let changed = at(m.ctime(), m.ctime_nsec()).max(at(m.mtime(), m.mtime_nsec()));
+                newest = newest.max(Some(changed));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => text.extend_from_slice(b"absent"),
+            Err(_) => return None,
+        }
+        text.push(b'\n');
+    }
+    Some(Fingerprint {
+        digest: crate::digest::Digest::of(&text),
+        files,
+        newest,
+    })
+}
+
+/// Whether `repo`'s configuration came from `files` and the environment alone: no `include`,
+/// no other file.
+fn read_only_from(repo: &gix::Repository, files: &[PathBuf]) -> bool {
+    let config = repo.config_snapshot();
+    let config = config.plumbing();
+    config.sections().all(|section| {
+        let name = section.header().name();
+        !name.eq_ignore_ascii_case(b"include".as_slice())
+            && !name.eq_ignore_ascii_case(b"includeIf".as_slice())
+            && section
+                .meta()
+                .path
+                .as_deref()
+                .is_none_or(|p| files.iter().any(|f| f == p))
+    })
 }
 
 /// What the model and the person are told when a write is denied because the hook itself failed

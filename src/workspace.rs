@@ -11,6 +11,7 @@
 //!   id and never writes into the original's history;
 //! - otherwise the checkout moved: keep the id, record the new path.
 
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,14 +31,21 @@ pub struct Settings {
     /// finds it with those overrides, through a full open of the repository. Without them a
     /// walk up from the current folder suffices, which keeps the guard's hot path short.
     pub git_env_overrides: bool,
+    /// The variables git's configuration can come from or be found by, as the process has them
+    /// (every `GIT_*`, `HOME`, `XDG_CONFIG_HOME`): with them, a passing check of the
+    /// configuration is remembered until one of them or a configuration file changes
+    /// ([`crate::config::check`]). `None` (unknown): it is checked in full every time.
+    pub git_config_env: Option<Vec<(OsString, OsString)>>,
 }
 
 impl Settings {
-    /// Settings for `data_dir`, with git's environment overrides not in play.
+    /// Settings for `data_dir`, with git's environment overrides not in play, and the
+    /// configuration checked in full every time.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Settings {
             data_dir: data_dir.into(),
             git_env_overrides: false,
+            git_config_env: None,
         }
     }
 }
@@ -52,6 +60,8 @@ pub struct Workspace {
     pub(crate) data_dir: PathBuf,
     /// Whether git's environment overrides are in play (see [`Settings::git_env_overrides`]).
     pub(crate) git_env_overrides: bool,
+    /// [`Settings::git_config_env`], when known.
+    pub(crate) git_config_env: Option<std::sync::Arc<[(OsString, OsString)]>>,
 }
 
 /// Something a person should hear about, said once on stderr by the CLI.
@@ -293,6 +303,7 @@ impl Workspace {
             id,
             data_dir,
             git_env_overrides: settings.git_env_overrides,
+            git_config_env: settings.git_config_env.as_deref().map(Into::into),
         };
         let ws = ws.reconcile_owner(&mut notices)?;
         tracing::info!(root = %ws.root.display(), id = %ws.id, store = %ws.store_dir().display(), "workspace");

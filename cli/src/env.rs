@@ -32,7 +32,20 @@ pub fn settings() -> Result<Settings, Error> {
         git_env_overrides: ["GIT_DIR", "GIT_WORK_TREE"]
             .iter()
             .any(|v| std::env::var_os(v).is_some()),
+        git_config_env: Some(git_config_env()),
     })
+}
+
+/// The variables git's configuration can come from (`GIT_CONFIG_*`, `GIT_CONFIG_PARAMETERS`)
+/// or be found by (`HOME`, `XDG_CONFIG_HOME`, `GIT_DIR`, …): every `GIT_*` one, to be sure.
+fn git_config_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(name, _)| {
+            name.as_encoded_bytes().starts_with(b"GIT_")
+                || name == "HOME"
+                || name == "XDG_CONFIG_HOME"
+        })
+        .collect()
 }
 
 /// Where Stella keeps its data: `$STELLA_HOME`, else the platform data dir.

@@ -430,7 +430,9 @@ pub fn b3(bytes: &[u8]) -> String {
     stella::digest::Digest::of(bytes).to_hex()
 }
 
-/// Every file under `dir`, for "nothing was written" checks.
+/// Every file under `dir`, for "nothing was written" checks; but the remembered pass of the
+/// configuration check (`.stella/private/git-config-checked`), which any command that checks
+/// the configuration writes once the configuration has settled, refused or not.
 pub fn listing(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -439,6 +441,9 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if e.file_type().unwrap().is_dir() {
                 stack.push(p.clone());
+            }
+            if p.ends_with(".stella/private/git-config-checked") {
+                continue;
             }
             out.push(p);
         }

@@ -379,3 +379,118 @@ fn every_write_is_refused_while_broken(
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(w.read("notes.txt"), "written\n");
 }
+
+/// A passing check of `git config stella.*` is remembered (reading git's configuration is most
+/// of a guarded command's wait), and while it is, a change in any place the configuration comes
+/// from is still seen at the next write: the repository's file, the user's two, the
+/// environment's keys. Configuration that includes another file is never remembered.
+#[test]
+fn a_remembered_pass_of_git_config_still_sees_every_change() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "notes.txt"]);
+    let remembered = w.repo.join(".stella/private/git-config-checked");
+    let write = |w: &World, env: &[(&str, &str)]| {
+        let mut c = w.stella();
+        c.args(["--session", &s, "write", "notes.txt"]);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        feed(c, b"written\n")
+    };
+    let passes = |w: &World, env: &[(&str, &str)]| {
+        let out = write(w, env);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let refused = |w: &World, env: &[(&str, &str)], says: &str| {
+        let out = write(w, env);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    };
+    // Files changed in the last two seconds are not remembered by: a change in the same tick
+    // of the clock would not move their times (here one dated a minute ahead).
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 60;
+    let touched = std::process::Command::new("touch")
+        .arg("-m")
+        .arg("-d")
+        .arg(format!("@{ahead}"))
+        .arg(w.repo.join(".git/config"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    passes(&w, &[]);
+    assert!(!remembered.exists(), "remembered while a file was fresh");
+    w.git(&["config", "core.quotePath", "true"]);
+    // Each change below comes after a pass was remembered anew.
+    let remember = |w: &World| {
+        let _ = std::fs::remove_file(&remembered);
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        passes(w, &[]);
+        assert!(remembered.exists(), "a settled pass is remembered");
+    };
+
+    // The repository's configuration.
+    remember(&w);
+    w.git(&["config", "stella.repoTypo", "1"]);
+    refused(&w, &[], "stella.repoTypo");
+    w.git(&["config", "--unset", "stella.repoTypo"]);
+    // The environment's.
+    remember(&w);
+    refused(
+        &w,
+        &[
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "stella.envTypo"),
+            ("GIT_CONFIG_VALUE_0", "1"),
+        ],
+        "stella.envTypo",
+    );
+    // The user's, in both places git looks.
+    for (file, key) in [
+        (w.home.join(".gitconfig"), "userTypo"),
+        (w.home.join(".config/git/config"), "xdgTypo"),
+    ] {
+        remember(&w);
+        let before = std::fs::read(&file).ok();
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let mut text = before.clone().unwrap_or_default();
+        text.extend_from_slice(format!("[stella]\n\t{key} = 1\n").as_bytes());
+        std::fs::write(&file, text).unwrap();
+        refused(&w, &[], &format!("stella.{key}"));
+        match before {
+            Some(b) => std::fs::write(&file, b).unwrap(),
+            None => std::fs::remove_file(&file).unwrap(),
+        }
+    }
+
+    // An include: its file is not among those the pass is remembered by, so it is never
+    // remembered, and a change there is seen.
+    std::fs::write(
+        w.tmp.path().join("extra.gitconfig"),
+        "[core]\n\tquotePath = true\n",
+    )
+    .unwrap();
+    w.git(&[
+        "config",
+        "include.path",
+        &w.tmp.path().join("extra.gitconfig").display().to_string(),
+    ]);
+    std::fs::remove_file(&remembered).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    passes(&w, &[]);
+    assert!(
+        !remembered.exists(),
+        "a configuration with an include is never remembered"
+    );
+    std::fs::write(
+        w.tmp.path().join("extra.gitconfig"),
+        "[stella]\n\tincludedTypo = 1\n",
+    )
+    .unwrap();
+    refused(&w, &[], "stella.includedTypo");
+}
