@@ -18,7 +18,7 @@ source bench/lib.sh
 RUNS=${RUNS:-10}
 
 floor="$WORK/floor"
-cc -O2 -o "$floor" bench/floor.c
+cc -O2 -pthread -o "$floor" bench/floor.c
 
 repo="$WORK/repo"
 git init -q "$repo"
@@ -79,6 +79,19 @@ git add .gitignore tree && git commit -q -m tree
 FIRST=1 measure '`find tree -type f -exec cat {} +`' "$RUNS" sh -c 'find tree -type f -exec cat {} + >/dev/null'
 FIRST=1 measure '`git grep` (threads)' "$RUNS" git grep -q no-such-text-anywhere
 
+# The floor of receiving on more than one thread: `git grep`'s threads each wait for the one
+# supervisor thread; here as many threads as the machine has cores each receive and answer.
+threads_floor() {
+  local cores
+  cores=$(nproc)
+  local one=("$floor" -- git grep -q no-such-text-anywhere)
+  local many=("$floor" --threads "$cores" -- git grep -q no-such-text-anywhere)
+  local a b
+  read -r a b < <(RUNS=$RUNS median_rounds one many)
+  threads_line="\`git grep\`: the floor with $cores receiving threads $(ms "$b") against one thread's $(ms "$a"): **$(ratio "$b" "$a")×**"
+}
+threads_floor
+
 # Writing 1,000 files.
 mkdir -p out
 measure 'writing 1,000 files' "$RUNS" sh -c 'for i in $(seq 1 1000); do echo "$i" > out/f$i; done'
@@ -100,6 +113,9 @@ for d in $(seq 1 200); do
 done
 tar -C "$WORK/pkg" -cf "$WORK/pkg.tar" node_modules
 measure 'an install (`tar x`, 20,000 files, gitignored)' "$(((RUNS + 4) / 5))" sh -c "rm -rf node_modules && tar -xf '$WORK/pkg.tar'"
+
+echo
+echo "$threads_line"
 
 # Memory: the supervisor's peak resident size (GNU time's %M of `git stella exec`) while a command
 # reads 100,000 committed workspace files, for a new session and for one that holds them.

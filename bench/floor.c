@@ -13,7 +13,11 @@
  * every Stella writer takes), and the descriptor is put into the caller with
  * SECCOMP_IOCTL_NOTIF_ADDFD; an unlink likewise, returning its result.
  *
- *   cc -O2 -o floor bench/floor.c && ./floor [--one-step] -- cmd args...
+ * With --threads N, N threads receive notifications from the one listener, each answering its
+ * own, while the first thread only waits for the command: the floor of a supervisor that is not
+ * one thread serving every caller of a multi-threaded tool.
+ *
+ *   cc -O2 -pthread -o floor bench/floor.c && ./floor [--one-step] [--threads N] -- cmd args...
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +26,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,12 +183,64 @@ static void die(const char *what) {
   exit(125);
 }
 
+static int serve_listener, serve_one_step;
+
+/* Answer notifications until every process of the command is gone. */
+static void *serve(void *unused) {
+  (void)unused;
+  struct seccomp_notif_sizes sizes;
+  if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) die("sizes");
+  struct seccomp_notif *req = calloc(1, sizes.seccomp_notif);
+  struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
+  char path[4096];
+  for (;;) {
+    struct pollfd p = {serve_listener, POLLIN, 0};
+    if (poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    if (!(p.revents & POLLIN)) break; /* every process of the command is gone */
+    memset(req, 0, sizes.seccomp_notif);
+    if (ioctl(serve_listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
+      if (errno == EINTR || errno == ENOENT) continue;
+      die("recv");
+    }
+    int arg = path_arg(req->data.nr);
+    if (arg >= 0) {
+      /* Page by page, as a supervisor must: the path may end just before unmapped memory. */
+      unsigned long at = req->data.args[arg];
+      size_t got = 0;
+      while (got < sizeof path) {
+        size_t len = 4096 - at % 4096;
+        if (len > sizeof path - got) len = sizeof path - got;
+        struct iovec local = {path + got, len}, remote = {(void *)at, len};
+        ssize_t n = process_vm_readv(req->pid, &local, 1, &remote, 1, 0);
+        if (n <= 0 || memchr(path + got, 0, n)) break;
+        got += n;
+        at += n;
+      }
+      ioctl(serve_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id);
+      if (serve_one_step && carry_out(serve_listener, req, resp, path)) continue;
+    }
+    memset(resp, 0, sizes.seccomp_notif_resp);
+    resp->id = req->id;
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(serve_listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+  }
+  return NULL;
+}
+
 int main(int argc, char **argv) {
-  int first = 1, one_step = 0;
+  int first = 1, one_step = 0, threads = 1;
   if (argc > first && strcmp(argv[first], "--one-step") == 0) one_step = 1, first++;
+  if (argc > first + 1 && strcmp(argv[first], "--threads") == 0) {
+    threads = atoi(argv[first + 1]);
+    if (threads < 1) threads = 1;
+    first += 2;
+  }
   if (argc > first && strcmp(argv[first], "--") == 0) first++;
   if (first >= argc) {
-    fprintf(stderr, "usage: floor [--one-step] -- command [args...]\n");
+    fprintf(stderr, "usage: floor [--one-step] [--threads N] -- command [args...]\n");
     return 125;
   }
   int sv[2];
@@ -223,44 +280,15 @@ int main(int argc, char **argv) {
   /* Where the kernel has it; silently without it, as Stella does. */
   ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 
-  struct seccomp_notif_sizes sizes;
-  if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) die("sizes");
-  struct seccomp_notif *req = calloc(1, sizes.seccomp_notif);
-  struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
-  char path[4096];
-  for (;;) {
-    struct pollfd p = {listener, POLLIN, 0};
-    if (poll(&p, 1, -1) < 0) {
-      if (errno == EINTR) continue;
-      die("poll");
+  serve_listener = listener;
+  serve_one_step = one_step;
+  if (threads == 1) {
+    serve(NULL);
+  } else {
+    for (int t = 0; t < threads; t++) {
+      pthread_t thread;
+      if (pthread_create(&thread, NULL, serve, NULL) != 0) die("pthread_create");
     }
-    if (!(p.revents & POLLIN)) break; /* every process of the command is gone */
-    memset(req, 0, sizes.seccomp_notif);
-    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
-      if (errno == EINTR || errno == ENOENT) continue;
-      die("recv");
-    }
-    int arg = path_arg(req->data.nr);
-    if (arg >= 0) {
-      /* Page by page, as a supervisor must: the path may end just before unmapped memory. */
-      unsigned long at = req->data.args[arg];
-      size_t got = 0;
-      while (got < sizeof path) {
-        size_t len = 4096 - at % 4096;
-        if (len > sizeof path - got) len = sizeof path - got;
-        struct iovec local = {path + got, len}, remote = {(void *)at, len};
-        ssize_t n = process_vm_readv(req->pid, &local, 1, &remote, 1, 0);
-        if (n <= 0 || memchr(path + got, 0, n)) break;
-        got += n;
-        at += n;
-      }
-      ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id);
-      if (one_step && carry_out(listener, req, resp, path)) continue;
-    }
-    memset(resp, 0, sizes.seccomp_notif_resp);
-    resp->id = req->id;
-    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
   }
   int status;
   if (waitpid(child, &status, 0) < 0) die("waitpid");
