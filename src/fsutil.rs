@@ -486,7 +486,7 @@ pub(crate) fn digest_written(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<D
 
 /// `name` in `dir` opened for reading when it is a regular file, without following a symbolic
 /// link or waiting on a FIFO; `None` when it is something else.
-fn open_regular_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(OwnedFd, u64)>> {
+pub(crate) fn open_regular_at(dir: &OwnedFd, name: &OsStr) -> io::Result<Option<(OwnedFd, u64)>> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {

@@ -513,14 +513,34 @@ impl Supervisor<'_, '_> {
             return Answer::Continue;
         };
         if !from_meta.is_some_and(|m| m.is_dir()) {
+            // The command's own bytes, about to be put in place by the supervisor: taken from
+            // the file itself before the rename, under the hold. Read at the destination after
+            // it, they could already be a writer's right behind it that takes no hold (a host's
+            // own write tool), passed off as these while these were never kept.
+            let source = match (&dirs, held && checked && self.touched_set.contains(&from)) {
+                (Some((from_dir, _)), true) => self.source_bytes(from_dir, &from),
+                _ => None,
+            };
             let answer = carry_out(checked);
-            // The command's own bytes, put in place by the supervisor: taken now, still under
-            // the hold, so a writer right behind it cannot pass its bytes off as these.
             let taken = match answer {
-                Answer::Value(_) if self.touched_set.contains(&from) => {
-                    let sig = Signature::at(&to.under(&self.root));
-                    self.snapshot(&to).ok().flatten().zip(sig)
-                }
+                Answer::Value(_) => source.map(|(file, snap, before)| {
+                    // The signature it has in place (a rename moves its ctime): unless a write
+                    // landed in it since, which is then not the command's.
+                    let known = match file.metadata() {
+                        Ok(m)
+                            if m.len() == before.len()
+                                && m.mtime() == before.mtime()
+                                && m.mtime_nsec() == before.mtime_nsec() =>
+                        {
+                            let sig = Signature::of(&m);
+                            self.signatures
+                                .learn(&to, sig, SystemTime::now(), snap.digest);
+                            Known::Left(Box::new((sig, Some(snap.digest))))
+                        }
+                        _ => Known::Read(snap.digest),
+                    };
+                    (snap, known)
+                }),
                 _ => None,
             };
             drop(holds);
@@ -528,10 +548,9 @@ impl Supervisor<'_, '_> {
                 let process = self.process_of(req.pid);
                 self.carry(process, from, to.clone(), before);
             }
-            if let Some((snap, sig)) = taken {
+            if let Some((snap, known)) = taken {
                 self.settle.retain(|p| *p != to);
-                self.known
-                    .insert(to.clone(), Known::Left(Box::new((sig, Some(snap.digest)))));
+                self.known.insert(to.clone(), known);
                 self.log.push(Event::Wrote { path: to, snap });
             }
             return answer;
@@ -578,6 +597,20 @@ impl Supervisor<'_, '_> {
             }
         }
         answer
+    }
+
+    /// The regular file `from` in its folder `dir`, opened, with its bytes taken and its
+    /// metadata then; `None` when it is not a regular file or cannot be read whole.
+    fn source_bytes(
+        &mut self,
+        dir: &OwnedFd,
+        from: &RelPath,
+    ) -> Option<(std::fs::File, Snapshot, std::fs::Metadata)> {
+        let (fd, _) = fsutil::open_regular_at(dir, fsutil::file_name(from)).ok()??;
+        let file = std::fs::File::from(fd);
+        let meta = file.metadata().ok()?;
+        let snap = self.snapshot_of(file.try_clone().ok()?, &meta).ok()?;
+        Some((file, snap, meta))
     }
 
     /// What a rename of `from` to `to` does to this command's knowledge (`before`: what `to`
