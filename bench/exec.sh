@@ -27,6 +27,9 @@ git commit -q --allow-empty -m init
 git stella exec --check >/dev/null || { echo "error: this machine cannot run the shell guard" >&2; exit 2; }
 S=$(git stella session start)
 printf 'build/\nnode_modules/\n' > .gitignore
+# A pass of the configuration check is remembered once git's configuration files have been
+# still for two seconds (docs/claude-code.md), as in any repository not configured a moment ago.
+sleep 2
 if [[ -n "${BASELINE:-}" ]]; then
   # Beside the new one, from the same folder: where a binary lies moves its start-up.
   cp "$BASELINE" "$WORK/git-stella-before"

@@ -142,12 +142,15 @@ fn remembered(ws: &Workspace) -> Remembered {
     let Some(print) = fingerprint(ws) else {
         return Remembered::Not(None);
     };
-    let kept = crate::fsutil::read_optional(&ws.private_dir().join(GIT_CONFIG_CHECKED));
-    if kept
-        .ok()
-        .flatten()
-        .is_some_and(|b| b == print.digest.to_string().as_bytes())
-    {
+    // A regular file only, and no more of it than a fingerprint: whatever else is put there
+    // (a FIFO, a huge file) is no pass, and never holds the check up.
+    let kept =
+        crate::fsutil::open_regular(&ws.private_dir().join(GIT_CONFIG_CHECKED)).and_then(|file| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, 128), &mut bytes)?;
+            Ok(bytes)
+        });
+    if kept.is_ok_and(|b| b == print.digest.to_string().as_bytes()) {
         Remembered::Pass
     } else {
         Remembered::Not(Some(print))

@@ -494,3 +494,35 @@ fn a_remembered_pass_of_git_config_still_sees_every_change() {
     .unwrap();
     refused(&w, &[], "stella.includedTypo");
 }
+
+/// What is put where a pass is remembered, when it is not Stella's fingerprint (a FIFO, other
+/// bytes), is no pass: the configuration is read in full, and the check never waits on it.
+#[test]
+fn a_hostile_remembered_pass_is_no_pass() {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "notes.txt"]);
+    w.git(&["config", "stella.typo", "1"]);
+    let remembered = w.repo.join(".stella/private/git-config-checked");
+    std::fs::create_dir_all(remembered.parent().unwrap()).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(&remembered)
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let write = || {
+        let mut c = w.stella();
+        c.args(["--session", &s, "write", "notes.txt"]);
+        feed(c, b"written\n")
+    };
+    let out = write();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("stella.typo"), "{}", stderr(&out));
+    std::fs::remove_file(&remembered).unwrap();
+    std::fs::write(&remembered, "0".repeat(64)).unwrap();
+    let out = write();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("stella.typo"), "{}", stderr(&out));
+}
