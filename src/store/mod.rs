@@ -381,7 +381,6 @@ mod tests {
     /// every one of them stays readable, however many there are.
     #[test]
     fn an_open_store_reads_every_pack_written_since() {
-        use gix::objs::FindExt as _;
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open_or_init(&tmp.path().join("store.git")).unwrap();
         let mut ids = Vec::new();
@@ -395,28 +394,10 @@ mod tests {
             ids.push((id, data));
             // Read as the guard does between steps, so the store has seen the packs so far.
             let (id, data) = ids.last().unwrap();
-            let mut buf = Vec::new();
-            assert_eq!(
-                store
-                    .objects()
-                    .unwrap()
-                    .find_blob(id, &mut buf)
-                    .unwrap()
-                    .data,
-                &data[..]
-            );
+            assert_eq!(blob_of(&store, id), &data[..]);
         }
         for (id, data) in &ids {
-            let mut buf = Vec::new();
-            assert_eq!(
-                store
-                    .objects()
-                    .unwrap()
-                    .find_blob(id, &mut buf)
-                    .unwrap()
-                    .data,
-                &data[..]
-            );
+            assert_eq!(blob_of(&store, id), &data[..]);
         }
     }
 
@@ -426,7 +407,6 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn reads_and_writes_share_one_object_database() {
-        use gix::objs::FindExt as _;
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open_or_init(&tmp.path().join("store.git")).unwrap();
         let data = b"one mapping\n";
@@ -435,16 +415,7 @@ mod tests {
             .unwrap();
         let id =
             gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data).unwrap();
-        let mut buf = Vec::new();
-        assert_eq!(
-            store
-                .objects()
-                .unwrap()
-                .find_blob(&id, &mut buf)
-                .unwrap()
-                .data,
-            data
-        );
+        assert_eq!(blob_of(&store, &id), data);
         let repo = store.repo().unwrap();
         assert_eq!(&repo.find_object(id).unwrap().data[..], data);
         let pack = std::fs::read_dir(tmp.path().join("store.git/objects/pack"))
@@ -460,22 +431,13 @@ mod tests {
             .count();
         assert_eq!(mapped, 1, "{maps}");
         let loose = repo.write_blob(b"written loose\n").unwrap().detach();
-        assert_eq!(
-            store
-                .objects()
-                .unwrap()
-                .find_blob(&loose, &mut buf)
-                .unwrap()
-                .data,
-            b"written loose\n"
-        );
+        assert_eq!(blob_of(&store, &loose), b"written loose\n");
     }
 
     /// Objects of every size, compressible or not, go into a pack git reads whole, and read
     /// back as they went in (each is deflated with a window sized to it).
     #[test]
     fn a_pack_holds_objects_of_every_size_as_git_reads_them() {
-        use gix::objs::FindExt as _;
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open_or_init(&tmp.path().join("store.git")).unwrap();
         let mut objects = Vec::new();
@@ -489,19 +451,10 @@ mod tests {
             objects.push(text);
         }
         write_blobs(&store, &objects).unwrap();
-        let mut buf = Vec::new();
         for o in &objects {
             let id =
                 gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, o).unwrap();
-            assert_eq!(
-                store
-                    .objects()
-                    .unwrap()
-                    .find_blob(&id, &mut buf)
-                    .unwrap()
-                    .data,
-                &o[..]
-            );
+            assert_eq!(blob_of(&store, &id), &o[..]);
         }
         let fsck = std::process::Command::new("git")
             .arg("--git-dir")
@@ -522,6 +475,19 @@ mod tests {
             pack < noise as u64 * 101 / 100 + 4096,
             "{pack} for {noise} random bytes"
         );
+    }
+
+    /// The bytes of blob `id`, read through the store's object database.
+    fn blob_of(store: &Store, id: &gix::oid) -> Vec<u8> {
+        use gix::objs::FindExt as _;
+        let mut buf = Vec::new();
+        store
+            .objects()
+            .unwrap()
+            .find_blob(id, &mut buf)
+            .unwrap()
+            .data
+            .to_vec()
     }
 
     /// `objects`, as blobs, in one pack.

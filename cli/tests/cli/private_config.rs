@@ -386,19 +386,9 @@ fn every_write_is_refused_while_broken(
 /// environment's keys. Configuration that includes another file is never remembered.
 #[test]
 fn a_remembered_pass_of_git_config_still_sees_every_change() {
-    let w = World::new();
-    w.write("notes.txt", "alpha\n");
-    let s = w.start();
-    w.ok(&["--session", &s, "read", "notes.txt"]);
+    let (w, s) = read_notes();
     let remembered = w.repo.join(".stella/private/git-config-checked");
-    let write = |w: &World, env: &[(&str, &str)]| {
-        let mut c = w.stella();
-        c.args(["--session", &s, "write", "notes.txt"]);
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        feed(c, b"written\n")
-    };
+    let write = |w: &World, env: &[(&str, &str)]| write_notes(w, &s, env);
     let passes = |w: &World, env: &[(&str, &str)]| {
         let out = write(w, env);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -499,10 +489,7 @@ fn a_remembered_pass_of_git_config_still_sees_every_change() {
 /// bytes), is no pass: the configuration is read in full, and the check never waits on it.
 #[test]
 fn a_hostile_remembered_pass_is_no_pass() {
-    let w = World::new();
-    w.write("notes.txt", "alpha\n");
-    let s = w.start();
-    w.ok(&["--session", &s, "read", "notes.txt"]);
+    let (w, s) = read_notes();
     w.git(&["config", "stella.typo", "1"]);
     let remembered = w.repo.join(".stella/private/git-config-checked");
     std::fs::create_dir_all(remembered.parent().unwrap()).unwrap();
@@ -512,11 +499,7 @@ fn a_hostile_remembered_pass_is_no_pass() {
         .unwrap();
     assert!(fifo.success());
     std::thread::sleep(std::time::Duration::from_millis(2100));
-    let write = || {
-        let mut c = w.stella();
-        c.args(["--session", &s, "write", "notes.txt"]);
-        feed(c, b"written\n")
-    };
+    let write = || write_notes(&w, &s, &[]);
     let out = write();
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("stella.typo"), "{}", stderr(&out));
@@ -525,4 +508,23 @@ fn a_hostile_remembered_pass_is_no_pass() {
     let out = write();
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("stella.typo"), "{}", stderr(&out));
+}
+
+/// A workspace with `notes.txt`, read by a new session (its id).
+fn read_notes() -> (World, String) {
+    let w = World::new();
+    w.write("notes.txt", "alpha\n");
+    let s = w.start();
+    w.ok(&["--session", &s, "read", "notes.txt"]);
+    (w, s)
+}
+
+/// `write notes.txt` by session `s`, with `env` set.
+fn write_notes(w: &World, s: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = w.stella();
+    c.args(["--session", s, "write", "notes.txt"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    feed(c, b"written\n")
 }
