@@ -152,9 +152,10 @@ impl<R: io::Read> io::Read for Exact<R> {
     }
 }
 
-/// Read `path`, mapping "not found" to `None`.
+/// Read the regular file at `path` whole (see [`open_regular`]: anything else is an error,
+/// never a wait), mapping "not found" to `None`.
 pub(crate) fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    match fs::read(path) {
+    match read_regular(path) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),

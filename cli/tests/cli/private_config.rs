@@ -528,3 +528,24 @@ fn write_notes(w: &World, s: &str, env: &[(&str, &str)]) -> std::process::Output
     }
     feed(c, b"written\n")
 }
+
+/// A FIFO where `.stella/config.toml` goes is a configuration that cannot be read: every write
+/// is refused naming it, and nothing waits on it.
+#[test]
+fn a_fifo_for_a_config_file_is_an_invalid_config_not_a_hang() {
+    let (w, s) = read_notes();
+    std::fs::create_dir_all(w.repo.join(".stella")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(w.repo.join(".stella/config.toml"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let out = write_notes(&w, &s, &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Stella's configuration is invalid") && err.contains("config.toml"),
+        "{err}"
+    );
+    assert_eq!(w.read("notes.txt"), "alpha\n");
+}
