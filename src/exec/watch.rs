@@ -16,7 +16,8 @@ pub(crate) struct Watch {
     /// The workspace folder (`""` for the root) of each watch descriptor.
     folders: HashMap<i32, Vec<u8>>,
     watched: HashMap<Vec<u8>, i32>,
-    /// Where events are read, allocated once: a write's close is one event to take.
+    /// Where events are read, allocated once, at the first look after a folder is watched: a
+    /// write's close is one event to take.
     buf: Vec<u8>,
 }
 
@@ -57,7 +58,7 @@ impl Watch {
             fd,
             folders: HashMap::new(),
             watched: HashMap::new(),
-            buf: vec![0u8; 64 << 10],
+            buf: Vec::new(),
         })
     }
 
@@ -91,6 +92,13 @@ impl Watch {
     /// The files closed after writing since the last call, in order (workspace paths).
     pub(crate) fn closed(&mut self) -> Vec<RelPath> {
         let mut out = Vec::new();
+        // Nothing watched, nothing to hear (a command that wrote no file: no buffer, no read).
+        if self.folders.is_empty() {
+            return out;
+        }
+        if self.buf.is_empty() {
+            self.buf = vec![0u8; 64 << 10];
+        }
         let mut buf = std::mem::take(&mut self.buf);
         loop {
             let n = match rustix::io::read(&self.fd, &mut buf[..]) {
