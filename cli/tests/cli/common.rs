@@ -430,6 +430,15 @@ pub fn b3(bytes: &[u8]) -> String {
     stella::digest::Digest::of(bytes).to_hex()
 }
 
+/// Make a FIFO at `path` (`mkfifo`), which must succeed.
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// Every file under `dir`, for "nothing was written" checks; but the remembered pass of the
 /// configuration check (`.stella/private/git-config-checked`), which any command that checks
 /// the configuration writes once the configuration has settled, refused or not.

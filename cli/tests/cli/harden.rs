@@ -434,11 +434,7 @@ fn a_fifo_at_a_tracked_path_never_hangs_a_command() {
     w.write("f", "bytes\n");
     w.ok(&["--session", &s, "read", "f"]);
     std::fs::remove_file(w.repo.join("f")).unwrap();
-    let made = Command::new("mkfifo")
-        .arg(w.repo.join("f"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    mkfifo(&w.repo.join("f"));
     let second = Duration::from_secs(1);
     let run = |args: &[&str], stdin: &[u8]| {
         let mut cmd = w.stella();

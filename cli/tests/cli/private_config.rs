@@ -493,11 +493,7 @@ fn a_hostile_remembered_pass_is_no_pass() {
     w.git(&["config", "stella.typo", "1"]);
     let remembered = w.repo.join(".stella/private/git-config-checked");
     std::fs::create_dir_all(remembered.parent().unwrap()).unwrap();
-    let fifo = std::process::Command::new("mkfifo")
-        .arg(&remembered)
-        .status()
-        .unwrap();
-    assert!(fifo.success());
+    mkfifo(&remembered);
     std::thread::sleep(std::time::Duration::from_millis(2100));
     let write = || write_notes(&w, &s, &[]);
     let out = write();
@@ -535,11 +531,7 @@ fn write_notes(w: &World, s: &str, env: &[(&str, &str)]) -> std::process::Output
 fn a_fifo_for_a_config_file_is_an_invalid_config_not_a_hang() {
     let (w, s) = read_notes();
     std::fs::create_dir_all(w.repo.join(".stella")).unwrap();
-    let fifo = std::process::Command::new("mkfifo")
-        .arg(w.repo.join(".stella/config.toml"))
-        .status()
-        .unwrap();
-    assert!(fifo.success());
+    mkfifo(&w.repo.join(".stella/config.toml"));
     let out = write_notes(&w, &s, &[]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     let err = stderr(&out);

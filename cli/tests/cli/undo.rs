@@ -212,13 +212,7 @@ fn undo_of_deleted_files_skips_what_it_cannot_put_back_and_does_the_rest() {
     std::fs::create_dir_all(&outside).unwrap();
     std::os::unix::fs::symlink(&outside, w.repo.join("sub")).unwrap();
     let fifo = w.repo.join("fifo.txt");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     // The kept bytes of lost.txt go missing from the store.
     let copy = w.base().join("lost-copy");
     std::fs::write(&copy, "lost bytes\n").unwrap();
