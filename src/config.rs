@@ -139,6 +139,14 @@ enum Remembered {
 }
 
 fn remembered(ws: &Workspace) -> Remembered {
+    let remembered = remembered_now(ws);
+    if matches!(remembered, Remembered::Pass) {
+        tracing::debug!("git config: the pass remembered for what it is read from holds");
+    }
+    remembered
+}
+
+fn remembered_now(ws: &Workspace) -> Remembered {
     let Some(print) = fingerprint(ws) else {
         return Remembered::Not(None);
     };

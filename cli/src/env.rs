@@ -27,12 +27,13 @@ pub enum Error {
 
 /// The library's settings, read from the environment: every entry point builds them here.
 pub fn settings() -> Result<Settings, Error> {
+    let git = git_config_env();
     Ok(Settings {
         data_dir: data_dir()?,
-        git_env_overrides: ["GIT_DIR", "GIT_WORK_TREE"]
+        git_env_overrides: git
             .iter()
-            .any(|v| std::env::var_os(v).is_some()),
-        git_config_env: Some(git_config_env()),
+            .any(|(name, _)| name == "GIT_DIR" || name == "GIT_WORK_TREE"),
+        git_config_env: Some(git),
     })
 }
 

@@ -422,6 +422,14 @@ fn a_remembered_pass_of_git_config_still_sees_every_change() {
         std::thread::sleep(std::time::Duration::from_millis(2100));
         passes(w, &[]);
         assert!(remembered.exists(), "a settled pass is remembered");
+        // And the next write takes it instead of reading git's configuration.
+        let out = write(w, &[("STELLA_LOG", "stella=debug")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the pass remembered for what it is read from holds"),
+            "{}",
+            stderr(&out)
+        );
     };
 
     // The repository's configuration.
