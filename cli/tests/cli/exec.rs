@@ -439,6 +439,50 @@ fn a_killed_supervisor_fails_the_commands_later_calls() {
     assert_eq!(w.read("a.txt"), "one\ntwo\n");
 }
 
+/// The command is started sharing the supervisor's memory until its `exec`: it starts as the
+/// caller would start it all the same, with the caller's environment and the session's
+/// variable, in the caller's folder, with no signal blocked, and none of those the supervisor
+/// takes or ignores while it runs (INT, QUIT, HUP, TERM, PIPE) left so.
+#[test]
+fn the_command_starts_as_its_caller_would_start_it() {
+    let Some((w, s)) = setup() else { return };
+    let run = |args: &[&str]| {
+        w.stella()
+            .current_dir(w.repo.join("sub"))
+            .env("STELLA_TEST_MARK", "kept")
+            .args(["--session", &s, "exec", "--"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "sh",
+        "-c",
+        "echo $STELLA_TEST_MARK $STELLA_EXEC_SESSION; pwd",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let sub = w.repo.join("sub").canonicalize().unwrap();
+    assert_eq!(stdout(&out), format!("kept {s}\n{}\n", sub.display()));
+    let out = run(&["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mask = |name: &str| {
+        let line = stdout(&out)
+            .lines()
+            .find_map(|l| l.strip_prefix(name).map(str::trim).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{name} in {}", stdout(&out)));
+        u64::from_str_radix(&line, 16).unwrap()
+    };
+    assert_eq!(mask("SigBlk:"), 0, "{}", stdout(&out));
+    for signal in [1, 2, 3, 13, 15] {
+        assert_eq!(
+            mask("SigIgn:") & (1 << (signal - 1)),
+            0,
+            "signal {signal}: {}",
+            stdout(&out)
+        );
+    }
+}
+
 #[test]
 fn the_exit_status_is_the_commands() {
     let Some((w, s)) = setup() else { return };

@@ -42,6 +42,7 @@ use super::signatures::{Signature, Signatures, Stat};
 use super::sys::filter;
 use super::sys::notify::{self, Answer, Listener, Received};
 use super::sys::signals::{self, Forward, IgnoreInterrupts};
+use super::sys::spawn;
 use super::{
     BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, Unsupported, exit_code, support,
 };
@@ -101,7 +102,8 @@ pub fn run(
         rustix::fs::Mode::empty(),
     )
     .ok();
-    let spawned = tracing::debug_span!("spawn").in_scope(|| spawn(command, ours, theirs, true));
+    let spawned =
+        tracing::debug_span!("spawn").in_scope(|| spawn(&command, false, ours, theirs, true));
     let (mut child, listener) = match (config.outcome(), spawned) {
         (Ok(()), spawned) => spawned?,
         // The child ran nothing (it waits for the word to, and was told not to).
@@ -291,16 +293,16 @@ impl Drop for Word {
 
 /// Start `command` with the filter installed, and take its listener, over the socket pair
 /// `ours` and `theirs`; `gated`: the child waits for [`notify::let_go`] before its program.
+/// `null_stdio`: its standard input and output are `/dev/null`, else this process's streams.
 fn spawn(
-    mut command: Command,
+    command: &Command,
+    null_stdio: bool,
     ours: UnixStream,
     theirs: UnixStream,
     gated: bool,
-) -> Result<(std::process::Child, Listener), Error> {
+) -> Result<(spawn::Child, Listener), Error> {
     let program_name = command.get_program().to_owned();
-    let child_sock = theirs.as_raw_fd();
-    notify::install_on_spawn(&mut command, child_sock, gated);
-    let spawned = command.spawn();
+    let spawned = spawn::spawn(command, null_stdio, theirs.as_raw_fd(), gated);
     drop(theirs);
     let mut child = match spawned {
         Ok(c) => c,
@@ -341,18 +343,18 @@ fn spawn(
 /// it runs, lets a command run under it.
 pub fn probe() -> Result<(), Unsupported> {
     support()?;
-    let mut command = Command::new("true");
-    command.stdin(Stdio::null()).stdout(Stdio::null());
+    let command = Command::new("true");
     let pair = UnixStream::pair().map_err(|source| {
         Unsupported::Trial(Box::new(Error::Spawn {
             program: "true".into(),
             source,
         }))
     })?;
-    let (mut child, listener) = spawn(command, pair.0, pair.1, false).map_err(|e| match e {
-        Error::Unsupported(why) => why,
-        other => Unsupported::Trial(Box::new(other)),
-    })?;
+    let (mut child, listener) =
+        spawn(&command, true, pair.0, pair.1, false).map_err(|e| match e {
+            Error::Unsupported(why) => why,
+            other => Unsupported::Trial(Box::new(other)),
+        })?;
     // The guard must read the paths a command names out of its memory: where ptrace rules
     // forbid that (`kernel.yama.ptrace_scope` 2 or 3), every checked call would be refused.
     let mut unreadable = None;

@@ -1,5 +1,5 @@
 //! The shell guard's system calls that Rust cannot check: the seccomp filter ([`filter`]), its
-//! listener and the hook that installs it in the child between `fork` and `exec`, reading the
+//! listener and the child that installs it on itself before its `exec` ([`spawn`]), reading the
 //! calling process's memory ([`notify`]), and signal dispositions ([`signals`]).
 //!
 //! The only module of the library where `unsafe` is allowed: `#![deny(unsafe_code)]` holds every
@@ -10,3 +10,4 @@
 pub mod filter;
 pub mod notify;
 pub mod signals;
+pub mod spawn;

@@ -5,35 +5,14 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use libc::{c_int, seccomp_notif, seccomp_notif_resp, sock_filter};
 
 use super::filter;
 
-/// Have the child `command` starts install the filter on itself and send its listener over
-/// `sock` (see [`receive`]) before it runs the program. `gated`: then it waits, before the
-/// program, for the parent's word over `sock` ([`let_go`]), and runs nothing unless told to.
-pub(crate) fn install_on_spawn(command: &mut Command, sock: RawFd, gated: bool) {
-    let program = Program::new();
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure only makes async-signal-safe system calls on memory it owns.
-    unsafe {
-        command.pre_exec(move || {
-            install_in_child(&program.fprog(), sock)?;
-            if gated {
-                wait_for_go(sock, parent)
-            } else {
-                Ok(())
-            }
-        });
-    }
-}
-
-/// Tell a gated child ([`install_on_spawn`]) over `sock` to run its program (`go`) or not.
+/// Tell a gated child ([`super::spawn::spawn`]) over `sock` to run its program (`go`) or not.
 pub(crate) fn let_go(sock: RawFd, go: bool) {
     let byte = [if go { GO } else { STOP }];
     // SAFETY: a valid buffer of one byte. A child gone already needs no word.
@@ -48,8 +27,8 @@ const STOP: u8 = b's';
 /// copy of the parent's end of the socket until its `exec`, so it would never see it close.
 ///
 /// # Safety
-/// Call only in a freshly forked child of `parent`.
-unsafe fn wait_for_go(sock: RawFd, parent: libc::pid_t) -> io::Result<()> {
+/// Call only in a child of `parent` before its `exec` ([`super::spawn`]).
+pub(super) unsafe fn wait_for_go(sock: RawFd, parent: libc::pid_t) -> io::Result<()> {
     // SAFETY: plain system calls with valid arguments.
     unsafe {
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
@@ -69,7 +48,7 @@ unsafe fn wait_for_go(sock: RawFd, parent: libc::pid_t) -> io::Result<()> {
 /// The parent's word over `sock`: `Ok` for "go".
 ///
 /// # Safety
-/// Call only in a freshly forked child.
+/// Call only in a child before its `exec` ([`super::spawn`]).
 unsafe fn wait_for_word(sock: RawFd) -> io::Result<()> {
     let mut byte = [0u8; 1];
     loop {
@@ -88,18 +67,15 @@ unsafe fn wait_for_word(sock: RawFd) -> io::Result<()> {
 
 /// Install the filter on the calling process and send the listener over `sock`.
 ///
-/// Runs in the child between `fork` and `exec`, so it allocates nothing and calls only
-/// async-signal-safe functions. On failure it sends the errno instead of a descriptor, so the
+/// Runs in the child before its `exec`, sharing the parent's memory, so it allocates nothing
+/// and calls only async-signal-safe functions. On failure it sends the errno instead of a descriptor, so the
 /// parent can tell "this machine cannot guard" from "the command could not be started".
 ///
 /// # Safety
-/// Call only in a freshly forked child; `prog` must stay valid.
-unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd) -> io::Result<()> {
+/// Call only in a child before its `exec` ([`super::spawn`]); `prog` must stay valid.
+pub(super) unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd) -> io::Result<()> {
     // SAFETY: plain system calls with valid arguments; see the function's contract.
     unsafe {
-        for sig in [libc::SIGINT, libc::SIGQUIT] {
-            libc::signal(sig, libc::SIG_DFL);
-        }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return fail(sock);
         }
