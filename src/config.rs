@@ -82,8 +82,31 @@ pub enum Error {
 /// is refused on `Err`: an invalid configuration cannot say what was meant, so it never silently
 /// allows.
 pub(crate) fn check(ws: &Workspace) -> Result<Config, Error> {
+    check_if_remembered(ws).unwrap_or_else(|unremembered| check_in_full(ws, unremembered))
+}
+
+/// [`check`] when git's configuration passed before and nothing it is read from changed since
+/// (a few `stat`s, no thread needed); else what [`check_in_full`] needs, the fingerprint taken
+/// here among it, so that it is taken once.
+pub(crate) fn check_if_remembered(ws: &Workspace) -> Result<Result<Config, Error>, Unremembered> {
+    let started = std::time::SystemTime::now();
+    match remembered(ws) {
+        Remembered::Pass => Ok(Config::load(&ws.root)),
+        Remembered::Not(print) => Err(Unremembered { print, started }),
+    }
+}
+
+/// A check [`check_if_remembered`] could not answer: the fingerprint to remember a pass by, when
+/// one could be taken, and when it was taken.
+pub(crate) struct Unremembered {
+    print: Option<Fingerprint>,
+    started: std::time::SystemTime,
+}
+
+/// [`check`], reading git's configuration ([`check_if_remembered`] said it must).
+pub(crate) fn check_in_full(ws: &Workspace, unremembered: Unremembered) -> Result<Config, Error> {
     let config = Config::load(&ws.root)?;
-    check_git_config(ws)?;
+    check_git_config(ws, unremembered)?;
     Ok(config)
 }
 
@@ -98,18 +121,13 @@ const GIT_CONFIG_CHECKED: &str = "git-config-checked";
 /// Remembered only when the configuration came from those files alone (no `include`), none of
 /// them changed in the two seconds before the check (a change in the same tick of the clock
 /// would not move its times), and the environment is known ([`Settings::git_config_env`]).
-fn check_git_config(ws: &Workspace) -> Result<(), GitConfigError> {
-    let started = std::time::SystemTime::now();
-    let print = match remembered(ws) {
-        Remembered::Pass => return Ok(()),
-        Remembered::Not(print) => print,
-    };
+fn check_git_config(ws: &Workspace, unremembered: Unremembered) -> Result<(), GitConfigError> {
     let Ok(repo) = ws.user_config() else {
         return Ok(());
     };
     git_on_error(&repo)?;
-    if let Some(print) = print
-        && print.settled(started)
+    if let Some(print) = unremembered.print
+        && print.settled(unremembered.started)
         && read_only_from(&repo, &print.files)
     {
         // A failure costs only the next command a full check.
@@ -120,15 +138,6 @@ fn check_git_config(ws: &Workspace) -> Result<(), GitConfigError> {
         );
     }
     Ok(())
-}
-
-/// [`check`] when git's configuration passed before and nothing it is read from changed since
-/// (a few `stat`s, no thread needed); `None` when it must be read.
-pub(crate) fn check_if_remembered(ws: &Workspace) -> Option<Result<Config, Error>> {
-    match remembered(ws) {
-        Remembered::Pass => Some(Config::load(&ws.root)),
-        Remembered::Not(_) => None,
-    }
 }
 
 /// Whether a pass of `ws`'s git configuration is remembered for what it is read from now.

@@ -232,11 +232,14 @@ impl ConfigCheck {
     fn start(context: &Context, ours: &UnixStream) -> ConfigCheck {
         // A pass remembered for the files and variables the configuration is read from now
         // needs a few `stat`s: no thread.
-        if let Some(checked) = crate::config::check_if_remembered(&context.ws) {
-            let checked = checked.map(drop);
-            notify::let_go(ours.as_raw_fd(), checked.is_ok());
-            return ConfigCheck::Done(checked);
-        }
+        let unremembered = match crate::config::check_if_remembered(&context.ws) {
+            Ok(checked) => {
+                let checked = checked.map(drop);
+                notify::let_go(ours.as_raw_fd(), checked.is_ok());
+                return ConfigCheck::Done(checked);
+            }
+            Err(unremembered) => unremembered,
+        };
         let ws = context.ws.clone();
         let thread = ours.try_clone().ok().and_then(|gate| {
             std::thread::Builder::new()
@@ -249,7 +252,7 @@ impl ConfigCheck {
                     // event logged here would wait for it forever (the child with it).
                     let checked = tracing::subscriber::with_default(
                         tracing::subscriber::NoSubscriber::default(),
-                        || crate::config::check(&ws),
+                        || crate::config::check_in_full(&ws, unremembered),
                     )
                     .map(drop);
                     word.go = checked.is_ok();
@@ -259,7 +262,8 @@ impl ConfigCheck {
         });
         match thread {
             Some(thread) => ConfigCheck::Running(thread),
-            // No thread: checked here, and the word given here.
+            // No thread: checked here (its fingerprint went with the thread that never started),
+            // and the word given here.
             None => {
                 let checked = crate::config::check(&context.ws).map(drop);
                 notify::let_go(ours.as_raw_fd(), checked.is_ok());
