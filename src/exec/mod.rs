@@ -60,6 +60,14 @@ use std::process::ExitStatus;
 use crate::journal::{self, Tip};
 use crate::paths::RelPath;
 
+/// The supervisor's tables, keyed by the paths and thread ids every call names: hashed with
+/// foldhash, whose hash of a short key is a few multiplications where std's SipHash runs rounds
+/// over every byte. Seeded per process as std's is, so the command cannot choose its collisions.
+#[cfg(shell_guard)]
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+#[cfg(shell_guard)]
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 /// Set in the guarded command's environment: the session whose guard it runs under, which a
 /// nested `git stella exec` names. Whether a command is guarded is the kernel's word (a process
 /// has one seccomp supervisor at most), never this variable's: setting it switches nothing off.

@@ -13,7 +13,6 @@
 //! elsewhere), written whole at the end of each command, checked whole when read: a file that
 //! does not check out is ignored, and the guard hashes as if it had never been written.
 
-use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -25,6 +24,8 @@ use crate::fsutil;
 use crate::ids::SessionId;
 use crate::journal::{self, Journal};
 use crate::paths::RelPath;
+
+use super::HashMap;
 
 /// What `stat` says of a file, enough to tell it changed (git's index keeps the same).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -373,7 +374,8 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
         1 => Some(ObjectId::try_from(&head[1..]).ok()?),
         _ => return None,
     };
-    let mut map = HashMap::with_capacity(entries.min(MAX_ENTRIES + 1));
+    let mut map =
+        HashMap::with_capacity_and_hasher(entries.min(MAX_ENTRIES + 1), Default::default());
     while let Some(len) = take(4) {
         let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
         let path = RelPath::from_bytes(take(len)?)?;
@@ -441,7 +443,7 @@ mod tests {
 
     #[test]
     fn what_is_written_reads_back_and_damage_reads_as_nothing() {
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         for (i, name) in ["a.txt", "dir/b c", "é/\u{1}"].iter().enumerate() {
             map.insert(
                 RelPath::from_bytes(name.as_bytes()).unwrap(),

@@ -1,10 +1,11 @@
 //! When a command finishes writing a file: inotify's `IN_CLOSE_WRITE` on the folders of the
 //! files it writes, so the guard takes what it left at that moment, not when it exits.
 
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+use super::HashMap;
 
 use rustix::fs::inotify;
 
@@ -56,8 +57,8 @@ impl Watch {
             inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC).ok()?;
         Some(Watch {
             fd,
-            folders: HashMap::new(),
-            watched: HashMap::new(),
+            folders: HashMap::default(),
+            watched: HashMap::default(),
             buf: Vec::new(),
         })
     }

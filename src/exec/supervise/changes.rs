@@ -758,7 +758,7 @@ impl Supervisor<'_, '_> {
             return Ok(None);
         }
         if self.inodes.is_none() {
-            let mut index = HashMap::new();
+            let mut index = HashMap::default();
             for e in self.journal.entries_of_tree(self.tree()?)? {
                 if let Ok(m) = std::fs::symlink_metadata(e.path.under(&self.root)) {
                     index.insert((m.dev(), m.ino()), e);

@@ -7,7 +7,7 @@ use super::*;
 /// never ignored). `check-ignore` without `--no-index` does both but took 1.2 s for 10,000 paths.
 pub(super) fn ignored(root: &Path, paths: &[RelPath]) -> HashSet<RelPath> {
     if paths.is_empty() {
-        return HashSet::new();
+        return HashSet::default();
     }
     let mut input = Vec::new();
     for p in paths {
@@ -56,7 +56,7 @@ impl Ignores {
         Ignores {
             root: root.to_owned(),
             query: None,
-            folders: HashMap::new(),
+            folders: HashMap::default(),
         }
     }
 

@@ -23,7 +23,7 @@ impl Supervisor<'_, '_> {
     /// writing, and journal what is due.
     pub(super) fn tick(&mut self, pid: u32) {
         if let Some(signal) = signals::take_end() {
-            self.ending = Some((signal, HashSet::new()));
+            self.ending = Some((signal, HashSet::default()));
         }
         if let Some((signal, told)) = &mut self.ending {
             // To the command and every process of it: each the guard has seen, and each
@@ -133,7 +133,7 @@ impl Supervisor<'_, '_> {
             return Ok(false);
         }
         // Within what is due, a path's last reading or writing is what counts, up to a rename.
-        let mut last: HashSet<&RelPath> = HashSet::new();
+        let mut last: HashSet<&RelPath> = HashSet::default();
         let mut keep = vec![true; due.len()];
         for (i, event) in due.iter().enumerate().rev() {
             match event {
@@ -241,7 +241,7 @@ impl Supervisor<'_, '_> {
     fn learn_ignored(&mut self, due: &[Event]) -> Result<(), Error> {
         self.ignored.clear();
         let mut new = Vec::new();
-        let mut asked = HashSet::new();
+        let mut asked = HashSet::default();
         for event in due {
             for p in event.paths().into_iter().flatten() {
                 if self.at_start(p)?.is_none() && !self.ignored.contains_key(p) && asked.insert(p) {
@@ -487,7 +487,7 @@ fn split_due(
 ) -> (Vec<Event>, Vec<Event>, bool) {
     let mut due = Vec::new();
     let mut later = Vec::new();
-    let mut blocked: HashSet<RelPath> = HashSet::new();
+    let mut blocked: HashSet<RelPath> = HashSet::default();
     let mut full = false;
     for event in log {
         if due.len() >= cap {

@@ -1,7 +1,6 @@
 //! The shell guard's supervisor (Linux): spawn the command under the seccomp filter and answer
 //! each notification until it exits, journaling what it did as it goes.
 
-use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -46,6 +45,7 @@ use super::sys::spawn;
 use super::{
     BATCH_PATHS, BYTES_BUDGET, Error, Report, SESSION_ENV, Unsupported, exit_code, support,
 };
+use super::{HashMap, HashSet};
 
 /// Run `command` under the guard of session `id`, printing refusals to `err` (the command's own
 /// stderr), journaling what it read and wrote as it goes (from its first second on, a step
@@ -121,19 +121,19 @@ pub fn run(
         journal: &journal,
         start_step: start,
         tree: std::cell::OnceCell::new(),
-        known: HashMap::new(),
-        last_read: HashMap::new(),
+        known: HashMap::default(),
+        last_read: HashMap::default(),
         pruned: Instant::now(),
         log: Vec::new(),
         hashing: Vec::new(),
         signatures: Signatures::new(&context.ws.root, id),
-        renamed_by: HashMap::new(),
-        touched_set: HashSet::new(),
-        recorded: HashSet::new(),
+        renamed_by: HashMap::default(),
+        touched_set: HashSet::default(),
+        recorded: HashSet::default(),
         settle: Vec::new(),
         watch,
-        start: HashMap::new(),
-        ignored: HashMap::new(),
+        start: HashMap::default(),
+        ignored: HashMap::default(),
         id,
         summary,
         tip: None,
@@ -144,12 +144,12 @@ pub fn run(
         flushed: Instant::now(),
         flush_every: FLUSH_EVERY,
         started: Instant::now(),
-        origins: HashMap::new(),
+        origins: HashMap::default(),
         refused: Vec::new(),
         refusals: Vec::new(),
-        told: HashSet::new(),
-        told_stella: HashSet::new(),
-        told_handle: HashSet::new(),
+        told: HashSet::default(),
+        told_stella: HashSet::default(),
+        told_handle: HashSet::default(),
         inodes: None,
         root_id: std::fs::metadata(&context.ws.root)
             .ok()
@@ -163,7 +163,7 @@ pub fn run(
         root_dir,
         stat_hint: None,
         change_dir: None,
-        folders: HashMap::new(),
+        folders: HashMap::default(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
         ignores: Ignores::new(&context.ws.root),

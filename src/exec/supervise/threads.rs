@@ -5,12 +5,12 @@
 //! `SIGCHLD` without restarting calls): so each record holds the thread itself, a pidfd, and is
 //! trusted only while that pidfd says the thread lives.
 
-use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::rc::Rc;
 
 use super::notify;
+use super::{HashMap, HashSet};
 
 /// What is remembered of one live thread.
 pub(super) struct Thread {
@@ -52,8 +52,8 @@ impl Threads {
     /// The command's own process, `pid`, is known from the start.
     pub(super) fn new(pid: u32) -> Threads {
         Threads {
-            by_tid: HashMap::new(),
-            processes: HashSet::from([pid]),
+            by_tid: HashMap::default(),
+            processes: HashSet::from_iter([pid]),
             sweep_at: SWEEP_FROM,
             max_held: MAX_HELD,
             unheld: 0,
