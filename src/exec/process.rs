@@ -141,9 +141,13 @@ pub(super) fn resolve_as(
 }
 
 /// The path, relative to `root`, that `raw` names from the calling thread's working folder `cwd`
-/// (or absolute) when it lies inside `root` by its names alone and has no `.` or `..` on the way:
-/// the common case, which [`resolve_beneath`] then checks has no symbolic link either. `None`
-/// where the long way must say.
+/// (or absolute) when it lies inside `root` by its names alone and has no `..` on the way: the
+/// common case, which [`resolve_beneath`] then checks has no symbolic link either. `None` where
+/// the long way must say.
+///
+/// Written as git names the file whatever the call's spelling: `a//b`, `a/./b` and `./a/b` are
+/// `a/b`, as the kernel takes them. (Kept as spelled, such a name was no workspace path at
+/// all, and a change through it went unchecked.)
 pub(super) fn rel_beneath(
     cwd: Option<&Path>,
     dirfd: Option<libc::c_int>,
@@ -152,22 +156,26 @@ pub(super) fn rel_beneath(
 ) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     use std::path::Component;
-    let bytes = raw.as_os_str().as_bytes();
-    if bytes.ends_with(b"/")
-        || raw
-            .components()
-            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-    {
+    if raw.as_os_str().as_bytes().ends_with(b"/") {
         return None;
     }
-    let rel = if raw.is_absolute() {
-        raw.strip_prefix(root).ok()?.to_owned()
+    let (base, tail) = if raw.is_absolute() {
+        (Path::new(""), raw.strip_prefix(root).ok()?)
     } else {
         if !matches!(dirfd, None | Some(libc::AT_FDCWD)) {
             return None;
         }
-        cwd?.strip_prefix(root).ok()?.join(raw)
+        (cwd?.strip_prefix(root).ok()?, raw)
     };
+    let mut rel = PathBuf::with_capacity(base.as_os_str().len() + tail.as_os_str().len() + 1);
+    // `components` leaves out empty names and every `.` but a leading one.
+    for c in base.components().chain(tail.components()) {
+        match c {
+            Component::Normal(name) => rel.push(name),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
     (!rel.as_os_str().is_empty()).then_some(rel)
 }
 
@@ -299,6 +307,30 @@ pub(super) fn under_stella() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_beneath_the_root_is_written_as_git_names_the_file() {
+        let root = Path::new("/w");
+        let r = |cwd: Option<&str>, dirfd: Option<libc::c_int>, raw: &str| {
+            rel_beneath(cwd.map(Path::new), dirfd, Path::new(raw), root)
+        };
+        let some = |p: &str| Some(PathBuf::from(p));
+        assert_eq!(r(Some("/w"), None, "a//b/./c"), some("a/b/c"));
+        assert_eq!(r(Some("/w/sub"), None, ".//x"), some("sub/x"));
+        assert_eq!(r(Some("/w/sub"), Some(libc::AT_FDCWD), "x"), some("sub/x"));
+        assert_eq!(r(None, None, "/w//a/./b"), some("a/b"));
+        assert_eq!(r(Some("/elsewhere"), None, "/w/./a"), some("a"));
+        // The long way says: a `..`, a folder named with a trailing slash, another descriptor.
+        assert_eq!(r(Some("/w"), None, "a/../b"), None);
+        assert_eq!(r(Some("/w"), None, "a/"), None);
+        assert_eq!(r(Some("/w"), Some(5), "a"), None);
+        // Not a workspace file: the root itself, a path outside, no working folder known.
+        assert_eq!(r(Some("/w"), None, "."), None);
+        assert_eq!(r(None, None, "/w"), None);
+        assert_eq!(r(None, None, "/wx/a"), None);
+        assert_eq!(r(Some("/elsewhere"), None, "a"), None);
+        assert_eq!(r(None, None, "a"), None);
+    }
 
     #[test]
     fn paths_resolve_as_the_calling_process_sees_them() {

@@ -950,6 +950,60 @@ fn reads_through_linked_folders_and_dot_dot_name_the_file_they_reach() {
     );
 }
 
+/// However a command spells a path (`a//b`, `a/./b`, absolute with either), it names the one
+/// workspace file: a read through such a name is the file's read, and a write, truncate, rename
+/// onto it or delete through it after someone changed the file is refused as any other. A file
+/// made through such a name is recorded under its plain name.
+#[test]
+fn a_path_spelled_with_doubled_slashes_or_dots_is_the_file_it_names() {
+    let Some((w, s)) = setup() else { return };
+    let repo = w.repo.display().to_string();
+    let spellings = [
+        "sub//x.txt".to_owned(),
+        "sub/./x.txt".to_owned(),
+        ".//sub/.//x.txt".to_owned(),
+        format!("{repo}//sub/./x.txt"),
+        format!("{repo}/./sub//x.txt"),
+    ];
+    // The session's word on the file.
+    let of_x = |w: &World| {
+        status(w, &s)
+            .lines()
+            .filter(|l| l.ends_with(" sub/x.txt"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (i, name) in spellings.iter().enumerate() {
+        let out = sh(&w, &s, &format!("cat '{name}' >/dev/null"));
+        assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+        assert_eq!(of_x(&w), "unchanged  sub/x.txt", "a read through {name}");
+        let theirs = format!("theirs {i}\n");
+        w.write("sub/x.txt", &theirs);
+        w.write("c.txt", "see\n");
+        for (script, verb) in [
+            (format!("echo mine > '{name}'"), "write"),
+            (format!("truncate -s 0 '{name}'"), "write"),
+            (format!("mv c.txt '{name}'"), "write"),
+            (format!("rm '{name}'"), "delete"),
+        ] {
+            let out = sh(&w, &s, &script);
+            assert_ne!(code(&out), 0, "{script}");
+            assert_refused(&out, verb, "sub/x.txt");
+            assert_eq!(w.read("sub/x.txt"), theirs, "{script}");
+        }
+    }
+    assert_eq!(of_x(&w), "changed    sub/x.txt");
+    let out = sh(&w, &s, &format!("echo new > '{repo}/sub//./new.txt'"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        status(&w, &s)
+            .lines()
+            .any(|l| l == "unchanged  sub/new.txt"),
+        "{}",
+        status(&w, &s)
+    );
+}
+
 /// A file made where its folder is reached through a link is placed the long way too: made
 /// through a linked folder inside the workspace, it is the file in the folder the link names
 /// (and a later change of it is checked there); through a link to a folder outside, it is none
