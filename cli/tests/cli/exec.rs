@@ -1004,6 +1004,58 @@ fn a_path_spelled_with_doubled_slashes_or_dots_is_the_file_it_names() {
     );
 }
 
+/// A workspace file reached through another name of it outside the workspace (a hard link) is
+/// that file: a write or truncate through the outside name after someone changed the file is
+/// refused, one after a fresh read is the session's write of the file under its own name, and
+/// a name the command links itself is the same. An exclusive create of the name still fails.
+#[test]
+fn a_hard_link_outside_the_workspace_is_the_workspace_file() {
+    let Some((w, s)) = setup() else { return };
+    let far = w.base().join("far");
+    std::fs::create_dir_all(&far).unwrap();
+    let link = far.join("a-link.txt");
+    std::fs::hard_link(w.repo.join("a.txt"), &link).unwrap();
+    let link = link.display().to_string();
+    let out = sh(&w, &s, "cat a.txt >/dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    w.write("a.txt", "theirs\n");
+    for script in [
+        format!("echo mine > '{link}'"),
+        format!("truncate -s 0 '{link}'"),
+        format!("echo mine >> '{link}'"),
+    ] {
+        let out = sh(&w, &s, &script);
+        assert_ne!(code(&out), 0, "{script}");
+        assert_refused(&out, "write", "a.txt");
+        assert_eq!(w.read("a.txt"), "theirs\n", "{script}");
+    }
+    let py = format!(
+        "import os\ntry:\n os.open('{link}', os.O_WRONLY | os.O_CREAT | os.O_EXCL)\nexcept FileExistsError:\n print('exists')\n"
+    );
+    let out = w.run(&["--session", &s, "exec", "--", &python(), "-c", &py]);
+    assert_eq!(stdout(&out), "exists\n", "{}", stderr(&out));
+
+    let out = sh(
+        &w,
+        &s,
+        &format!("cat a.txt >/dev/null && echo mine > '{link}'"),
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(w.read("a.txt"), "mine\n");
+    assert_eq!(status(&w, &s), "unchanged  a.txt");
+
+    let made = far.join("made.txt").display().to_string();
+    w.write("a.txt", "theirs again\n");
+    let out = sh(
+        &w,
+        &s,
+        &format!("ln a.txt '{made}' && echo mine > '{made}'"),
+    );
+    assert_ne!(code(&out), 0);
+    assert_refused(&out, "write", "a.txt");
+    assert_eq!(w.read("a.txt"), "theirs again\n");
+}
+
 /// A file made where its folder is reached through a link is placed the long way too: made
 /// through a linked folder inside the workspace, it is the file in the folder the link names
 /// (and a later change of it is checked there); through a link to a folder outside, it is none

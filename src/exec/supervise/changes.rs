@@ -17,6 +17,23 @@ impl Supervisor<'_, '_> {
         intent: Intent,
         act: Act,
     ) -> Answer {
+        let located = match located {
+            Located::Elsewhere if matches!(intent, Intent::Write { .. }) => {
+                match self.outside_link(act) {
+                    Ok(Some(path)) => Located::Inside(path),
+                    Ok(None) => Located::Elsewhere,
+                    Err(e) => {
+                        let why = self.unreadable_journal(e);
+                        let _ = writeln!(
+                            self.err,
+                            "stella: refusing a change of a file outside the workspace that may be a workspace file's other name: {why}"
+                        );
+                        return Answer::Fail(libc::EACCES);
+                    }
+                }
+            }
+            located => located,
+        };
         let dir = match act {
             Act::Kernel => None,
             _ => self.folder_for(req.pid, &located),
@@ -757,6 +774,18 @@ impl Supervisor<'_, '_> {
         if !meta.is_file() || meta.nlink() < 2 {
             return Ok(None);
         }
+        Ok(self
+            .inodes()?
+            .get(&(meta.dev(), meta.ino()))
+            .map(|e| Entry {
+                path: path.clone(),
+                ..e.clone()
+            }))
+    }
+
+    /// The files the session tracked when the command started, by device and inode: built the
+    /// first time a file with several names is changed.
+    fn inodes(&mut self) -> Result<&HashMap<(u64, u64), Entry>, journal::Error> {
         if self.inodes.is_none() {
             let mut index = HashMap::default();
             for e in self.journal.entries_of_tree(self.tree()?)? {
@@ -766,11 +795,37 @@ impl Supervisor<'_, '_> {
             }
             self.inodes = Some(index);
         }
-        let index = self.inodes.as_ref().expect("built above");
-        Ok(index.get(&(meta.dev(), meta.ino())).map(|e| Entry {
-            path: path.clone(),
-            ..e.clone()
-        }))
+        Ok(self.inodes.as_ref().expect("built above"))
+    }
+
+    /// The workspace file that an open for writing or a truncate (`act`) of a path outside the
+    /// workspace reaches, when that path is another name (a hard link) of a file the session
+    /// tracked when the command started and the file's workspace name still names it. Such a
+    /// call changes the workspace file's bytes: it is checked, and carried out, as a change of
+    /// that file under its workspace name (the same file, so the caller's descriptor is the one
+    /// it asked for). An exclusive create is left to the kernel, which fails it.
+    fn outside_link(&mut self, act: Act) -> Result<Option<RelPath>, journal::Error> {
+        let Some(outside) = self.outside.take() else {
+            return Ok(None);
+        };
+        if let Act::Open { flags, .. } = act
+            && flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL
+        {
+            return Ok(None);
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&outside) else {
+            return Ok(None);
+        };
+        if !meta.is_file() || meta.nlink() < 2 {
+            return Ok(None);
+        }
+        let id = (meta.dev(), meta.ino());
+        let Some(path) = self.inodes()?.get(&id).map(|e| e.path.clone()) else {
+            return Ok(None);
+        };
+        let same = std::fs::symlink_metadata(path.under(&self.root))
+            .is_ok_and(|m| (m.dev(), m.ino()) == id);
+        Ok(same.then_some(path))
     }
 
     /// Tell the process whose call was refused: on its own stderr (a host that captures a shell

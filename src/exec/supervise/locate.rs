@@ -21,6 +21,7 @@ impl Supervisor<'_, '_> {
         change: bool,
     ) -> Located {
         self.stat_hint = None;
+        self.outside = None;
         // Every process seen is known, for the signals passed on to the command; the thread is
         // held before its memory is read, so the validity check below vouches for the hold too.
         let process = self.process_of(req.pid);
@@ -114,7 +115,12 @@ impl Supervisor<'_, '_> {
             Ok(rel) => rel.to_owned(),
             Err(_) => match change.then(|| self.alias(&resolved)).flatten() {
                 Some(rel) => rel,
-                None => return Located::Elsewhere,
+                None => {
+                    if change {
+                        self.outside = Some(resolved);
+                    }
+                    return Located::Elsewhere;
+                }
             },
         };
         self.classify(&rel, || resolved)

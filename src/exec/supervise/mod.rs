@@ -163,6 +163,7 @@ pub fn run(
         root_dir,
         stat_hint: None,
         change_dir: None,
+        outside: None,
         folders: HashMap::default(),
         kept: 0,
         keep_budget: crate::keep::COMMAND_MAX,
@@ -688,6 +689,9 @@ struct Supervisor<'a, 'j> {
     stat_hint: Option<(u64, Stat)>,
     /// Where the call being answered changes a path, as `locate` placed it by its names.
     change_dir: Option<Placed>,
+    /// The path outside the workspace the call being answered changes, as `locate` resolved it
+    /// ([`Supervisor::outside_link`]).
+    outside: Option<PathBuf>,
     /// How many bytes of snapshots are kept so far, against [`BYTES_BUDGET`].
     kept: u64,
     /// What the command may still keep of files it changes blind ([`crate::keep`]).
