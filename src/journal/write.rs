@@ -8,6 +8,8 @@ use super::*;
 pub(crate) struct Prepared {
     parent: ObjectId,
     commit: ObjectId,
+    /// The Unix second the step was built in: its time, and its writes' time.
+    second: i64,
 }
 
 /// Objects written in memory for one step (see [`Journal::batch`]).
@@ -305,10 +307,14 @@ impl<'s> Journal<'s> {
             .store
             .tip(&session_ref(id))?
             .ok_or_else(|| Error::UnknownSession { id: id.clone() })?;
+        // Read before the build, which reads the clock again: the step's time is this second
+        // or a later one.
+        let second = gix::date::Time::now_utc().seconds;
         let commit = self.build(self.repo()?, id, tip, step, None)?;
         Ok(Prepared {
             parent: tip,
             commit,
+            second,
         })
     }
 
@@ -324,7 +330,13 @@ impl<'s> Journal<'s> {
     }
 
     /// Record `step`, prepared by [`Journal::prepare`]; built again only when another step of
-    /// the session landed in between.
+    /// the session landed in between, or the clock went on to another second.
+    ///
+    /// A write is prepared before its folder's hold is taken and committed once its bytes have
+    /// landed, under that hold: a step built in the second before its bytes landed would say it
+    /// wrote before a hook checked the file, and the hook's host, writing after that check,
+    /// would replace the write with no report (a hook looks for the writes of other sessions
+    /// from the second of its check on, [`Journal::written_since`]).
     pub(crate) fn commit(
         &self,
         id: &SessionId,
@@ -336,7 +348,12 @@ impl<'s> Journal<'s> {
             .store
             .update_ref(&name, &step.summary, |repo, tip| match tip {
                 None => Err(Error::UnknownSession { id: id.clone() }),
-                Some(tip) if tip == prepared.parent => Ok(prepared.commit),
+                Some(tip)
+                    if tip == prepared.parent
+                        && gix::date::Time::now_utc().seconds == prepared.second =>
+                {
+                    Ok(prepared.commit)
+                }
                 Some(tip) => self.build(repo, id, tip, step, None),
             });
         self.recorded(id, step, new?)
@@ -737,6 +754,42 @@ mod tests {
             .unwrap();
         assert!(out.status.success(), "git {args:?}: {out:?}");
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A write prepared in one second and committed in the next (its folder's hold waited for)
+    /// carries the second it was committed in, as the step and as the write's time.
+    #[test]
+    fn a_step_committed_in_a_later_second_than_prepared_carries_the_later_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (store, id) = started(tmp.path());
+        let journal = Journal::new(&store);
+        let bytes = b"mine\n";
+        let blob = journal.write_blob(bytes).unwrap();
+        let step = Step {
+            summary: "wrote a.txt".into(),
+            map: vec![record::wrote(
+                &p("a.txt"),
+                Version::kept(Digest::of(bytes), blob, false),
+                record::Replaced::nothing(),
+            )],
+            root: Vec::new(),
+        };
+        let prepared = journal.prepare(&id, &step).unwrap();
+        let second = gix::date::Time::now_utc().seconds;
+        while gix::date::Time::now_utc().seconds == second {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let landed = gix::date::Time::now_utc().seconds;
+        journal.commit(&id, &step, prepared).unwrap();
+        let (_, time, summary) = journal.history(&id).unwrap().remove(0);
+        assert_eq!(summary, "wrote a.txt");
+        assert!(time.seconds >= landed, "{} < {landed}", time.seconds);
+        let wrote = journal.lookup(&id, &p("a.txt")).unwrap().unwrap().wrote;
+        assert!(wrote.is_some_and(|at| at >= landed), "{wrote:?} < {landed}");
+        assert_eq!(
+            journal.written_since(&id, &p("a.txt"), landed).unwrap(),
+            [(Digest::of(bytes), wrote.unwrap())]
+        );
     }
 
     /// A large step's pack holds its commit, then its trees level by level, then its blobs:
