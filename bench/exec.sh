@@ -2,8 +2,10 @@
 # Benchmark of the shell guard: each command plain, under the mechanism's floor (bench/floor.c, a
 # supervisor that only reads each trapped call's path and answers "continue"), under the floor of
 # a guard whose check and write are one step (`floor --one-step`: it opens a file for writing
-# itself, under its folder's flock, and hands the caller the descriptor), and under
-# `git stella exec`, in alternation in the same run. Prints a Markdown table for docs/performance.md:
+# itself, under its folder's flock, and hands the caller the descriptor), under the floor of a
+# one-step guard that also takes the looks a sound check needs (`floor --checked`: a `stat` per
+# read, the file read whole before a write, a written file marked and its close watched), and
+# under `git stella exec`, in alternation in the same run. Prints a Markdown table for docs/performance.md:
 # the median of ROUNDS mean times of RUNS runs for each side, and both ratios; then the
 # supervisor's peak memory while a command reads 100,000 files (GNU time, /usr/bin/time).
 #
@@ -37,8 +39,8 @@ if [[ -n "${BASELINE:-}" ]]; then
   SB=$("$BASELINE" session start)
 fi
 
-echo "| workload | plain | floor | floor, one step | \`exec\` | floor ÷ plain | \`exec\` ÷ floor | \`exec\` ÷ one-step floor | \`exec\` ÷ floor, first sight |${BASELINE:+ before ÷ floor | \`exec\` ÷ before |}"
-echo "|---|---|---|---|---|---|---|---|---|${BASELINE:+---|---|}"
+echo "| workload | plain | floor | floor, one step | floor, checked | \`exec\` | floor ÷ plain | \`exec\` ÷ floor | \`exec\` ÷ one-step floor | \`exec\` ÷ checked floor | \`exec\` ÷ floor, first sight |${BASELINE:+ before ÷ floor | \`exec\` ÷ before |}"
+echo "|---|---|---|---|---|---|---|---|---|---|---|${BASELINE:+---|---|}"
 
 # One row: the command (the words after `--`) plain, under the floor, under `exec` with a session
 # that already holds the files (it ran the command once before), and, with FIRST=1, under `exec`
@@ -47,16 +49,17 @@ measure() {
   local label=$1 runs=$2
   shift 2
   local plain=("$@") under_floor=("$floor" -- "$@") one_step=("$floor" --one-step -- "$@")
+  local checked=("$floor" --checked -- "$@")
   local guarded=("$BIN/git-stella" --session "$S" exec -- "$@")
   "${guarded[@]}" >/dev/null 2>&1 || true
-  local a b c o e first="–" before=""
+  local a b c o k e first="–" before=""
   if [[ -n "${BASELINE:-}" ]]; then
     local older=("$BASELINE" --session "$SB" exec -- "$@")
     "${older[@]}" >/dev/null 2>&1 || true
-    read -r a b o c e < <(RUNS=$runs median_rounds plain under_floor one_step guarded older)
+    read -r a b o k c e < <(RUNS=$runs median_rounds plain under_floor one_step checked guarded older)
     before=" $(ratio "$e" "$b")× ($(ms "$e")) | $(ratio "$c" "$e")× |"
   else
-    read -r a b o c < <(RUNS=$runs median_rounds plain under_floor one_step guarded)
+    read -r a b o k c < <(RUNS=$runs median_rounds plain under_floor one_step checked guarded)
   fi
   if [ "${FIRST:-0}" = 1 ]; then
     local line
@@ -66,8 +69,9 @@ measure() {
     read -r d < <(RUNS=1 median_rounds fresh)
     first="$(ratio "$d" "$b")× ($(ms "$d"))"
   fi
-  printf '| %s | %s | %s | %s | %s | %s× | **%s×** | %s× | %s |%s\n' "$label" "$(ms "$a")" "$(ms "$b")" "$(ms "$o")" \
-    "$(ms "$c")" "$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$o")" "$first" "$before"
+  printf '| %s | %s | %s | %s | %s | %s | %s× | **%s×** | %s× | %s× | %s |%s\n' "$label" "$(ms "$a")" "$(ms "$b")" \
+    "$(ms "$o")" "$(ms "$k")" "$(ms "$c")" "$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$o")" \
+    "$(ratio "$c" "$k")" "$first" "$before"
 }
 
 # `true`, the program (not the shell builtin): what the guard adds to any command.

@@ -13,11 +13,19 @@
  * every Stella writer takes), and the descriptor is put into the caller with
  * SECCOMP_IOCTL_NOTIF_ADDFD; an unlink likewise, returning its result.
  *
+ * With --checked it is also the floor of a guard that checks what it lets through, doing only
+ * the looks such a check needs, with none of Stella's bookkeeping: each read of a file is one
+ * fstatat (its signature, in the caller's folder held open from one call to the next); before an
+ * open for writing or an unlink, the file is read whole under the folder's flock (waiting for no
+ * other writer: one shared flock of the file); a file opened for writing is marked (an exclusive
+ * flock) and its folder watched with inotify, and each file closed after writing is looked at
+ * once (fstatat), what the guard takes as the command's bytes.
+ *
  * With --threads N, N threads receive notifications from the one listener, each answering its
  * own, while the first thread only waits for the command: the floor of a supervisor that is not
  * one thread serving every caller of a multi-threaded tool.
  *
- *   cc -O2 -pthread -o floor bench/floor.c && ./floor [--one-step] [--threads N] -- cmd args...
+ *   cc -O2 -pthread -o floor bench/floor.c && ./floor [--one-step | --checked] [--threads N] -- cmd args...
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,9 +40,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -118,6 +128,109 @@ static int path_arg(int nr) {
   }
 }
 
+static int serve_checked;
+
+/* --checked: the folders watched for closes after writing, by watch descriptor (an O_PATH
+ * descriptor of each, to look at a closed file), and the last one watched. */
+#define WATCHES 65536
+static int inotify_fd = -1, watched_dir[WATCHES], last_watch = -1;
+static dev_t last_dev;
+static ino_t last_ino;
+
+/* The file `name` in `dir` read whole, as a check before changing it reads it: opened without
+ * following a link or waiting on a FIFO, its size asked, waited for while another writer holds
+ * it (here: only asked), read, closed. */
+static void read_whole(int dir, const char *name) {
+  int fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    flock(fd, LOCK_SH | LOCK_NB);
+    char buf[65536];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+  }
+  close(fd);
+}
+
+/* Watch `dir` for files closed after writing, unless it is the folder watched last. */
+static void watch(int dir) {
+  struct stat st;
+  if (fstat(dir, &st) != 0) return;
+  if (last_watch >= 0 && st.st_dev == last_dev && st.st_ino == last_ino) return;
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", dir);
+  int wd = inotify_add_watch(inotify_fd, proc, IN_CLOSE_WRITE | IN_ONLYDIR);
+  if (wd < 0 || wd >= WATCHES) return;
+  if (watched_dir[wd] <= 0) watched_dir[wd] = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  last_watch = wd, last_dev = st.st_dev, last_ino = st.st_ino;
+}
+
+/* Look once at each file closed after writing since the last look. */
+static void closes(void) {
+  char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+  ssize_t n;
+  while ((n = read(inotify_fd, buf, sizeof buf)) > 0) {
+    for (char *at = buf; at < buf + n;) {
+      struct inotify_event *e = (struct inotify_event *)at;
+      struct stat st;
+      if (e->len && e->wd >= 0 && e->wd < WATCHES && watched_dir[e->wd] > 0)
+        fstatat(watched_dir[e->wd], e->name, &st, AT_SYMLINK_NOFOLLOW);
+      at += sizeof *e + e->len;
+    }
+  }
+}
+
+/* --checked: the callers' folders of reads, held open from one call to the next, by caller,
+ * descriptor and folder name (a change of working folder forgets them all). */
+#define FOLDERS 256
+static struct {
+  __u32 pid;
+  int dirfd, fd;
+  char name[256];
+} folders[FOLDERS];
+
+static void forget_folders(void) {
+  for (int i = 0; i < FOLDERS; i++)
+    if (folders[i].fd > 0) close(folders[i].fd), folders[i].fd = 0;
+}
+
+/* The look a read takes: the signature of what `path` names, from the folder it is in. */
+static void look(struct seccomp_notif *req, const char *path) {
+  int nr = req->data.nr, dirfd = AT_FDCWD;
+  if (nr == __NR_chdir || nr == __NR_fchdir) {
+    forget_folders();
+    return;
+  }
+  if (nr == __NR_openat || nr == __NR_openat2) dirfd = req->data.args[0];
+#ifdef __x86_64__
+  else if (nr != __NR_open) return;
+#else
+  else return;
+#endif
+  if (path[0] != '/' && dirfd != AT_FDCWD) return;
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  int len = slash ? (int)(slash - path) + 1 : 0;
+  if (len >= (int)sizeof folders[0].name) return;
+  unsigned h = req->pid * 31u + (unsigned)dirfd;
+  for (int i = 0; i < len; i++) h = h * 131u + (unsigned char)path[i];
+  h %= FOLDERS;
+  if (folders[h].fd <= 0 || folders[h].pid != req->pid || folders[h].dirfd != dirfd ||
+      strncmp(folders[h].name, path, len) != 0 || folders[h].name[len] != 0) {
+    if (folders[h].fd > 0) close(folders[h].fd);
+    char at[4200];
+    if (path[0] == '/') snprintf(at, sizeof at, "%.*s", len, path);
+    else snprintf(at, sizeof at, "/proc/%u/cwd/%.*s", req->pid, len, path);
+    folders[h].fd = open(at, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    folders[h].pid = req->pid, folders[h].dirfd = dirfd;
+    snprintf(folders[h].name, sizeof folders[h].name, "%.*s", len, path);
+    if (folders[h].fd < 0) return;
+  }
+  struct stat st;
+  fstatat(folders[h].fd, name, &st, AT_SYMLINK_NOFOLLOW);
+}
+
 /* Carry out an open for writing or an unlink for the caller, as a one-step guard must: resolve
  * from the caller's working folder, hold the file's folder, act, let go. Returns 1 when it
  * answered the notification itself. */
@@ -156,11 +269,19 @@ static int carry_out(int listener, struct seccomp_notif *req, struct seccomp_not
   if (base >= 0) close(base);
   if (dir < 0) return 0;
   flock(dir, LOCK_EX);
+  if (serve_checked) read_whole(dir, name);
   int fd = -1, err = 0;
   if (unlink) err = unlinkat(dir, name, 0) == 0 ? 0 : errno;
   else {
     fd = openat(dir, name, (flags & ~O_CLOEXEC) | O_CLOEXEC, mode);
     err = fd < 0 ? errno : 0;
+    if (serve_checked && fd >= 0) {
+      struct stat st;
+      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        flock(fd, LOCK_EX | LOCK_NB);
+        watch(dir);
+      }
+    }
   }
   flock(dir, LOCK_UN);
   close(dir);
@@ -194,12 +315,16 @@ static void *serve(void *unused) {
   struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
   char path[4096];
   for (;;) {
-    struct pollfd p = {serve_listener, POLLIN, 0};
-    if (poll(&p, 1, -1) < 0) {
+    struct pollfd p[2] = {{serve_listener, POLLIN, 0}, {inotify_fd, POLLIN, 0}};
+    if (poll(p, inotify_fd >= 0 ? 2 : 1, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    if (!(p.revents & POLLIN)) break; /* every process of the command is gone */
+    if (inotify_fd >= 0 && (p[1].revents & POLLIN)) closes();
+    if (!(p[0].revents & POLLIN)) {
+      if (p[0].revents) break; /* every process of the command is gone */
+      continue;
+    }
     memset(req, 0, sizes.seccomp_notif);
     if (ioctl(serve_listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
       if (errno == EINTR || errno == ENOENT) continue;
@@ -221,6 +346,7 @@ static void *serve(void *unused) {
       }
       ioctl(serve_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id);
       if (serve_one_step && carry_out(serve_listener, req, resp, path)) continue;
+      if (serve_checked) look(req, path);
     }
     memset(resp, 0, sizes.seccomp_notif_resp);
     resp->id = req->id;
@@ -231,8 +357,9 @@ static void *serve(void *unused) {
 }
 
 int main(int argc, char **argv) {
-  int first = 1, one_step = 0, threads = 1;
+  int first = 1, one_step = 0, checked = 0, threads = 1;
   if (argc > first && strcmp(argv[first], "--one-step") == 0) one_step = 1, first++;
+  if (argc > first && strcmp(argv[first], "--checked") == 0) one_step = checked = 1, first++;
   if (argc > first + 1 && strcmp(argv[first], "--threads") == 0) {
     threads = atoi(argv[first + 1]);
     if (threads < 1) threads = 1;
@@ -240,7 +367,7 @@ int main(int argc, char **argv) {
   }
   if (argc > first && strcmp(argv[first], "--") == 0) first++;
   if (first >= argc) {
-    fprintf(stderr, "usage: floor [--one-step] [--threads N] -- command [args...]\n");
+    fprintf(stderr, "usage: floor [--one-step | --checked] [--threads N] -- command [args...]\n");
     return 125;
   }
   int sv[2];
@@ -282,6 +409,12 @@ int main(int argc, char **argv) {
 
   serve_listener = listener;
   serve_one_step = one_step;
+  serve_checked = checked;
+  if (checked && (inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) die("inotify");
+  if (checked && threads > 1) {
+    fprintf(stderr, "floor: --checked serves on one thread\n");
+    return 125;
+  }
   if (threads == 1) {
     serve(NULL);
   } else {
