@@ -141,19 +141,23 @@ pub(crate) fn signature(time: gix::date::Time) -> gix::actor::Signature {
 /// Counted here by name, in one listing of the pack folder: gix's own count stats each pack,
 /// index and reverse index, three calls per pack before every command (hooks included).
 fn slots(dir: &Path) -> gix::odb::store::init::Slots {
-    let on_disk = std::fs::read_dir(dir.join("objects").join("pack")).map_or(0, |entries| {
-        entries
-            .filter_map(Result::ok)
-            .filter(|e| {
-                let name = e.file_name();
-                let name = name.as_encoded_bytes();
-                name.ends_with(b".idx") || name == b"multi-pack-index"
-            })
-            .count()
+    let on_disk = in_pack_folder(dir, |name| {
+        name.ends_with(b".idx") || name == b"multi-pack-index"
     });
     gix::odb::store::init::Slots::Given(
         u16::try_from(on_disk.saturating_mul(2).max(1024)).unwrap_or(u16::MAX),
     )
+}
+
+/// How many files of the store at `dir`'s pack folder have a name `counted` takes, in one
+/// listing of the folder (none when it cannot be read).
+fn in_pack_folder(dir: &Path, counted: impl Fn(&[u8]) -> bool) -> usize {
+    std::fs::read_dir(dir.join("objects").join("pack")).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| counted(e.file_name().as_encoded_bytes()))
+            .count()
+    })
 }
 
 impl Store {

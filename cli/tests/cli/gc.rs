@@ -91,3 +91,50 @@ fn gc_all_removes_the_stores_of_checkouts_that_are_gone_after_a_dry_run() {
         stderr(&out)
     );
 }
+
+#[test]
+fn packs_piled_up_in_the_store_are_consolidated_when_a_session_starts() {
+    let w = World::new();
+    w.ok(&["session", "start", "--id", "first"]);
+    let store = w.store();
+    let packs = || {
+        std::fs::read_dir(store.join("objects/pack"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".pack")
+            })
+            .count()
+    };
+    let before = packs();
+    // Commands recorded in bulk leave a pack a step and no loose object: 51 packs more, made
+    // with stock git, one object each (and its loose copy, a handful: not git's loose limit).
+    let git = |args: &[&str], stdin: &str| {
+        let mut cmd = std::process::Command::new("git");
+        clean_env(&mut cmd, &w.home, &w.home.join("unused"));
+        cmd.arg("--git-dir").arg(&store).args(args);
+        let out = feed(cmd, stdin.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_owned()
+    };
+    let prefix = store.join("objects/pack/pack");
+    let mut ids = Vec::new();
+    for i in 0..51 {
+        let id = git(&["hash-object", "-w", "--stdin"], &format!("piled {i}\n"));
+        git(&["pack-objects", "-q", prefix.to_str().unwrap()], &id);
+        ids.push(id);
+    }
+    assert_eq!(packs(), before + 51);
+    // The next session start rolls them into one (past 50 packs, git's geometric repack).
+    w.ok(&["session", "start", "--id", "second"]);
+    assert!(packs() <= 2, "{} packs left", packs());
+    // Nothing lost: every object still there, the store whole, both sessions as they were.
+    for id in &ids {
+        assert_eq!(git(&["cat-file", "-t", id], ""), "blob");
+    }
+    git(&["fsck", "--no-progress", "--no-dangling"], "");
+    assert_eq!(sessions(&w), ["first", "second"]);
+}
