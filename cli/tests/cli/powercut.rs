@@ -603,10 +603,13 @@ impl Lab {
     }
 }
 
-/// Cut points spread evenly over `calls`, at most `n` of them.
+/// `n` cut points spread evenly over the `calls` and the moment after the last (each of them when
+/// there are fewer), however many calls the run made: a stride rounded up to a whole call gave
+/// 149 points for 296 calls and 117 for 349 (the same workload, under the full suite's load).
 fn cuts(calls: u64, n: u64) -> Vec<u64> {
-    let stride = calls.div_ceil(n).max(1);
-    (1..=calls + 1).step_by(stride as usize).collect()
+    let mut points: Vec<u64> = (0..n).map(|i| 1 + i * (calls + 1) / n).collect();
+    points.dedup();
+    points
 }
 
 fn simulate(fsync: bool, n: u64) -> Tally {
