@@ -5,9 +5,10 @@
 # itself, under its folder's flock, and hands the caller the descriptor), under the floor of a
 # one-step guard that also takes the looks a sound check needs (`floor --checked`: a `stat` per
 # read, the file read whole before a write, a written file marked and its close watched), and
-# under `git stella exec`, in alternation in the same run. Prints a Markdown table for docs/performance.md:
-# the median of ROUNDS mean times of RUNS runs for each side, and both ratios; then the
-# supervisor's peak memory while a command reads 100,000 files (GNU time, /usr/bin/time).
+# under `git stella exec`, in alternation in the same run. Prints a Markdown table for
+# docs/performance.md: the median of ROUNDS mean times of RUNS runs for each side, and `exec` over
+# each floor; then the supervisor's peak memory while a command reads 100,000 files (GNU time,
+# /usr/bin/time).
 #
 #   bash bench/exec.sh                    # builds the release binary first, as install.sh does
 #   RUNS=10 ROUNDS=7 bash bench/exec.sh
