@@ -264,6 +264,11 @@ impl Store {
         }
     }
 
+    /// The folder of the store's packs.
+    pub(crate) fn pack_dir(&self) -> PathBuf {
+        self.dir.join("objects").join("pack")
+    }
+
     /// The store's folder: the bare repository (`git stella store-path` prints it).
     pub fn dir(&self) -> &Path {
         &self.dir

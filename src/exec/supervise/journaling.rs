@@ -158,6 +158,11 @@ impl Supervisor<'_, '_> {
         let large = due.len() > BATCH_PATHS;
         match self.record_due(&due, refused.clone()) {
             Ok(()) => {
+                // A large step read the map's trees from every earlier step's pack: what it
+                // read need not stay the supervisor's until the next.
+                if large {
+                    memory::release_pack_pages(&self.journal.store.pack_dir());
+                }
                 // Once per turn, however many steps it took.
                 if !full {
                     self.flush_every = if large || steps > 0 {

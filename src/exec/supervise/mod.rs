@@ -39,6 +39,7 @@ use super::process::{
 };
 use super::signatures::{Signature, Signatures, Stat};
 use super::sys::filter;
+use super::sys::memory;
 use super::sys::notify::{self, Answer, Listener, Received};
 use super::sys::signals::{self, Forward, IgnoreInterrupts};
 use super::sys::spawn;
@@ -59,6 +60,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Report, Error> {
     let line = command_line(&command);
+    memory::allocator_gives_back();
     let _span = tracing::debug_span!("shell_guard", session = %id, command = %short(label.unwrap_or(&line.to_string_lossy()), 72)).entered();
     let program_name = command.get_program().to_owned();
     let (ours, theirs) = UnixStream::pair().map_err(|source| Error::Spawn {
