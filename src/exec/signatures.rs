@@ -1,6 +1,6 @@
 //! What the shell guard knows of workspace files by their `stat` signature, kept per session:
 //! for each file it hashed, the device, inode, size, mtime and ctime it had (what git's index
-//! keeps), with its digest. A read of a file whose signature has not moved since takes the digest
+//! keeps; kept as a 16-byte print of them), with its digest. A read of a file whose signature has not moved since takes the digest
 //! from here instead of reading and hashing the file again.
 //!
 //! An entry is only learned when it cannot be racily clean (git's rule): the file's newest
@@ -74,7 +74,33 @@ impl Signature {
         let margin = margin.as_nanos() as i128;
         ns(self.mtime).max(ns(self.ctime)) + margin < taken
     }
+
+    /// What the table keeps of it: the first 16 bytes of the BLAKE3 of its fields. Two
+    /// signatures are taken for the same only when these are equal, a chance of 2^-128 for two
+    /// that differ, beyond anyone's choosing; and a third of the fields' room in a table of
+    /// 100,000 entries.
+    fn print(&self) -> Print {
+        let mut fields = [0u8; 56];
+        let values = [
+            self.dev,
+            self.ino,
+            self.size,
+            self.mtime.0 as u64,
+            self.mtime.1 as u64,
+            self.ctime.0 as u64,
+            self.ctime.1 as u64,
+        ];
+        for (chunk, v) in fields.chunks_exact_mut(8).zip(values) {
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        let hash = Digest::of(&fields).0;
+        Print(hash[..16].try_into().expect("16 of 32 bytes"))
+    }
 }
+
+/// A [`Signature`] as the table keeps it ([`Signature::print`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Print([u8; 16]);
 
 /// What one `stat` of a path says, as far as the guard needs it: taken from std's `Metadata`, or
 /// from an `fstatat` in a folder the supervisor holds open.
@@ -119,19 +145,19 @@ impl Stat {
 /// A file as the guard hashed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Known {
-    sig: Signature,
+    sig: Print,
     digest: Digest,
     /// The session's map held these bytes, digest and all, at [`Signatures::at_map`].
     held: bool,
 }
 
-/// At most this many entries (about 100 bytes each on disk, 150 in memory): past it, files not
+/// At most this many entries (about 70 bytes each on disk, 100 in memory): past it, files not
 /// hashed before are not learned.
 const MAX_ENTRIES: usize = 500_000;
 
-const MAGIC: &[u8] = b"stella-signatures 2\n";
-/// One entry after its path: dev, ino, size, mtime (s, ns), ctime (s, ns), digest, held.
-const ENTRY: usize = 7 * 8 + 32 + 1;
+const MAGIC: &[u8] = b"stella-signatures 3\n";
+/// One entry after its path: the signature's print, the digest, held.
+const ENTRY: usize = 16 + 32 + 1;
 /// The map tree the `held` marks are of: a flag and 20 bytes.
 const AT_MAP: usize = 21;
 
@@ -195,7 +221,7 @@ impl Signatures {
             Some(s) => s,
             None => Stat::of(&std::fs::symlink_metadata(path.under(root)).ok()?),
         };
-        if !stat.file || stat.sig != known.sig {
+        if !stat.file || stat.sig.print() != known.sig {
             return None;
         }
         self.hits += 1;
@@ -222,7 +248,11 @@ impl Signatures {
             return;
         }
         let held = map.get(path).is_some_and(|k| k.held && k.digest == digest);
-        let entry = Known { sig, digest, held };
+        let entry = Known {
+            sig: sig.print(),
+            digest,
+            held,
+        };
         if (map.len() < MAX_ENTRIES || map.contains_key(path))
             && map.insert(path.clone(), entry) != Some(entry)
         {
@@ -338,12 +368,7 @@ fn encode(at_map: Option<ObjectId>, map: &HashMap<RelPath, Known>) -> Vec<u8> {
         let p = path.as_bytes();
         out.extend_from_slice(&(p.len() as u32).to_le_bytes());
         out.extend_from_slice(p);
-        for n in [k.sig.dev, k.sig.ino, k.sig.size] {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        for n in [k.sig.mtime.0, k.sig.mtime.1, k.sig.ctime.0, k.sig.ctime.1] {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
+        out.extend_from_slice(&k.sig.0);
         out.extend_from_slice(&k.digest.0);
         out.push(u8::from(k.held));
     }
@@ -380,17 +405,9 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
         let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
         let path = RelPath::from_bytes(take(len)?)?;
         let e = take(ENTRY)?;
-        let u = |i: usize| u64::from_le_bytes(e[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let i = |i: usize| u(i) as i64;
-        let sig = Signature {
-            dev: u(0),
-            ino: u(1),
-            size: u(2),
-            mtime: (i(3), i(4)),
-            ctime: (i(5), i(6)),
-        };
-        let digest = Digest(e[56..88].try_into().ok()?);
-        let held = match e[88] {
+        let sig = Print(e[..16].try_into().ok()?);
+        let digest = Digest(e[16..48].try_into().ok()?);
+        let held = match e[48] {
             0 => false,
             1 => true,
             _ => return None,
@@ -442,13 +459,55 @@ mod tests {
     }
 
     #[test]
+    fn a_print_moves_with_every_field_of_the_signature() {
+        let base = Signature {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime: (4, 5),
+            ctime: (6, 7),
+        };
+        let moved = [
+            Signature { dev: 9, ..base },
+            Signature { ino: 9, ..base },
+            Signature { size: 9, ..base },
+            Signature {
+                mtime: (9, 5),
+                ..base
+            },
+            Signature {
+                mtime: (4, 9),
+                ..base
+            },
+            Signature {
+                ctime: (9, 7),
+                ..base
+            },
+            Signature {
+                ctime: (6, 9),
+                ..base
+            },
+            // The fields' values swapped between them.
+            Signature {
+                mtime: (6, 7),
+                ctime: (4, 5),
+                ..base
+            },
+        ];
+        assert_eq!(base.print(), base.print());
+        for (i, m) in moved.iter().enumerate() {
+            assert_ne!(m.print(), base.print(), "change {i}");
+        }
+    }
+
+    #[test]
     fn what_is_written_reads_back_and_damage_reads_as_nothing() {
         let mut map = HashMap::default();
         for (i, name) in ["a.txt", "dir/b c", "é/\u{1}"].iter().enumerate() {
             map.insert(
                 RelPath::from_bytes(name.as_bytes()).unwrap(),
                 Known {
-                    sig: sig((i as i64, -1)),
+                    sig: sig((i as i64, -1)).print(),
                     digest: Digest::of(name.as_bytes()),
                     held: i == 1,
                 },
