@@ -474,7 +474,7 @@ struct TreeCache {
 /// What one generation of [`TreeCache`] holds at most, in bytes: a command under the shell
 /// guard that reads 100,000 files for the first time would otherwise hold every tree its steps
 /// wrote.
-const TREE_GENERATION_BYTES: usize = 4 << 20;
+const TREE_GENERATION_BYTES: usize = 2 << 20;
 
 /// What a cached tree costs beyond its bytes: its id, the `Vec`, the table's slot and the
 /// allocator's header.
