@@ -25,7 +25,8 @@ pub(crate) fn allocator_gives_back() {
 /// cache's, and read again from it when next touched. A step reads the map's fan-out trees from
 /// every pack an earlier step wrote, and each of those pages would otherwise stay counted as the
 /// process's for as long as the pack is mapped, a pack's worth a step. Best effort: a mapping
-/// this cannot read or let go of stays as it was.
+/// this cannot read or let go of stays as it was. Called by the one thread that opens, reads and
+/// writes the store, between its steps, so no mapping of the folder comes or goes meanwhile.
 pub(crate) fn release_pack_pages(pack_dir: &Path) {
     // The kernel names each mapped file by its path with every link resolved.
     let (Ok(pack_dir), Ok(maps)) = (
@@ -43,6 +44,7 @@ pub(crate) fn release_pack_pages(pack_dir: &Path) {
             // SAFETY: the range is a mapping of a pack file that this process holds read-only
             // and no one rewrites (a pack is written once, under a temporary name): dropping its
             // pages changes no byte a reader sees, each is read again from the file when touched.
+            // The range is still that mapping: only this thread maps or unmaps the store's files.
             unsafe {
                 libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
             }
