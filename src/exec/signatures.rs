@@ -1,7 +1,7 @@
 //! What the shell guard knows of workspace files by their `stat` signature, kept per session:
 //! for each file it hashed, the device, inode, size, mtime and ctime it had (what git's index
-//! keeps; kept as a 16-byte print of them), with its digest. A read of a file whose signature has not moved since takes the digest
-//! from here instead of reading and hashing the file again.
+//! keeps; kept as a 16-byte print of them), with its digest. A read of a file whose signature
+//! has not moved since takes the digest from here instead of reading and hashing the file again.
 //!
 //! An entry is only learned when it cannot be racily clean (git's rule): the file's newest
 //! timestamp must be older than the moment the guard started reading it by more than the
@@ -467,36 +467,22 @@ mod tests {
             mtime: (4, 5),
             ctime: (6, 7),
         };
-        let moved = [
-            Signature { dev: 9, ..base },
-            Signature { ino: 9, ..base },
-            Signature { size: 9, ..base },
-            Signature {
-                mtime: (9, 5),
-                ..base
-            },
-            Signature {
-                mtime: (4, 9),
-                ..base
-            },
-            Signature {
-                ctime: (9, 7),
-                ..base
-            },
-            Signature {
-                ctime: (6, 9),
-                ..base
-            },
-            // The fields' values swapped between them.
-            Signature {
-                mtime: (6, 7),
-                ctime: (4, 5),
-                ..base
-            },
+        let moves: [fn(&mut Signature); 8] = [
+            |s| s.dev = 9,
+            |s| s.ino = 9,
+            |s| s.size = 9,
+            |s| s.mtime.0 = 9,
+            |s| s.mtime.1 = 9,
+            |s| s.ctime.0 = 9,
+            |s| s.ctime.1 = 9,
+            // The timestamps' values swapped.
+            |s| std::mem::swap(&mut s.mtime, &mut s.ctime),
         ];
         assert_eq!(base.print(), base.print());
-        for (i, m) in moved.iter().enumerate() {
-            assert_ne!(m.print(), base.print(), "change {i}");
+        for (i, change) in moves.iter().enumerate() {
+            let mut moved = base;
+            change(&mut moved);
+            assert_ne!(moved.print(), base.print(), "change {i}");
         }
     }
 

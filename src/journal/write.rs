@@ -801,7 +801,7 @@ mod tests {
         let files = numbered("d/", 200);
         let tip = record_files(&store, &id, &files);
         assert_kept(&store, &id, &files);
-        let packs: Vec<_> = std::fs::read_dir(store.dir().join("objects/pack"))
+        let packs: Vec<_> = std::fs::read_dir(store.pack_dir())
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "idx"))

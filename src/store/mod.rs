@@ -149,10 +149,15 @@ fn slots(dir: &Path) -> gix::odb::store::init::Slots {
     )
 }
 
+/// The folder of the packs of the store at `dir`.
+fn pack_folder(dir: &Path) -> PathBuf {
+    dir.join("objects").join("pack")
+}
+
 /// How many files of the store at `dir`'s pack folder have a name `counted` takes, in one
 /// listing of the folder (none when it cannot be read).
 fn in_pack_folder(dir: &Path, counted: impl Fn(&[u8]) -> bool) -> usize {
-    std::fs::read_dir(dir.join("objects").join("pack")).map_or(0, |entries| {
+    std::fs::read_dir(pack_folder(dir)).map_or(0, |entries| {
         entries
             .filter_map(Result::ok)
             .filter(|e| counted(e.file_name().as_encoded_bytes()))
@@ -266,7 +271,7 @@ impl Store {
 
     /// The folder of the store's packs.
     pub(crate) fn pack_dir(&self) -> PathBuf {
-        self.dir.join("objects").join("pack")
+        pack_folder(&self.dir)
     }
 
     /// The store's folder: the bare repository (`git stella store-path` prints it).

@@ -157,7 +157,7 @@ impl PackWriter {
         written.map_err(|e| self.io_err(e))?;
         // git synced the pack and its index; their names are durable once the folder is.
         if self.fsync {
-            sync_dir(&self.dir.join("objects").join("pack"))?;
+            sync_dir(&super::pack_folder(&self.dir))?;
         }
         Ok(())
     }
