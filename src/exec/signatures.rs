@@ -1,6 +1,6 @@
 //! What the shell guard knows of workspace files by their `stat` signature, kept per session:
 //! for each file it hashed, the device, inode, size, mtime and ctime it had (what git's index
-//! keeps; kept as a 16-byte print of them), with its digest. A read of a file whose signature
+//! keeps; kept as a 16-byte print of them), with its digest, by a 16-byte print of its path. A read of a file whose signature
 //! has not moved since takes the digest from here instead of reading and hashing the file again.
 //!
 //! An entry is only learned when it cannot be racily clean (git's rule): the file's newest
@@ -102,6 +102,24 @@ impl Signature {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Print([u8; 16]);
 
+/// A path as the table keys it: the first 16 bytes of its BLAKE3 digest, the digest the
+/// session's map names the path's entry by ([`Journal::map_changed_digests`]). The table keeps no path: an entry is found without
+/// following a pointer to the path's bytes (a cache miss on every read the guard answers), and
+/// the paths of 100,000 files take no room. Two paths taken for one would need the same print
+/// (2^-128); even then an entry is used only when the file's signature matches it too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PathKey([u8; 16]);
+
+impl PathKey {
+    fn of(path: &RelPath) -> PathKey {
+        PathKey::from_digest(&Digest::of(path.as_bytes()))
+    }
+
+    fn from_digest(d: &Digest) -> PathKey {
+        PathKey(d.0[..16].try_into().expect("16 of 32 bytes"))
+    }
+}
+
 /// What one `stat` of a path says, as far as the guard needs it: taken from std's `Metadata`, or
 /// from an `fstatat` in a folder the supervisor holds open.
 #[derive(Clone, Copy, Debug)]
@@ -151,13 +169,13 @@ struct Known {
     held: bool,
 }
 
-/// At most this many entries (about 70 bytes each on disk, 100 in memory): past it, files not
+/// At most this many entries (65 bytes each on disk, about 70 in memory): past it, files not
 /// hashed before are not learned.
 const MAX_ENTRIES: usize = 500_000;
 
-const MAGIC: &[u8] = b"stella-signatures 3\n";
-/// One entry after its path: the signature's print, the digest, held.
-const ENTRY: usize = 16 + 32 + 1;
+const MAGIC: &[u8] = b"stella-signatures 4\n";
+/// One entry: the path's key, the signature's print, the digest, held.
+const ENTRY: usize = 16 + 16 + 32 + 1;
 /// The map tree the `held` marks are of: a flag and 20 bytes.
 const AT_MAP: usize = 21;
 
@@ -165,7 +183,7 @@ const AT_MAP: usize = 21;
 pub(super) struct Signatures {
     root: PathBuf,
     file: RelPath,
-    map: Option<HashMap<RelPath, Known>>,
+    map: Option<HashMap<PathKey, Known>>,
     /// The session's map tree the `held` marks are true of.
     at_map: Option<ObjectId>,
     /// Whether the marks were brought up to the command's start ([`Signatures::check_held`]).
@@ -193,7 +211,7 @@ impl Signatures {
         }
     }
 
-    fn map(&mut self) -> &mut HashMap<RelPath, Known> {
+    fn map(&mut self) -> &mut HashMap<PathKey, Known> {
         if self.map.is_none() {
             // A regular file only: a FIFO put there never hangs the guard.
             let (at_map, map) = fsutil::read_regular(&self.file.under(&self.root))
@@ -216,7 +234,7 @@ impl Signatures {
         path: &RelPath,
         stat: Option<Stat>,
     ) -> Option<(Digest, bool, bool)> {
-        let known = *self.map().get(path)?;
+        let known = *self.map().get(&PathKey::of(path))?;
         let stat = match stat {
             Some(s) => s,
             None => Stat::of(&std::fs::symlink_metadata(path.under(root)).ok()?),
@@ -240,21 +258,22 @@ impl Signatures {
         digest: Digest,
     ) {
         let settled = sig.settled(taken);
+        let key = PathKey::of(path);
         let map = self.map();
         if !settled {
-            if map.remove(path).is_some() {
+            if map.remove(&key).is_some() {
                 self.changed = true;
             }
             return;
         }
-        let held = map.get(path).is_some_and(|k| k.held && k.digest == digest);
+        let held = map.get(&key).is_some_and(|k| k.held && k.digest == digest);
         let entry = Known {
             sig: sig.print(),
             digest,
             held,
         };
-        if (map.len() < MAX_ENTRIES || map.contains_key(path))
-            && map.insert(path.clone(), entry) != Some(entry)
+        if (map.len() < MAX_ENTRIES || map.contains_key(&key))
+            && map.insert(key, entry) != Some(entry)
         {
             self.changed = true;
         }
@@ -296,10 +315,10 @@ impl Signatures {
         if !entries.values().any(|k| k.held) {
             return;
         }
-        match journal.map_changed_keys(before, map) {
-            Ok(keys) => {
-                for (path, k) in entries.iter_mut() {
-                    if k.held && keys.contains(&journal::map_key(path)) {
+        match journal.map_changed_digests(before, map) {
+            Ok(digests) => {
+                for d in digests {
+                    if let Some(k) = entries.get_mut(&PathKey::from_digest(&d)) {
                         k.held = false;
                     }
                 }
@@ -315,7 +334,11 @@ impl Signatures {
     /// digest it held, with its bytes ([`Signatures::check_held`] first).
     pub(super) fn held(&mut self, path: &RelPath) -> Option<Digest> {
         debug_assert!(self.checked);
-        let k = self.map.as_ref()?.get(path).filter(|k| k.held)?;
+        let k = self
+            .map
+            .as_ref()?
+            .get(&PathKey::of(path))
+            .filter(|k| k.held)?;
         self.held_hits += 1;
         Some(k.digest)
     }
@@ -325,7 +348,7 @@ impl Signatures {
         if self.marks_off {
             return;
         }
-        if let Some(k) = self.map().get_mut(path)
+        if let Some(k) = self.map().get_mut(&PathKey::of(path))
             && k.digest == digest
             && !k.held
         {
@@ -356,18 +379,16 @@ impl Signatures {
     }
 }
 
-fn encode(at_map: Option<ObjectId>, map: &HashMap<RelPath, Known>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(MAGIC.len() + AT_MAP + map.len() * (ENTRY + 40) + 32);
+fn encode(at_map: Option<ObjectId>, map: &HashMap<PathKey, Known>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + AT_MAP + map.len() * ENTRY + 32);
     out.extend_from_slice(MAGIC);
     out.push(u8::from(at_map.is_some()));
     match at_map {
         Some(id) => out.extend_from_slice(id.as_bytes()),
         None => out.extend_from_slice(&[0; 20]),
     }
-    for (path, k) in map {
-        let p = path.as_bytes();
-        out.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        out.extend_from_slice(p);
+    for (key, k) in map {
+        out.extend_from_slice(&key.0);
         out.extend_from_slice(&k.sig.0);
         out.extend_from_slice(&k.digest.0);
         out.push(u8::from(k.held));
@@ -378,59 +399,44 @@ fn encode(at_map: Option<ObjectId>, map: &HashMap<RelPath, Known>) -> Vec<u8> {
 }
 
 /// The map tree and the entries of `bytes`, or `None` when it is not whole.
-type Decoded = (Option<ObjectId>, HashMap<RelPath, Known>);
+type Decoded = (Option<ObjectId>, HashMap<PathKey, Known>);
 fn decode(bytes: &[u8]) -> Option<Decoded> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
     if Digest::of(body).0 != sum || !body.starts_with(MAGIC) {
         return None;
     }
-    let mut at = &body[MAGIC.len()..];
-    // Sized once for every entry: growing a table of 100,000 entries step by step touched
-    // twice its memory, page by page.
-    let entries = at.get(AT_MAP..).map_or(0, count_entries);
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let (head, rest) = at.split_at_checked(n)?;
-        at = rest;
-        Some(head)
-    };
-    let head = take(AT_MAP)?;
+    let (head, entries) = body[MAGIC.len()..].split_at_checked(AT_MAP)?;
     let at_map = match head[0] {
         0 => None,
         1 => Some(ObjectId::try_from(&head[1..]).ok()?),
         _ => return None,
     };
-    let mut map =
-        HashMap::with_capacity_and_hasher(entries.min(MAX_ENTRIES + 1), Default::default());
-    while let Some(len) = take(4) {
-        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
-        let path = RelPath::from_bytes(take(len)?)?;
-        let e = take(ENTRY)?;
-        let sig = Print(e[..16].try_into().ok()?);
-        let digest = Digest(e[16..48].try_into().ok()?);
-        let held = match e[48] {
-            0 => false,
-            1 => true,
+    let (entries, rest) = entries.as_chunks::<ENTRY>();
+    if !rest.is_empty() || entries.len() > MAX_ENTRIES {
+        return None;
+    }
+    // Sized once for every entry: growing a table of 100,000 entries step by step touched
+    // twice its memory, page by page.
+    let mut map = HashMap::with_capacity_and_hasher(entries.len(), Default::default());
+    for e in entries {
+        let (key, e) = e.split_first_chunk::<16>()?;
+        let (sig, e) = e.split_first_chunk::<16>()?;
+        let (digest, held) = e.split_first_chunk::<32>()?;
+        let held = match held {
+            [0] => false,
+            [1] => true,
             _ => return None,
         };
-        map.insert(path, Known { sig, digest, held });
-        if map.len() > MAX_ENTRIES {
+        let known = Known {
+            sig: Print(*sig),
+            digest: Digest(*digest),
+            held,
+        };
+        if map.insert(PathKey(*key), known).is_some() {
             return None;
         }
     }
     Some((at_map, map))
-}
-
-/// How many entries `body` (the entries of a signatures file) holds, by their lengths alone.
-fn count_entries(mut body: &[u8]) -> usize {
-    let mut n = 0;
-    while let Some((len, rest)) = body.split_first_chunk::<4>() {
-        let Some(rest) = rest.get(u32::from_le_bytes(*len) as usize + ENTRY..) else {
-            break;
-        };
-        body = rest;
-        n += 1;
-    }
-    n
 }
 
 #[cfg(test)]
@@ -491,7 +497,7 @@ mod tests {
         let mut map = HashMap::default();
         for (i, name) in ["a.txt", "dir/b c", "é/\u{1}"].iter().enumerate() {
             map.insert(
-                RelPath::from_bytes(name.as_bytes()).unwrap(),
+                PathKey::of(&RelPath::from_bytes(name.as_bytes()).unwrap()),
                 Known {
                     sig: sig((i as i64, -1)).print(),
                     digest: Digest::of(name.as_bytes()),
@@ -504,13 +510,7 @@ mod tests {
             assert_eq!(decode(&encode(at_map, &map)), Some((at_map, map.clone())));
         }
         let bytes = encode(Some(tree), &map);
-        let entries = &bytes[MAGIC.len() + AT_MAP..bytes.len() - 32];
-        assert_eq!(count_entries(entries), 3);
-        assert_eq!(
-            count_entries(&entries[..entries.len() - 1]),
-            2,
-            "a cut entry is not one"
-        );
+        assert_eq!(bytes.len(), MAGIC.len() + AT_MAP + 3 * ENTRY + 32);
         for cut in [0, 1, MAGIC.len(), bytes.len() - 1] {
             assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
         }

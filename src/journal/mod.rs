@@ -363,11 +363,6 @@ fn path_key(path: &RelPath) -> String {
     Digest::of(path.as_bytes()).to_hex()
 }
 
-/// The name of `path`'s entry folder in a map tree, as [`Journal::map_changed_keys`] gives it.
-pub(crate) fn map_key(path: &RelPath) -> Vec<u8> {
-    path_key(path).into_bytes()
-}
-
 /// How `recover` names a version: the first 12 hex digits of its BLAKE3 digest.
 pub fn version_id(digest: &Digest) -> String {
     digest.to_hex()[..12].to_owned()

@@ -254,16 +254,17 @@ impl Journal<'_> {
         Ok(out)
     }
 
-    /// The keys ([`map_key`]) of the entries that differ between two map trees, without reading
-    /// the entries themselves.
-    pub(crate) fn map_changed_keys(
+    /// The digests of the paths whose entries differ between two map trees (each entry is named
+    /// by its path's digest), without reading the entries themselves. A name that is no digest
+    /// names no path.
+    pub(crate) fn map_changed_digests(
         &self,
         before: Option<ObjectId>,
         after: Option<ObjectId>,
-    ) -> Result<std::collections::HashSet<Vec<u8>>, Error> {
-        let mut out = std::collections::HashSet::new();
+    ) -> Result<Vec<Digest>, Error> {
+        let mut out = Vec::new();
         self.map_diff(before, after, |key, _, _| {
-            out.insert(key.to_vec());
+            out.extend(std::str::from_utf8(key).ok().and_then(Digest::from_hex));
             Ok(())
         })?;
         Ok(out)
