@@ -1,7 +1,8 @@
 //! What the shell guard knows of workspace files by their `stat` signature, kept per session:
 //! for each file it hashed, the device, inode, size, mtime and ctime it had (what git's index
-//! keeps; kept as a 16-byte print of them), with its digest, by a 16-byte print of its path. A read of a file whose signature
-//! has not moved since takes the digest from here instead of reading and hashing the file again.
+//! keeps; kept as a 16-byte print of them), with its digest, by a 16-byte print of its path. A
+//! read of a file whose signature has not moved since takes the digest from here instead of
+//! reading and hashing the file again.
 //!
 //! An entry is only learned when it cannot be racily clean (git's rule): the file's newest
 //! timestamp must be older than the moment the guard started reading it by more than the
@@ -103,10 +104,11 @@ impl Signature {
 struct Print([u8; 16]);
 
 /// A path as the table keys it: the first 16 bytes of its BLAKE3 digest, the digest the
-/// session's map names the path's entry by ([`Journal::map_changed_digests`]). The table keeps no path: an entry is found without
-/// following a pointer to the path's bytes (a cache miss on every read the guard answers), and
-/// the paths of 100,000 files take no room. Two paths taken for one would need the same print
-/// (2^-128); even then an entry is used only when the file's signature matches it too.
+/// session's map names the path's entry by ([`Journal::map_changed_digests`]). The table keeps
+/// no path: an entry is found without following a pointer to the path's bytes (a cache miss on
+/// every read the guard answers), and the paths of 100,000 files take no room. Two paths taken
+/// for one would need the same print (2^-128); even then an entry is used only when the file's
+/// signature matches it too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct PathKey([u8; 16]);
 
