@@ -104,7 +104,7 @@ impl Signature {
 struct Print([u8; 16]);
 
 /// A path as the table keys it: the first 16 bytes of its BLAKE3 digest, the digest the
-/// session's map names the path's entry by ([`Journal::map_changed_digests`]). The table keeps
+/// session's map names the path's entry by ([`journal::entry_digest`]). The table keeps
 /// no path: an entry is found without following a pointer to the path's bytes (a cache miss on
 /// every read the guard answers), and the paths of 100,000 files take no room. Two paths taken
 /// for one would need the same print (2^-128); even then an entry is used only when the file's
@@ -114,7 +114,7 @@ struct PathKey([u8; 16]);
 
 impl PathKey {
     fn of(path: &RelPath) -> PathKey {
-        PathKey::from_digest(&Digest::of(path.as_bytes()))
+        PathKey::from_digest(&journal::entry_digest(path))
     }
 
     fn from_digest(d: &Digest) -> PathKey {

@@ -358,9 +358,15 @@ fn damaged(e: &gix::Error) -> bool {
     !e.is_permission_denied() && (e.is_not_found() || e.is_corrupted() || e.is_validation())
 }
 
+/// The digest the map names `path`'s entry by (in hex: [`path_key`]), as
+/// [`Journal::map_changed_digests`] gives it back.
+pub(crate) fn entry_digest(path: &RelPath) -> Digest {
+    Digest::of(path.as_bytes())
+}
+
 /// The hex BLAKE3 of a path: its entry name in the map.
 fn path_key(path: &RelPath) -> String {
-    Digest::of(path.as_bytes()).to_hex()
+    entry_digest(path).to_hex()
 }
 
 /// How `recover` names a version: the first 12 hex digits of its BLAKE3 digest.
