@@ -449,6 +449,13 @@ fn parse_state(text: &[u8]) -> Option<State> {
     Some((seen?, origin?, parse_wrote(text.as_bytes())))
 }
 
+/// What a journal calls as it goes, with the store's pack folder ([`Journal::pace_with`]).
+type Pacer = fn(&std::path::Path);
+
+/// How many objects a journal reads, or map edits it makes, between two calls of its pacer
+/// ([`Journal::pace_with`]).
+const PACE_EVERY: u32 = 256;
+
 /// A session's journal in one store.
 pub struct Journal<'s> {
     pub(crate) store: &'s Store,
@@ -457,6 +464,9 @@ pub struct Journal<'s> {
     trees: std::cell::RefCell<TreeCache>,
     /// The `forgot` file of the last step tree asked about.
     forgot: std::cell::RefCell<Option<(ObjectId, Option<std::rc::Rc<Forgot>>)>>,
+    /// The pacer ([`Journal::pace_with`]), and the objects read or edits made since its last
+    /// call.
+    pace: std::cell::Cell<(u32, Option<Pacer>)>,
 }
 
 /// Trees by id, up to a bound on the memory held: two generations, the newest taking what is
@@ -519,7 +529,29 @@ impl<'s> Journal<'s> {
             store,
             trees: Default::default(),
             forgot: Default::default(),
+            pace: Default::default(),
         }
+    }
+
+    /// Call `pacer` with the store's pack folder every [`PACE_EVERY`] objects this journal reads
+    /// and map edits it makes, between them (never while gix holds an object it read): the
+    /// shell guard lets go of the pack pages a large step reads as it goes.
+    pub(crate) fn pace_with(&self, pacer: Pacer) {
+        self.pace.set((0, Some(pacer)));
+    }
+
+    /// One more object read or map edit: the pacer's turn when [`PACE_EVERY`] were.
+    fn paced(&self) {
+        let (n, pacer) = self.pace.get();
+        let Some(pacer) = pacer else {
+            return;
+        };
+        if n + 1 < PACE_EVERY {
+            self.pace.set((n + 1, Some(pacer)));
+            return;
+        }
+        self.pace.set((0, Some(pacer)));
+        pacer(&self.store.pack_dir());
     }
 
     fn repo(&self) -> Result<&gix::Repository, Error> {
@@ -538,6 +570,7 @@ impl<'s> Journal<'s> {
         id: &ObjectId,
         find: impl FnOnce(&gix::odb::Handle) -> Result<T, E>,
     ) -> Result<T, Error> {
+        self.paced();
         self.object(
             op,
             id,

@@ -535,6 +535,7 @@ impl<'s> Journal<'s> {
             }
         };
         for edit in &step.map {
+            self.paced();
             match edit {
                 MapEdit::Put {
                     path,
@@ -790,6 +791,46 @@ mod tests {
             journal.written_since(&id, &p("a.txt"), landed).unwrap(),
             [(Digest::of(bytes), wrote.unwrap())]
         );
+    }
+
+    /// The pacer is called as a large step reads and edits, every [`PACE_EVERY`] objects and
+    /// edits, with the store's pack folder: not only once the step is recorded.
+    #[test]
+    fn a_large_step_calls_the_pacer_as_it_goes() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        static AT_PACKS: AtomicUsize = AtomicUsize::new(0);
+        fn pacer(dir: &std::path::Path) {
+            CALLS.fetch_add(1, Ordering::SeqCst);
+            if dir.ends_with("objects/pack") {
+                AT_PACKS.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (store, id) = started(tmp.path());
+        let files = numbered("d/", 1000);
+        record_files(&store, &id, &files);
+        let journal = Journal::new(&store);
+        journal.pace_with(pacer);
+        let batch = journal.batch().unwrap();
+        let map = files
+            .iter()
+            .map(|(path, bytes)| {
+                let bytes = [bytes.as_slice(), b"again"].concat();
+                let blob = journal.write_blob_in(&batch, &bytes).unwrap();
+                record::read(path, Version::kept(Digest::of(&bytes), blob, false))
+            })
+            .collect();
+        let step = Step {
+            summary: "reads again".into(),
+            map,
+            root: Vec::new(),
+        };
+        journal.record_batch(&id, &step, batch).unwrap();
+        // A thousand edits, each reading its entry's state: well past four turns.
+        let calls = CALLS.load(Ordering::SeqCst);
+        assert!(calls >= 2000 / PACE_EVERY as usize, "{calls} calls");
+        assert_eq!(AT_PACKS.load(Ordering::SeqCst), calls);
     }
 
     /// A large step's pack holds its commit, then its trees level by level, then its blobs:

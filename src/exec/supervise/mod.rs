@@ -117,6 +117,9 @@ pub fn run(
             return Err(Error::Config(invalid));
         }
     };
+    // A large step reads the map's trees scattered over every earlier step's pack: the pages
+    // it read are let go of as it goes, not only once it is recorded.
+    journal.pace_with(memory::release_pack_pages);
     let mut sup = Supervisor {
         root: context.ws.root.clone(),
         others: guard::Others::new(&journal, id, &context.ws),

@@ -1,5 +1,5 @@
 //! What the supervisor does to keep its memory to what it uses: the C library's allocator told
-//! to give large blocks back, and the pages of the store's packs let go of between steps.
+//! to give large blocks back, and the pages of the store's packs let go of as steps read them.
 
 use std::io::BufRead as _;
 use std::os::unix::ffi::OsStrExt as _;
@@ -26,7 +26,8 @@ pub(crate) fn allocator_gives_back() {
 /// every pack an earlier step wrote, and each of those pages would otherwise stay counted as the
 /// process's for as long as the pack is mapped, a pack's worth a step. Best effort: a mapping
 /// this cannot read or let go of stays as it was. Called by the one thread that opens, reads and
-/// writes the store, between its steps, so no mapping of the folder comes or goes meanwhile.
+/// writes the store, after each large step and every few hundred objects it reads (the journal's
+/// pacer), between two of gix's calls, so no mapping of the folder comes or goes meanwhile.
 pub(crate) fn release_pack_pages(pack_dir: &Path) {
     // The kernel names each mapped file by its path with every link resolved.
     let (Ok(pack_dir), Ok(maps)) = (
