@@ -403,10 +403,14 @@ pub struct Version {
     pub how: How,
 }
 
+/// The step tree's folder of tracked paths: `map/<ab>/<cd>/<digest>/`, each path's entry named
+/// by its digest ([`path_key`]).
+const MAP: &str = "map";
+
 /// The entry folder of `path` inside the step tree.
 fn entry_dir(path: &RelPath) -> String {
     let h = path_key(path);
-    format!("map/{}/{}/{}", &h[0..2], &h[2..4], h)
+    format!("{MAP}/{}/{}/{}", &h[0..2], &h[2..4], h)
 }
 
 fn state_text(seen: Seen, origin: Option<Digest>, wrote: Option<i64>) -> String {

@@ -174,7 +174,7 @@ impl Journal<'_> {
 
     /// Every map entry in a step tree, sorted by path.
     pub fn entries_of_tree(&self, tree: ObjectId) -> Result<Vec<Entry>, Error> {
-        let Some(map) = self.tree_entry(&tree, "map")? else {
+        let Some(map) = self.tree_entry(&tree, MAP)? else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
@@ -231,7 +231,7 @@ impl Journal<'_> {
 
     /// The map tree of step tree `tree` (`None`: the step tracks nothing).
     pub(crate) fn map_in(&self, tree: ObjectId) -> Result<Option<ObjectId>, Error> {
-        Ok(self.tree_entry(&tree, "map")?.map(|e| e.oid))
+        Ok(self.tree_entry(&tree, MAP)?.map(|e| e.oid))
     }
 
     /// The entries that differ between two map trees, as (before, after) pairs: an entry added
